@@ -1,0 +1,451 @@
+//! Untyped run-time values: scalars, element values (tuples of scalars) and
+//! struct-of-arrays array data. Every backend exchanges arrays in this form.
+
+use super::ty::{ArrayTy, ArraysTy, EltTy, ScalarTy};
+use std::fmt;
+use std::sync::Arc;
+
+/// One primitive value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarVal {
+    Bool(bool),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl ScalarVal {
+    pub fn ty(self) -> ScalarTy {
+        match self {
+            ScalarVal::Bool(_) => ScalarTy::Bool,
+            ScalarVal::I8(_) => ScalarTy::I8,
+            ScalarVal::I16(_) => ScalarTy::I16,
+            ScalarVal::I32(_) => ScalarTy::I32,
+            ScalarVal::I64(_) => ScalarTy::I64,
+            ScalarVal::U8(_) => ScalarTy::U8,
+            ScalarVal::U16(_) => ScalarTy::U16,
+            ScalarVal::U32(_) => ScalarTy::U32,
+            ScalarVal::U64(_) => ScalarTy::U64,
+            ScalarVal::F32(_) => ScalarTy::F32,
+            ScalarVal::F64(_) => ScalarTy::F64,
+        }
+    }
+
+    /// The zero (or `false`) of a type: the payload of an absent option.
+    pub fn zero(ty: ScalarTy) -> ScalarVal {
+        match ty {
+            ScalarTy::Bool => ScalarVal::Bool(false),
+            ScalarTy::I8 => ScalarVal::I8(0),
+            ScalarTy::I16 => ScalarVal::I16(0),
+            ScalarTy::I32 => ScalarVal::I32(0),
+            ScalarTy::I64 => ScalarVal::I64(0),
+            ScalarTy::U8 => ScalarVal::U8(0),
+            ScalarTy::U16 => ScalarVal::U16(0),
+            ScalarTy::U32 => ScalarVal::U32(0),
+            ScalarTy::U64 => ScalarVal::U64(0),
+            ScalarTy::F32 => ScalarVal::F32(0.0),
+            ScalarTy::F64 => ScalarVal::F64(0.0),
+        }
+    }
+
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            ScalarVal::I64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(self) -> Option<bool> {
+        match self {
+            ScalarVal::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Equality of bit patterns, so that NaN equals itself: used by tests
+    /// and snapshot comparisons, never by the language's `==`.
+    pub fn same_bits(self, other: ScalarVal) -> bool {
+        match (self, other) {
+            (ScalarVal::F32(a), ScalarVal::F32(b)) => a.to_bits() == b.to_bits(),
+            (ScalarVal::F64(a), ScalarVal::F64(b)) => a.to_bits() == b.to_bits(),
+            (a, b) => a == b,
+        }
+    }
+}
+
+impl fmt::Display for ScalarVal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarVal::Bool(v) => write!(f, "{v}"),
+            ScalarVal::I8(v) => write!(f, "{v}"),
+            ScalarVal::I16(v) => write!(f, "{v}"),
+            ScalarVal::I32(v) => write!(f, "{v}"),
+            ScalarVal::I64(v) => write!(f, "{v}"),
+            ScalarVal::U8(v) => write!(f, "{v}"),
+            ScalarVal::U16(v) => write!(f, "{v}"),
+            ScalarVal::U32(v) => write!(f, "{v}"),
+            ScalarVal::U64(v) => write!(f, "{v}"),
+            ScalarVal::F32(v) => write!(f, "{v:?}"),
+            ScalarVal::F64(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// A value of an element type: a scalar or a tuple.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    Scalar(ScalarVal),
+    Tuple(Vec<Val>),
+}
+
+impl Val {
+    pub const UNIT: Val = Val::Tuple(Vec::new());
+
+    pub fn scalar(&self) -> Option<ScalarVal> {
+        match self {
+            Val::Scalar(s) => Some(*s),
+            Val::Tuple(_) => None,
+        }
+    }
+
+    pub fn tuple(&self) -> Option<&[Val]> {
+        match self {
+            Val::Tuple(vs) => Some(vs),
+            Val::Scalar(_) => None,
+        }
+    }
+
+    /// A shape or index value from its extents, outermost first.
+    pub fn from_index(ix: &[i64]) -> Val {
+        Val::Tuple(ix.iter().map(|&i| Val::Scalar(ScalarVal::I64(i))).collect())
+    }
+
+    /// The extents of a shape or index value, if it is one.
+    pub fn to_index(&self) -> Option<Vec<i64>> {
+        self.tuple()?.iter().map(|v| v.scalar()?.as_i64()).collect()
+    }
+
+    /// The default value of a type (zeros and `false`).
+    pub fn zero(ty: &EltTy) -> Val {
+        match ty {
+            EltTy::Scalar(s) => Val::Scalar(ScalarVal::zero(*s)),
+            EltTy::Tuple(ts) => Val::Tuple(ts.iter().map(Val::zero).collect()),
+        }
+    }
+
+    /// Does this value have the given type?
+    pub fn has_type(&self, ty: &EltTy) -> bool {
+        match (self, ty) {
+            (Val::Scalar(s), EltTy::Scalar(t)) => s.ty() == *t,
+            (Val::Tuple(vs), EltTy::Tuple(ts)) => {
+                vs.len() == ts.len() && vs.iter().zip(ts).all(|(v, t)| v.has_type(t))
+            }
+            _ => false,
+        }
+    }
+
+    pub fn same_bits(&self, other: &Val) -> bool {
+        match (self, other) {
+            (Val::Scalar(a), Val::Scalar(b)) => a.same_bits(*b),
+            (Val::Tuple(a), Val::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_bits(y))
+            }
+            _ => false,
+        }
+    }
+
+    fn push_leaves(&self, out: &mut Vec<ScalarVal>) {
+        match self {
+            Val::Scalar(s) => out.push(*s),
+            Val::Tuple(vs) => vs.iter().for_each(|v| v.push_leaves(out)),
+        }
+    }
+
+    /// Rebuilds a value of type `ty` from its leaves.
+    fn from_leaves(ty: &EltTy, leaves: &mut impl Iterator<Item = ScalarVal>) -> Val {
+        match ty {
+            EltTy::Scalar(_) => Val::Scalar(leaves.next().expect("too few leaves for type")),
+            EltTy::Tuple(ts) => Val::Tuple(ts.iter().map(|t| Val::from_leaves(t, leaves)).collect()),
+        }
+    }
+}
+
+impl fmt::Display for Val {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Val::Scalar(s) => write!(f, "{s}"),
+            Val::Tuple(vs) => {
+                f.write_str("(")?;
+                for (i, v) in vs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                if vs.len() == 1 {
+                    f.write_str(",")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// One column of a struct-of-arrays array: a vector of one primitive type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Buffer {
+    Bool(Vec<bool>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+macro_rules! each_buffer {
+    ($self:expr, $v:ident => $body:expr) => {
+        match $self {
+            Buffer::Bool($v) => $body,
+            Buffer::I8($v) => $body,
+            Buffer::I16($v) => $body,
+            Buffer::I32($v) => $body,
+            Buffer::I64($v) => $body,
+            Buffer::U8($v) => $body,
+            Buffer::U16($v) => $body,
+            Buffer::U32($v) => $body,
+            Buffer::U64($v) => $body,
+            Buffer::F32($v) => $body,
+            Buffer::F64($v) => $body,
+        }
+    };
+}
+
+impl Buffer {
+    pub fn with_capacity(ty: ScalarTy, n: usize) -> Buffer {
+        match ty {
+            ScalarTy::Bool => Buffer::Bool(Vec::with_capacity(n)),
+            ScalarTy::I8 => Buffer::I8(Vec::with_capacity(n)),
+            ScalarTy::I16 => Buffer::I16(Vec::with_capacity(n)),
+            ScalarTy::I32 => Buffer::I32(Vec::with_capacity(n)),
+            ScalarTy::I64 => Buffer::I64(Vec::with_capacity(n)),
+            ScalarTy::U8 => Buffer::U8(Vec::with_capacity(n)),
+            ScalarTy::U16 => Buffer::U16(Vec::with_capacity(n)),
+            ScalarTy::U32 => Buffer::U32(Vec::with_capacity(n)),
+            ScalarTy::U64 => Buffer::U64(Vec::with_capacity(n)),
+            ScalarTy::F32 => Buffer::F32(Vec::with_capacity(n)),
+            ScalarTy::F64 => Buffer::F64(Vec::with_capacity(n)),
+        }
+    }
+
+    pub fn ty(&self) -> ScalarTy {
+        match self {
+            Buffer::Bool(_) => ScalarTy::Bool,
+            Buffer::I8(_) => ScalarTy::I8,
+            Buffer::I16(_) => ScalarTy::I16,
+            Buffer::I32(_) => ScalarTy::I32,
+            Buffer::I64(_) => ScalarTy::I64,
+            Buffer::U8(_) => ScalarTy::U8,
+            Buffer::U16(_) => ScalarTy::U16,
+            Buffer::U32(_) => ScalarTy::U32,
+            Buffer::U64(_) => ScalarTy::U64,
+            Buffer::F32(_) => ScalarTy::F32,
+            Buffer::F64(_) => ScalarTy::F64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        each_buffer!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> ScalarVal {
+        match self {
+            Buffer::Bool(v) => ScalarVal::Bool(v[i]),
+            Buffer::I8(v) => ScalarVal::I8(v[i]),
+            Buffer::I16(v) => ScalarVal::I16(v[i]),
+            Buffer::I32(v) => ScalarVal::I32(v[i]),
+            Buffer::I64(v) => ScalarVal::I64(v[i]),
+            Buffer::U8(v) => ScalarVal::U8(v[i]),
+            Buffer::U16(v) => ScalarVal::U16(v[i]),
+            Buffer::U32(v) => ScalarVal::U32(v[i]),
+            Buffer::U64(v) => ScalarVal::U64(v[i]),
+            Buffer::F32(v) => ScalarVal::F32(v[i]),
+            Buffer::F64(v) => ScalarVal::F64(v[i]),
+        }
+    }
+
+    /// Appends a scalar; the caller guarantees its type (the verifier does).
+    pub fn push(&mut self, s: ScalarVal) {
+        match (self, s) {
+            (Buffer::Bool(v), ScalarVal::Bool(x)) => v.push(x),
+            (Buffer::I8(v), ScalarVal::I8(x)) => v.push(x),
+            (Buffer::I16(v), ScalarVal::I16(x)) => v.push(x),
+            (Buffer::I32(v), ScalarVal::I32(x)) => v.push(x),
+            (Buffer::I64(v), ScalarVal::I64(x)) => v.push(x),
+            (Buffer::U8(v), ScalarVal::U8(x)) => v.push(x),
+            (Buffer::U16(v), ScalarVal::U16(x)) => v.push(x),
+            (Buffer::U32(v), ScalarVal::U32(x)) => v.push(x),
+            (Buffer::U64(v), ScalarVal::U64(x)) => v.push(x),
+            (Buffer::F32(v), ScalarVal::F32(x)) => v.push(x),
+            (Buffer::F64(v), ScalarVal::F64(x)) => v.push(x),
+            (b, s) => unreachable!("pushing {s:?} into a buffer of {}", b.ty()),
+        }
+    }
+
+    pub fn set(&mut self, i: usize, s: ScalarVal) {
+        match (self, s) {
+            (Buffer::Bool(v), ScalarVal::Bool(x)) => v[i] = x,
+            (Buffer::I8(v), ScalarVal::I8(x)) => v[i] = x,
+            (Buffer::I16(v), ScalarVal::I16(x)) => v[i] = x,
+            (Buffer::I32(v), ScalarVal::I32(x)) => v[i] = x,
+            (Buffer::I64(v), ScalarVal::I64(x)) => v[i] = x,
+            (Buffer::U8(v), ScalarVal::U8(x)) => v[i] = x,
+            (Buffer::U16(v), ScalarVal::U16(x)) => v[i] = x,
+            (Buffer::U32(v), ScalarVal::U32(x)) => v[i] = x,
+            (Buffer::U64(v), ScalarVal::U64(x)) => v[i] = x,
+            (Buffer::F32(v), ScalarVal::F32(x)) => v[i] = x,
+            (Buffer::F64(v), ScalarVal::F64(x)) => v[i] = x,
+            (b, s) => unreachable!("storing {s:?} into a buffer of {}", b.ty()),
+        }
+    }
+}
+
+/// A whole array: its extents (outermost first), element type, and one
+/// buffer per primitive leaf of the element type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayData {
+    shape: Vec<usize>,
+    elt: EltTy,
+    buffers: Vec<Buffer>,
+}
+
+impl ArrayData {
+    /// Builds an array from its buffers. Returns `None` when the buffers do
+    /// not match the element type or the shape's size.
+    pub fn from_buffers(shape: Vec<usize>, elt: EltTy, buffers: Vec<Buffer>) -> Option<ArrayData> {
+        let size = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+        let leaves = elt.leaves();
+        if leaves.len() != buffers.len()
+            || leaves.iter().zip(&buffers).any(|(t, b)| b.ty() != *t || b.len() != size)
+        {
+            return None;
+        }
+        Some(ArrayData { shape, elt, buffers })
+    }
+
+    /// An array whose elements are pushed one at a time with [`ArrayData::push`].
+    pub fn builder(elt: &EltTy, capacity: usize) -> ArrayBuilder {
+        ArrayBuilder {
+            elt: elt.clone(),
+            buffers: elt.leaves().into_iter().map(|t| Buffer::with_capacity(t, capacity)).collect(),
+            leaves: Vec::new(),
+        }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn elt_ty(&self) -> &EltTy {
+        &self.elt
+    }
+
+    pub fn ty(&self) -> ArrayTy {
+        ArrayTy { rank: self.shape.len(), elt: self.elt.clone() }
+    }
+
+    pub fn buffers(&self) -> &[Buffer] {
+        &self.buffers
+    }
+
+    pub fn into_buffers(self) -> Vec<Buffer> {
+        self.buffers
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The element at a linear (row-major) position; panics when out of
+    /// range, so callers check bounds first.
+    pub fn get(&self, i: usize) -> Val {
+        let mut leaves = self.buffers.iter().map(|b| b.get(i));
+        Val::from_leaves(&self.elt, &mut leaves)
+    }
+
+    /// The same data under another shape of the same size.
+    pub fn reshaped(&self, shape: Vec<usize>) -> ArrayData {
+        debug_assert_eq!(shape.iter().product::<usize>(), self.len());
+        ArrayData { shape, elt: self.elt.clone(), buffers: self.buffers.clone() }
+    }
+}
+
+/// Accumulates elements of one type into struct-of-arrays buffers.
+pub struct ArrayBuilder {
+    elt: EltTy,
+    buffers: Vec<Buffer>,
+    leaves: Vec<ScalarVal>,
+}
+
+impl ArrayBuilder {
+    pub fn push(&mut self, v: &Val) {
+        self.leaves.clear();
+        v.push_leaves(&mut self.leaves);
+        debug_assert_eq!(self.leaves.len(), self.buffers.len());
+        for (b, s) in self.buffers.iter_mut().zip(&self.leaves) {
+            b.push(*s);
+        }
+    }
+
+    /// Finishes the array; `None` if the number of elements pushed is not
+    /// the shape's size.
+    pub fn finish(self, shape: Vec<usize>) -> Option<ArrayData> {
+        ArrayData::from_buffers(shape, self.elt, self.buffers)
+    }
+}
+
+/// The value of an array computation: an array or a tuple of them.
+#[derive(Clone, Debug)]
+pub enum ArraysVal {
+    Array(Arc<ArrayData>),
+    Tuple(Vec<ArraysVal>),
+}
+
+impl ArraysVal {
+    pub fn array(&self) -> Option<&Arc<ArrayData>> {
+        match self {
+            ArraysVal::Array(a) => Some(a),
+            ArraysVal::Tuple(_) => None,
+        }
+    }
+
+    pub fn ty(&self) -> ArraysTy {
+        match self {
+            ArraysVal::Array(a) => ArraysTy::Array(a.ty()),
+            ArraysVal::Tuple(ts) => ArraysTy::Tuple(ts.iter().map(|t| t.ty()).collect()),
+        }
+    }
+}

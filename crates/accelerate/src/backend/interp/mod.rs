@@ -1,0 +1,419 @@
+//! The reference interpreter: runs every IR construct directly. It is the
+//! executable specification of `docs/semantics.md`; every other backend is
+//! tested against it. Clarity over speed: each operation is the plain
+//! sequential loop over row-major indices.
+
+mod prim;
+mod scalar;
+
+pub use prim::cast;
+
+use crate::array::typed::{for_each_index, linear_index};
+use crate::array::{ArrayData, ArraysTy, ArraysVal, EltTy, SliceDim, Val};
+use crate::exec::error::{Error, Result};
+use crate::ir::verify::fun_ty;
+use crate::ir::*;
+use scalar::{checked_dims, ScalarEval};
+use std::sync::Arc;
+
+/// Runs a program on its arguments.
+pub fn run_program(p: &Program, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+    if args.len() != p.params.len() {
+        return Err(Error::Internal(format!("program of {} arguments given {}", p.params.len(), args.len())));
+    }
+    let mut it = Interp { aenv: args };
+    it.acc(&p.body)
+}
+
+struct Interp {
+    aenv: Vec<ArraysVal>,
+}
+
+fn array(v: ArraysVal) -> Result<Arc<ArrayData>> {
+    match v {
+        ArraysVal::Array(a) => Ok(a),
+        ArraysVal::Tuple(_) => Err(Error::Internal("expected an array, found a tuple".into())),
+    }
+}
+
+fn to_i64(dims: &[usize]) -> Vec<i64> {
+    dims.iter().map(|&d| d as i64).collect()
+}
+
+fn ix_val(ix: &[usize]) -> Val {
+    Val::from_index(&to_i64(ix))
+}
+
+impl Interp {
+    fn scalars(&self) -> ScalarEval<'_> {
+        ScalarEval { aenv: &self.aenv }
+    }
+
+    fn aenv_tys(&self) -> Vec<ArraysTy> {
+        self.aenv.iter().map(|v| v.ty()).collect()
+    }
+
+    /// The element type a function returns, needed to build empty arrays.
+    fn result_elt(&self, f: &Fun, args: &[EltTy]) -> Result<EltTy> {
+        fun_ty(f, args, &self.aenv_tys()).map_err(Error::Internal)
+    }
+
+    fn sub(&mut self, a: &OpenAcc) -> Result<Arc<ArrayData>> {
+        array(self.acc(a)?)
+    }
+
+    fn acc(&mut self, a: &OpenAcc) -> Result<ArraysVal> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.acc_inner(a))
+    }
+
+    fn acc_inner(&mut self, acc: &OpenAcc) -> Result<ArraysVal> {
+        let loc = acc.loc;
+        let out = |d: Option<ArrayData>| -> Result<ArraysVal> {
+            d.map(|d| ArraysVal::Array(Arc::new(d)))
+                .ok_or_else(|| Error::Internal("array built with the wrong number of elements".into()))
+        };
+        match &acc.kind {
+            AccKind::Let(b, body) => {
+                let v = self.acc(b)?;
+                self.aenv.push(v);
+                let r = self.acc(body);
+                self.aenv.pop();
+                r
+            }
+            AccKind::Var(i) => self
+                .aenv
+                .len()
+                .checked_sub(i + 1)
+                .map(|k| self.aenv[k].clone())
+                .ok_or_else(|| Error::Internal(format!("array variable {i} unbound"))),
+            AccKind::Tuple(ts) => {
+                Ok(ArraysVal::Tuple(ts.iter().map(|t| self.acc(t)).collect::<Result<_>>()?))
+            }
+            AccKind::Prj(i, t) => match self.acc(t)? {
+                ArraysVal::Tuple(mut vs) if *i < vs.len() => Ok(vs.swap_remove(*i)),
+                _ => Err(Error::Internal(format!("array projection {i} of a non-tuple"))),
+            },
+            AccKind::Use(d) => Ok(ArraysVal::Array(d.clone())),
+            AccKind::Unit(e) => {
+                let v = self.scalars().eval(e, &mut Vec::new())?;
+                let ty = crate::ir::verify::exp_ty(e, &mut Vec::new(), &self.aenv_tys())
+                    .map_err(Error::Internal)?;
+                let mut b = ArrayData::builder(&ty, 1);
+                b.push(&v);
+                out(b.finish(vec![]))
+            }
+            AccKind::Reshape { shape, array: a } => {
+                let dims = self.scalars().shape(shape)?;
+                let src = self.sub(a)?;
+                let size: usize = dims.iter().product();
+                if size != src.len() {
+                    return Err(Error::ReshapeSize {
+                        loc,
+                        from: src.shape().to_vec(),
+                        from_size: src.len(),
+                        to: to_i64(&dims),
+                        to_size: size,
+                    });
+                }
+                Ok(ArraysVal::Array(Arc::new(src.reshaped(dims))))
+            }
+            AccKind::Generate { shape, f } => {
+                let dims = self.scalars().shape(shape)?;
+                let elt = self.result_elt(f, &[EltTy::shape(dims.len())])?;
+                self.build(&elt, &dims, |s, ix, env| s.apply(f, &[ix_val(ix)], env))
+            }
+            AccKind::Map { f, array: a } => {
+                let src = self.sub(a)?;
+                let elt = self.result_elt(f, &[src.elt_ty().clone()])?;
+                let dims = src.shape().to_vec();
+                let mut i = 0;
+                self.build(&elt, &dims, |s, _, env| {
+                    let r = s.apply(f, &[src.get(i)], env);
+                    i += 1;
+                    r
+                })
+            }
+            AccKind::ZipWith { f, a, b } => {
+                let x = self.sub(a)?;
+                let y = self.sub(b)?;
+                let elt = self.result_elt(f, &[x.elt_ty().clone(), y.elt_ty().clone()])?;
+                let dims: Vec<usize> = x.shape().iter().zip(y.shape()).map(|(&p, &q)| p.min(q)).collect();
+                self.build(&elt, &dims, |s, ix, env| {
+                    let ix = to_i64(ix);
+                    let xi = linear_index(x.shape(), &ix).expect("within the intersection");
+                    let yi = linear_index(y.shape(), &ix).expect("within the intersection");
+                    s.apply(f, &[x.get(xi), y.get(yi)], env)
+                })
+            }
+            AccKind::Backpermute { shape, f, array: a } => {
+                let dims = self.scalars().shape(shape)?;
+                let src = self.sub(a)?;
+                let elt = src.elt_ty().clone();
+                self.build(&elt, &dims, |s, ix, env| {
+                    let from = s.apply(f, &[ix_val(ix)], env)?.to_index().expect("an index");
+                    let i = linear_index(src.shape(), &from).ok_or_else(|| Error::IndexOutOfBounds {
+                        loc,
+                        index: from.clone(),
+                        shape: src.shape().to_vec(),
+                    })?;
+                    Ok(src.get(i))
+                })
+            }
+            AccKind::Replicate { spec, slix, array: a } => {
+                let fixed = self.scalars().index(slix)?;
+                let src = self.sub(a)?;
+                // the full shape: Any dims, then All dims from the source and
+                // Fixed dims from the slice index
+                let (mut full, mut keep) = (Vec::new(), Vec::new());
+                let (mut s, mut f) = (0, 0);
+                for _ in 0..spec.any_rank {
+                    full.push(src.shape()[s] as i64);
+                    keep.push(true);
+                    s += 1;
+                }
+                for d in &spec.dims {
+                    match d {
+                        SliceDim::All => {
+                            full.push(src.shape()[s] as i64);
+                            s += 1;
+                            keep.push(true);
+                        }
+                        SliceDim::Fixed => {
+                            full.push(fixed[f]);
+                            f += 1;
+                            keep.push(false);
+                        }
+                    }
+                }
+                let dims = checked_dims(&full, slix.loc)?;
+                let elt = src.elt_ty().clone();
+                self.build(&elt, &dims, |_, ix, _| {
+                    let from: Vec<i64> =
+                        ix.iter().zip(&keep).filter(|(_, &k)| k).map(|(&x, _)| x as i64).collect();
+                    Ok(src.get(linear_index(src.shape(), &from).expect("within the source")))
+                })
+            }
+            AccKind::Slice { spec, array: a, slix } => {
+                let fixed = self.scalars().index(slix)?;
+                let src = self.sub(a)?;
+                let mut dims = Vec::new();
+                let mut template: Vec<Option<i64>> = Vec::new();
+                let mut f = 0;
+                for (k, d) in std::iter::repeat_n(&SliceDim::All, spec.any_rank).chain(&spec.dims).enumerate()
+                {
+                    match d {
+                        SliceDim::All => {
+                            dims.push(src.shape()[k]);
+                            template.push(None);
+                        }
+                        SliceDim::Fixed => {
+                            let x = fixed[f];
+                            f += 1;
+                            if x < 0 || x as usize >= src.shape()[k] {
+                                let index: Vec<i64> = template
+                                    .iter()
+                                    .map(|t| t.unwrap_or(0))
+                                    .chain(std::iter::once(x))
+                                    .collect();
+                                return Err(Error::IndexOutOfBounds {
+                                    loc,
+                                    index,
+                                    shape: src.shape().to_vec(),
+                                });
+                            }
+                            template.push(Some(x));
+                        }
+                    }
+                }
+                let elt = src.elt_ty().clone();
+                self.build(&elt, &dims, |_, ix, _| {
+                    let mut it = ix.iter();
+                    let from: Vec<i64> = template
+                        .iter()
+                        .map(|t| t.unwrap_or_else(|| *it.next().expect("slice rank") as i64))
+                        .collect();
+                    Ok(src.get(linear_index(src.shape(), &from).expect("within the source")))
+                })
+            }
+            AccKind::Fold { f, seed, array: a } => {
+                let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
+                let src = self.sub(a)?;
+                let (outer, n) = split_inner(src.shape());
+                if seed.is_none() && n == 0 && outer.iter().product::<usize>() > 0 {
+                    return Err(Error::EmptyReduction { loc, op: "fold1", shape: src.shape().to_vec() });
+                }
+                let elt = src.elt_ty().clone();
+                let mut row = 0;
+                self.build(&elt, &outer, |s, _, env| {
+                    let base = row * n;
+                    row += 1;
+                    let mut acc = match &seed {
+                        Some(z) => z.clone(),
+                        None => src.get(base),
+                    };
+                    let start = if seed.is_some() { 0 } else { 1 };
+                    for k in start..n {
+                        acc = s.apply(f, &[acc, src.get(base + k)], env)?;
+                    }
+                    Ok(acc)
+                })
+            }
+            AccKind::Scan { dir, f, seed, array: a } => {
+                let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
+                let src = self.sub(a)?;
+                let (outer, n) = split_inner(src.shape());
+                let rows: usize = outer.iter().product();
+                if seed.is_none() && n == 0 && rows > 0 {
+                    let op = if *dir == Direction::Left { "scanl1" } else { "scanr1" };
+                    return Err(Error::EmptyReduction { loc, op, shape: src.shape().to_vec() });
+                }
+                let m = if seed.is_some() { n + 1 } else { n };
+                let elt = src.elt_ty().clone();
+                let s = self.scalars();
+                let mut env = Vec::new();
+                let mut b = ArrayData::builder(&elt, rows * m);
+                let mut line: Vec<Val> = Vec::with_capacity(m);
+                for r in 0..rows {
+                    let base = r * n;
+                    line.clear();
+                    match dir {
+                        Direction::Left => {
+                            let mut acc = match &seed {
+                                Some(z) => z.clone(),
+                                None => src.get(base),
+                            };
+                            line.push(acc.clone());
+                            let start = if seed.is_some() { 0 } else { 1 };
+                            for k in start..n {
+                                acc = s.apply(f, &[acc, src.get(base + k)], &mut env)?;
+                                line.push(acc.clone());
+                            }
+                        }
+                        Direction::Right => {
+                            let mut acc = match &seed {
+                                Some(z) => z.clone(),
+                                None => src.get(base + n - 1),
+                            };
+                            line.push(acc.clone());
+                            let end = if seed.is_some() { n } else { n - 1 };
+                            for k in (0..end).rev() {
+                                acc = s.apply(f, &[src.get(base + k), acc], &mut env)?;
+                                line.push(acc.clone());
+                            }
+                            line.reverse();
+                        }
+                    }
+                    line.iter().for_each(|v| b.push(v));
+                }
+                let mut dims = outer;
+                dims.push(m);
+                out(b.finish(dims))
+            }
+            AccKind::Permute { combine, defaults, index, source } => {
+                let def = self.sub(defaults)?;
+                let src = self.sub(source)?;
+                let mut res: Vec<Val> = (0..def.len()).map(|i| def.get(i)).collect();
+                let s = self.scalars();
+                let mut env = Vec::new();
+                let mut err = None;
+                for_each_index(src.shape(), |ix| {
+                    if err.is_some() {
+                        return;
+                    }
+                    let mut step = || -> Result<()> {
+                        let r = s.apply(index, &[ix_val(ix)], &mut env)?;
+                        let parts = r
+                            .tuple()
+                            .ok_or_else(|| Error::Internal("permute index is not an option".into()))?;
+                        if parts[0].scalar().and_then(|b| b.as_bool()) != Some(true) {
+                            return Ok(());
+                        }
+                        let to =
+                            parts[1].to_index().ok_or_else(|| Error::Internal("bad permute index".into()))?;
+                        let j = linear_index(def.shape(), &to).ok_or_else(|| Error::IndexOutOfBounds {
+                            loc,
+                            index: to.clone(),
+                            shape: def.shape().to_vec(),
+                        })?;
+                        let new = src.get(linear_index(src.shape(), &to_i64(ix)).expect("a source index"));
+                        res[j] = s.apply(combine, &[new, res[j].clone()], &mut env)?;
+                        Ok(())
+                    };
+                    if let Err(e) = step() {
+                        err = Some(e);
+                    }
+                });
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                let mut b = ArrayData::builder(def.elt_ty(), res.len());
+                res.iter().for_each(|v| b.push(v));
+                out(b.finish(def.shape().to_vec()))
+            }
+            AccKind::Acond { cond, then_, else_ } => {
+                let c = self.scalars().eval(cond, &mut Vec::new())?;
+                if c.scalar()
+                    .and_then(|b| b.as_bool())
+                    .ok_or_else(|| Error::Internal("acond on a non-bool".into()))?
+                {
+                    self.acc(then_)
+                } else {
+                    self.acc(else_)
+                }
+            }
+            AccKind::Awhile { pred, body, init } => {
+                let mut x = self.acc(init)?;
+                loop {
+                    let p = self.apply_afun(pred, x.clone())?;
+                    let go = array(p)?.get(0).scalar().and_then(|b| b.as_bool());
+                    if !go.ok_or_else(|| Error::Internal("awhile predicate is not a bool".into()))? {
+                        return Ok(x);
+                    }
+                    x = self.apply_afun(body, x)?;
+                }
+            }
+        }
+    }
+
+    fn apply_afun(&mut self, f: &AFun, x: ArraysVal) -> Result<ArraysVal> {
+        self.aenv.push(x);
+        let r = self.acc(&f.body);
+        self.aenv.pop();
+        r
+    }
+
+    /// Builds an array of shape `dims` whose element at each index (in
+    /// row-major order) is `elem(eval, index, scratch env)`.
+    fn build(
+        &self,
+        elt: &EltTy,
+        dims: &[usize],
+        mut elem: impl FnMut(&ScalarEval<'_>, &[usize], &mut Vec<Val>) -> Result<Val>,
+    ) -> Result<ArraysVal> {
+        let s = self.scalars();
+        let n: usize = dims.iter().product();
+        let mut b = ArrayData::builder(elt, n);
+        let mut env = Vec::new();
+        let mut err = None;
+        for_each_index(dims, |ix| {
+            if err.is_none() {
+                match elem(&s, ix, &mut env) {
+                    Ok(v) => b.push(&v),
+                    Err(e) => err = Some(e),
+                }
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        b.finish(dims.to_vec())
+            .map(|d| ArraysVal::Array(Arc::new(d)))
+            .ok_or_else(|| Error::Internal("array built with the wrong number of elements".into()))
+    }
+}
+
+/// The outer extents and the innermost extent of a shape of rank >= 1.
+fn split_inner(shape: &[usize]) -> (Vec<usize>, usize) {
+    let (n, outer) = shape.split_last().expect("rank >= 1 checked by the verifier");
+    (outer.to_vec(), *n)
+}

@@ -1,0 +1,300 @@
+//! The semantics of every primitive scalar function, on untyped values.
+//! `docs/semantics.md` states these rules; every backend must match them.
+
+use crate::array::{ScalarTy, ScalarVal, Val};
+use crate::exec::error::{Error, Result, SrcLoc};
+use crate::ir::PrimFun;
+
+use ScalarVal as S;
+
+fn scalar(v: &Val) -> Result<ScalarVal> {
+    v.scalar().ok_or_else(|| Error::Internal(format!("expected a scalar, found {v}")))
+}
+
+fn ill_typed(op: PrimFun, args: &[Val]) -> Error {
+    let shown: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    Error::Internal(format!("{op} applied to ill-typed arguments ({})", shown.join(", ")))
+}
+
+/// Applies a primitive to evaluated arguments. (`LAnd` and `LOr` are
+/// evaluated lazily by the caller and never reach here with both sides.)
+pub fn apply(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
+    use PrimFun::*;
+    match op {
+        ToIndex | FromIndex | Intersect | ShapeSize => return shape_op(op, args, loc),
+        _ => {}
+    }
+    let a = scalar(&args[0])?;
+    let r = if args.len() == 1 {
+        unary(op, a).ok_or_else(|| ill_typed(op, args))?
+    } else {
+        let b = scalar(&args[1])?;
+        binary(op, a, b, loc)?.ok_or_else(|| ill_typed(op, args))?
+    };
+    Ok(Val::Scalar(r))
+}
+
+macro_rules! each_int {
+    ($a:expr, $x:ident => $body:expr) => {
+        match $a {
+            S::I8($x) => Some(S::I8($body)),
+            S::I16($x) => Some(S::I16($body)),
+            S::I32($x) => Some(S::I32($body)),
+            S::I64($x) => Some(S::I64($body)),
+            S::U8($x) => Some(S::U8($body)),
+            S::U16($x) => Some(S::U16($body)),
+            S::U32($x) => Some(S::U32($body)),
+            S::U64($x) => Some(S::U64($body)),
+            _ => None,
+        }
+    };
+}
+
+macro_rules! each_float {
+    ($a:expr, $x:ident => $body:expr) => {
+        match $a {
+            S::F32($x) => Some(S::F32($body)),
+            S::F64($x) => Some(S::F64($body)),
+            _ => None,
+        }
+    };
+}
+
+macro_rules! each_float_pred {
+    ($a:expr, $x:ident => $body:expr) => {
+        match $a {
+            S::F32($x) => Some(S::Bool($body)),
+            S::F64($x) => Some(S::Bool($body)),
+            _ => None,
+        }
+    };
+}
+
+macro_rules! each_int2 {
+    ($a:expr, $b:expr, $x:ident, $y:ident => $body:expr) => {
+        match ($a, $b) {
+            (S::I8($x), S::I8($y)) => Some(S::I8($body)),
+            (S::I16($x), S::I16($y)) => Some(S::I16($body)),
+            (S::I32($x), S::I32($y)) => Some(S::I32($body)),
+            (S::I64($x), S::I64($y)) => Some(S::I64($body)),
+            (S::U8($x), S::U8($y)) => Some(S::U8($body)),
+            (S::U16($x), S::U16($y)) => Some(S::U16($body)),
+            (S::U32($x), S::U32($y)) => Some(S::U32($body)),
+            (S::U64($x), S::U64($y)) => Some(S::U64($body)),
+            _ => None,
+        }
+    };
+}
+
+macro_rules! each_float2 {
+    ($a:expr, $b:expr, $x:ident, $y:ident => $body:expr) => {
+        match ($a, $b) {
+            (S::F32($x), S::F32($y)) => Some(S::F32($body)),
+            (S::F64($x), S::F64($y)) => Some(S::F64($body)),
+            _ => None,
+        }
+    };
+}
+
+macro_rules! compare {
+    ($a:expr, $b:expr, $op:tt) => {
+        match ($a, $b) {
+            (S::Bool(x), S::Bool(y)) => Some(S::Bool(x $op y)),
+            (S::I8(x), S::I8(y)) => Some(S::Bool(x $op y)),
+            (S::I16(x), S::I16(y)) => Some(S::Bool(x $op y)),
+            (S::I32(x), S::I32(y)) => Some(S::Bool(x $op y)),
+            (S::I64(x), S::I64(y)) => Some(S::Bool(x $op y)),
+            (S::U8(x), S::U8(y)) => Some(S::Bool(x $op y)),
+            (S::U16(x), S::U16(y)) => Some(S::Bool(x $op y)),
+            (S::U32(x), S::U32(y)) => Some(S::Bool(x $op y)),
+            (S::U64(x), S::U64(y)) => Some(S::Bool(x $op y)),
+            (S::F32(x), S::F32(y)) => Some(S::Bool(x $op y)),
+            (S::F64(x), S::F64(y)) => Some(S::Bool(x $op y)),
+            _ => None,
+        }
+    };
+}
+
+/// A trait to write integer `abs`/`signum` once for signed and unsigned.
+trait IntOps: Copy {
+    fn abs_w(self) -> Self;
+    fn signum_w(self) -> Self;
+}
+
+macro_rules! int_ops_signed {
+    ($($t:ty),*) => {$(
+        impl IntOps for $t {
+            fn abs_w(self) -> Self { self.wrapping_abs() }
+            fn signum_w(self) -> Self { self.signum() }
+        }
+    )*};
+}
+macro_rules! int_ops_unsigned {
+    ($($t:ty),*) => {$(
+        impl IntOps for $t {
+            fn abs_w(self) -> Self { self }
+            fn signum_w(self) -> Self { (self != 0) as $t }
+        }
+    )*};
+}
+int_ops_signed!(i8, i16, i32, i64);
+int_ops_unsigned!(u8, u16, u32, u64);
+
+fn unary(op: PrimFun, a: ScalarVal) -> Option<ScalarVal> {
+    use PrimFun::*;
+    match op {
+        Neg => each_int!(a, x => x.wrapping_neg()).or_else(|| each_float!(a, x => -x)),
+        Abs => each_int!(a, x => x.abs_w()).or_else(|| each_float!(a, x => x.abs())),
+        Signum => each_int!(a, x => x.signum_w()).or_else(|| each_float!(a, x => x.signum())),
+        LNot => match a {
+            S::Bool(x) => Some(S::Bool(!x)),
+            _ => None,
+        },
+        BNot => each_int!(a, x => !x),
+        Sqrt => each_float!(a, x => x.sqrt()),
+        Exp => each_float!(a, x => x.exp()),
+        Log => each_float!(a, x => x.ln()),
+        Sin => each_float!(a, x => x.sin()),
+        Cos => each_float!(a, x => x.cos()),
+        Tan => each_float!(a, x => x.tan()),
+        Asin => each_float!(a, x => x.asin()),
+        Acos => each_float!(a, x => x.acos()),
+        Atan => each_float!(a, x => x.atan()),
+        Sinh => each_float!(a, x => x.sinh()),
+        Cosh => each_float!(a, x => x.cosh()),
+        Tanh => each_float!(a, x => x.tanh()),
+        Floor => each_float!(a, x => x.floor()),
+        Ceil => each_float!(a, x => x.ceil()),
+        Round => each_float!(a, x => x.round()),
+        Trunc => each_float!(a, x => x.trunc()),
+        IsNan => each_float_pred!(a, x => x.is_nan()),
+        IsInfinite => each_float_pred!(a, x => x.is_infinite()),
+        Cast(to) => Some(cast(a, to)),
+        _ => None,
+    }
+}
+
+fn binary(op: PrimFun, a: ScalarVal, b: ScalarVal, loc: SrcLoc) -> Result<Option<ScalarVal>> {
+    use PrimFun::*;
+    let zero_divisor = || match b {
+        S::I8(0) | S::I16(0) | S::I32(0) | S::I64(0) | S::U8(0) | S::U16(0) | S::U32(0) | S::U64(0) => true,
+        _ => false,
+    };
+    Ok(match op {
+        Add => each_int2!(a, b, x, y => x.wrapping_add(y)).or_else(|| each_float2!(a, b, x, y => x + y)),
+        Sub => each_int2!(a, b, x, y => x.wrapping_sub(y)).or_else(|| each_float2!(a, b, x, y => x - y)),
+        Mul => each_int2!(a, b, x, y => x.wrapping_mul(y)).or_else(|| each_float2!(a, b, x, y => x * y)),
+        Min => each_int2!(a, b, x, y => x.min(y)).or_else(|| each_float2!(a, b, x, y => x.min(y))),
+        Max => each_int2!(a, b, x, y => x.max(y)).or_else(|| each_float2!(a, b, x, y => x.max(y))),
+        Quot | Rem if zero_divisor() => return Err(Error::DivisionByZero { loc }),
+        Quot => each_int2!(a, b, x, y => x.wrapping_div(y)),
+        Rem => each_int2!(a, b, x, y => x.wrapping_rem(y)),
+        FDiv => each_float2!(a, b, x, y => x / y),
+        Atan2 => each_float2!(a, b, x, y => x.atan2(y)),
+        Powf => each_float2!(a, b, x, y => x.powf(y)),
+        LogBase => each_float2!(a, b, x, y => x.log(y)),
+        Powi => match (a, b) {
+            (S::F32(x), S::I32(n)) => Some(S::F32(x.powi(n))),
+            (S::F64(x), S::I32(n)) => Some(S::F64(x.powi(n))),
+            _ => None,
+        },
+        Lt => compare!(a, b, <),
+        Le => compare!(a, b, <=),
+        Gt => compare!(a, b, >),
+        Ge => compare!(a, b, >=),
+        Eq => compare!(a, b, ==),
+        Ne => compare!(a, b, !=),
+        LAnd => match (a, b) {
+            (S::Bool(x), S::Bool(y)) => Some(S::Bool(x && y)),
+            _ => None,
+        },
+        LOr => match (a, b) {
+            (S::Bool(x), S::Bool(y)) => Some(S::Bool(x || y)),
+            _ => None,
+        },
+        BAnd => each_int2!(a, b, x, y => x & y),
+        BOr => each_int2!(a, b, x, y => x | y),
+        BXor => each_int2!(a, b, x, y => x ^ y),
+        // the shift amount, whatever its sign, is taken modulo the bit width
+        Shl => each_int2!(a, b, x, y => x.wrapping_shl(y as u32)),
+        Shr => each_int2!(a, b, x, y => x.wrapping_shr(y as u32)),
+        _ => None,
+    })
+}
+
+macro_rules! cast_from {
+    ($a:expr, $t:ty) => {
+        match $a {
+            S::Bool(x) => (x as u8) as $t,
+            S::I8(x) => x as $t,
+            S::I16(x) => x as $t,
+            S::I32(x) => x as $t,
+            S::I64(x) => x as $t,
+            S::U8(x) => x as $t,
+            S::U16(x) => x as $t,
+            S::U32(x) => x as $t,
+            S::U64(x) => x as $t,
+            S::F32(x) => x as $t,
+            S::F64(x) => x as $t,
+        }
+    };
+}
+
+/// Rust's `as`: integers wrap (truncate or extend), floats round to
+/// nearest, float to integer saturates with NaN to 0, `bool` is 0 or 1.
+pub fn cast(a: ScalarVal, to: ScalarTy) -> ScalarVal {
+    match to {
+        ScalarTy::Bool => S::Bool(match a {
+            S::Bool(x) => x,
+            other => cast_from!(other, f64) != 0.0,
+        }),
+        ScalarTy::I8 => S::I8(cast_from!(a, i8)),
+        ScalarTy::I16 => S::I16(cast_from!(a, i16)),
+        ScalarTy::I32 => S::I32(cast_from!(a, i32)),
+        ScalarTy::I64 => S::I64(cast_from!(a, i64)),
+        ScalarTy::U8 => S::U8(cast_from!(a, u8)),
+        ScalarTy::U16 => S::U16(cast_from!(a, u16)),
+        ScalarTy::U32 => S::U32(cast_from!(a, u32)),
+        ScalarTy::U64 => S::U64(cast_from!(a, u64)),
+        ScalarTy::F32 => S::F32(cast_from!(a, f32)),
+        ScalarTy::F64 => S::F64(cast_from!(a, f64)),
+    }
+}
+
+fn index_of(v: &Val) -> Result<Vec<i64>> {
+    v.to_index().ok_or_else(|| Error::Internal(format!("expected a shape, found {v}")))
+}
+
+fn shape_op(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
+    let sh = index_of(&args[0])?;
+    match op {
+        PrimFun::ToIndex => {
+            let ix = index_of(&args[1])?;
+            let i = sh.iter().zip(&ix).fold(0i64, |acc, (&d, &x)| acc.wrapping_mul(d).wrapping_add(x));
+            Ok(Val::Scalar(S::I64(i)))
+        }
+        PrimFun::FromIndex => {
+            let mut i = scalar(&args[1])?.as_i64().ok_or_else(|| ill_typed(op, args))?;
+            let mut ix = vec![0i64; sh.len()];
+            for k in (0..sh.len()).rev() {
+                if k == 0 {
+                    ix[0] = i;
+                } else {
+                    if sh[k] == 0 {
+                        return Err(Error::DivisionByZero { loc });
+                    }
+                    ix[k] = i.wrapping_rem(sh[k]);
+                    i = i.wrapping_div(sh[k]);
+                }
+            }
+            Ok(Val::from_index(&ix))
+        }
+        PrimFun::Intersect => {
+            let other = index_of(&args[1])?;
+            let r: Vec<i64> = sh.iter().zip(&other).map(|(&a, &b)| a.min(b)).collect();
+            Ok(Val::from_index(&r))
+        }
+        PrimFun::ShapeSize => Ok(Val::Scalar(S::I64(sh.iter().fold(1i64, |a, &d| a.wrapping_mul(d))))),
+        _ => Err(ill_typed(op, args)),
+    }
+}

@@ -1,0 +1,162 @@
+//! Evaluation of scalar expressions.
+
+use super::prim;
+use crate::array::typed::linear_index;
+use crate::array::{ArraysVal, ScalarVal, Val};
+use crate::exec::error::{Error, Result, SrcLoc};
+use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
+use std::sync::Arc;
+
+/// Evaluates scalar code in an array environment (innermost last).
+pub(crate) struct ScalarEval<'a> {
+    pub aenv: &'a [ArraysVal],
+}
+
+fn lookup<T>(env: &[T], i: usize) -> Option<&T> {
+    env.len().checked_sub(i + 1).map(|k| &env[k])
+}
+
+impl ScalarEval<'_> {
+    fn array(&self, i: usize) -> Result<&Arc<crate::array::ArrayData>> {
+        lookup(self.aenv, i)
+            .and_then(|v| v.array())
+            .ok_or_else(|| Error::Internal(format!("array variable {i} is not an array in scope")))
+    }
+
+    /// Applies a closed function to arguments, reusing `env` as scratch.
+    pub fn apply(&self, f: &Fun, args: &[Val], env: &mut Vec<Val>) -> Result<Val> {
+        let base = env.len();
+        env.extend_from_slice(args);
+        let r = self.eval(&f.body, env);
+        env.truncate(base);
+        r
+    }
+
+    pub fn eval(&self, e: &OpenExp, env: &mut Vec<Val>) -> Result<Val> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.eval_inner(e, env))
+    }
+
+    fn eval_inner(&self, e: &OpenExp, env: &mut Vec<Val>) -> Result<Val> {
+        match &e.kind {
+            ExpKind::Let(b, body) => {
+                let v = self.eval(b, env)?;
+                env.push(v);
+                let r = self.eval(body, env);
+                env.pop();
+                r
+            }
+            ExpKind::Var(i) => lookup(env, *i)
+                .cloned()
+                .ok_or_else(|| Error::Internal(format!("scalar variable {i} unbound"))),
+            ExpKind::Const(c) => Ok(Val::Scalar(*c)),
+            ExpKind::Tuple(es) => {
+                Ok(Val::Tuple(es.iter().map(|x| self.eval(x, env)).collect::<Result<_>>()?))
+            }
+            ExpKind::Prj(i, t) => match self.eval(t, env)? {
+                Val::Tuple(mut vs) if *i < vs.len() => Ok(vs.swap_remove(*i)),
+                other => Err(Error::Internal(format!("projection {i} of {other}"))),
+            },
+            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => {
+                let a = self.eval(&args[0], env)?.scalar().and_then(ScalarVal::as_bool);
+                let a = a.ok_or_else(|| Error::Internal("logical operator on a non-bool".into()))?;
+                // short-circuit: the second argument is evaluated only if needed
+                match (op, a) {
+                    (PrimFun::LAnd, false) => Ok(Val::Scalar(ScalarVal::Bool(false))),
+                    (PrimFun::LOr, true) => Ok(Val::Scalar(ScalarVal::Bool(true))),
+                    _ => self.eval(&args[1], env),
+                }
+            }
+            ExpKind::Prim(op, args) => {
+                let vs = args.iter().map(|x| self.eval(x, env)).collect::<Result<Vec<_>>>()?;
+                prim::apply(*op, &vs, e.loc)
+            }
+            ExpKind::Cond(c, t, f) => {
+                if self.bool(c, env)? {
+                    self.eval(t, env)
+                } else {
+                    self.eval(f, env)
+                }
+            }
+            ExpKind::While { cond, body, init } => {
+                let mut x = self.eval(init, env)?;
+                loop {
+                    env.push(x);
+                    let go = self.bool(&cond.body, env);
+                    let go = match go {
+                        Ok(g) => g,
+                        Err(err) => {
+                            env.pop();
+                            return Err(err);
+                        }
+                    };
+                    if !go {
+                        return Ok(env.pop().expect("pushed above"));
+                    }
+                    let next = self.eval(&body.body, env);
+                    env.pop();
+                    x = next?;
+                }
+            }
+            ExpKind::Index { array, index } => {
+                let a = self.array(*array)?;
+                let ix = self
+                    .eval(index, env)?
+                    .to_index()
+                    .ok_or_else(|| Error::Internal("bad index value".into()))?;
+                let i = linear_index(a.shape(), &ix).ok_or_else(|| Error::IndexOutOfBounds {
+                    loc: e.loc,
+                    index: ix.clone(),
+                    shape: a.shape().to_vec(),
+                })?;
+                Ok(a.get(i))
+            }
+            ExpKind::LinearIndex { array, index } => {
+                let a = self.array(*array)?;
+                let i = self.eval(index, env)?.scalar().and_then(ScalarVal::as_i64);
+                let i = i.ok_or_else(|| Error::Internal("bad linear index value".into()))?;
+                if i < 0 || i as usize >= a.len() {
+                    return Err(Error::IndexOutOfBounds { loc: e.loc, index: vec![i], shape: vec![a.len()] });
+                }
+                Ok(a.get(i as usize))
+            }
+            ExpKind::Shape { array } => {
+                let a = self.array(*array)?;
+                let dims: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
+                Ok(Val::from_index(&dims))
+            }
+        }
+    }
+
+    fn bool(&self, e: &OpenExp, env: &mut Vec<Val>) -> Result<bool> {
+        self.eval(e, env)?
+            .scalar()
+            .and_then(ScalarVal::as_bool)
+            .ok_or_else(|| Error::Internal("expected a bool".into()))
+    }
+
+    /// Evaluates a closed expression that must be a shape, checking that
+    /// no extent is negative.
+    pub fn shape(&self, e: &OpenExp) -> Result<Vec<usize>> {
+        let dims = self.index(e)?;
+        checked_dims(&dims, e.loc)
+    }
+
+    /// Evaluates a closed expression that must be an index.
+    pub fn index(&self, e: &OpenExp) -> Result<Vec<i64>> {
+        self.eval(e, &mut Vec::new())?
+            .to_index()
+            .ok_or_else(|| Error::Internal("expected a shape value".into()))
+    }
+}
+
+/// Extents as `usize`, or the error for a negative or overflowing shape.
+pub(crate) fn checked_dims(dims: &[i64], loc: SrcLoc) -> Result<Vec<usize>> {
+    if dims.iter().any(|&d| d < 0) {
+        return Err(Error::NegativeExtent { loc, shape: dims.to_vec() });
+    }
+    dims.iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| Error::ShapeTooLarge { loc, shape: dims.to_vec() })?;
+    Ok(dims.iter().map(|&d| d as usize).collect())
+}

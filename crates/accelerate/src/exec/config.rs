@@ -1,0 +1,94 @@
+//! How a program is compiled and run: the backend and the optimisation
+//! switches, from code or from the environment.
+//!
+//! Environment variables (read by [`Config::from_env`], which `run` and
+//! `compile` use):
+//!
+//! - `ACCELERATE_BACKEND=interp` chooses the backend (only the reference
+//!   interpreter exists so far).
+//! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
+//!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
+//!   recovery), `no-exp-sharing` (no scalar sharing recovery). For
+//!   ablations only: without sharing recovery, shared work is repeated.
+//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, or
+//!   `all`) whose IR is printed to standard error.
+
+use super::error::{Error, Result};
+use crate::trafo::SharingOptions;
+
+/// Which backend runs programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The reference interpreter.
+    Interpreter,
+}
+
+/// Compilation and execution options.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub backend: Backend,
+    pub sharing: SharingOptions,
+    /// Phases whose IR is printed to standard error.
+    pub dump: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            backend: Backend::Interpreter,
+            sharing: SharingOptions { arrays: true, scalars: true },
+            dump: Vec::new(),
+        }
+    }
+}
+
+fn list(var: &str) -> Vec<String> {
+    std::env::var(var)
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+impl Config {
+    /// The default configuration, changed by the environment variables in
+    /// the module documentation.
+    pub fn from_env() -> Result<Config> {
+        let mut c = Config::default();
+        match std::env::var("ACCELERATE_BACKEND").as_deref() {
+            Err(_) | Ok("") | Ok("interp") => {}
+            Ok(other) => {
+                return Err(Error::Config(format!("ACCELERATE_BACKEND={other}: the backends are: interp")));
+            }
+        }
+        for flag in list("ACCELERATE_FLAGS") {
+            match flag.as_str() {
+                "no-acc-sharing" => c.sharing.arrays = false,
+                "no-exp-sharing" => c.sharing.scalars = false,
+                other => {
+                    return Err(Error::Config(format!(
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing)"
+                    )))
+                }
+            }
+        }
+        c.dump = list("ACCELERATE_DUMP");
+        Ok(c)
+    }
+
+    pub fn with_backend(mut self, b: Backend) -> Config {
+        self.backend = b;
+        self
+    }
+
+    pub fn with_sharing(mut self, arrays: bool, scalars: bool) -> Config {
+        self.sharing = SharingOptions { arrays, scalars };
+        self
+    }
+
+    pub(crate) fn dumps(&self, phase: &str) -> bool {
+        self.dump.iter().any(|d| d == phase || d == "all")
+    }
+}

@@ -1,0 +1,103 @@
+//! The one error type of the library. Every variant that can come from the
+//! user's program names the user's source location (captured by
+//! `#[track_caller]` constructors) and the shapes or values at fault.
+
+use std::fmt;
+use std::panic::Location;
+
+/// A source location in the user's program.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SrcLoc(&'static Location<'static>);
+
+impl SrcLoc {
+    #[track_caller]
+    pub fn caller() -> SrcLoc {
+        SrcLoc(Location::caller())
+    }
+    pub fn file(&self) -> &'static str {
+        self.0.file()
+    }
+    pub fn line(&self) -> u32 {
+        self.0.line()
+    }
+    pub fn column(&self) -> u32 {
+        self.0.column()
+    }
+}
+
+impl fmt::Display for SrcLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file(), self.line(), self.column())
+    }
+}
+
+impl fmt::Debug for SrcLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Everything that can go wrong, from building a program to running it.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Array data whose length is not the size of the shape it was given.
+    #[error("{loc}: an array of shape {shape:?} needs {expected} elements, but {found} were given")]
+    DataLength { loc: SrcLoc, shape: Vec<usize>, expected: usize, found: usize },
+
+    /// Data of one rank given where another was expected.
+    #[error("{loc}: expected an array of rank {expected}, found rank {found}")]
+    RankMismatch { loc: SrcLoc, expected: usize, found: usize },
+
+    /// A shape with a negative extent.
+    #[error("{loc}: negative extent in shape {shape:?}")]
+    NegativeExtent { loc: SrcLoc, shape: Vec<i64> },
+
+    /// A shape whose size does not fit in memory addresses.
+    #[error("{loc}: the size of shape {shape:?} overflows")]
+    ShapeTooLarge { loc: SrcLoc, shape: Vec<i64> },
+
+    /// `reshape` to a shape of another size.
+    #[error("{loc}: cannot reshape an array of shape {from:?} ({from_size} elements) to shape {to:?} ({to_size} elements)")]
+    ReshapeSize { loc: SrcLoc, from: Vec<usize>, from_size: usize, to: Vec<i64>, to_size: usize },
+
+    /// An index outside an array's bounds.
+    #[error("{loc}: index {index:?} is out of bounds for an array of shape {shape:?}")]
+    IndexOutOfBounds { loc: SrcLoc, index: Vec<i64>, shape: Vec<usize> },
+
+    /// Integer division or remainder by zero.
+    #[error("{loc}: integer division by zero")]
+    DivisionByZero { loc: SrcLoc },
+
+    /// A reduction or scan without a seed over an empty row.
+    #[error("{loc}: {op} of an empty row (array of shape {shape:?}) has no value; use the form with a seed")]
+    EmptyReduction { loc: SrcLoc, op: &'static str, shape: Vec<usize> },
+
+    /// An array computation that depends on a scalar lambda's variable:
+    /// nested data parallelism, which the flat language cannot express.
+    #[error("{loc}: this array operation depends on a variable of an enclosing scalar function (nested data parallelism); compute it outside the function, or use the segmented operations")]
+    NestedParallelism { loc: SrcLoc },
+
+    /// A scalar expression used outside the function whose argument it
+    /// mentions (for example smuggled out through a `Cell`).
+    #[error("{loc}: this expression uses the argument of a function outside that function")]
+    EscapedVariable { loc: SrcLoc },
+
+    /// The requested backend cannot run here.
+    #[error("backend {backend} is unavailable: {reason}")]
+    BackendUnavailable { backend: String, reason: String },
+
+    /// An invalid configuration value (for example an environment variable).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+
+    /// The IR after a pass failed verification: a bug in the library.
+    #[error("internal error: the IR after {phase} is ill-formed: {message}")]
+    Verifier { phase: String, message: String },
+
+    /// Any other broken internal invariant: a bug in the library.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

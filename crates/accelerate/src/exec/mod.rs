@@ -1,0 +1,156 @@
+//! Running programs: `run` for a computation built once, `compile` for a
+//! function of arrays converted once and run many times (Accelerate's
+//! `runN`), `explain` for the IR after each phase.
+
+pub mod config;
+pub mod error;
+pub(crate) mod pipeline;
+
+use crate::array::{Arrays, ArraysTy, ArraysVal};
+use crate::backend;
+use crate::ir;
+use crate::lang::acc::Acc;
+use crate::lang::graph::NodeId;
+use config::{Backend, Config};
+use error::Result;
+use std::marker::PhantomData;
+
+pub use pipeline::Phase;
+
+/// Runs an array computation with the configuration of the environment
+/// (`Config::from_env`).
+pub fn run<A: Arrays>(acc: &Acc<A>) -> Result<A> {
+    run_with(acc, &Config::from_env()?)
+}
+
+/// Runs an array computation with an explicit configuration.
+pub fn run_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<A> {
+    let phases = pipeline::compile_graph(&[], acc.id, config)?;
+    let prog = &phases.last().expect("at least one phase").ir;
+    A::from_arrays_val(execute(prog, Vec::new(), config)?)
+}
+
+/// The IR of a computation after each phase of the pipeline, as text.
+pub fn explain<A: Arrays>(acc: &Acc<A>) -> Result<String> {
+    explain_with(acc, &Config::from_env()?)
+}
+
+pub fn explain_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
+    Ok(show_phases(&pipeline::compile_graph(&[], acc.id, config)?))
+}
+
+fn show_phases(phases: &[Phase]) -> String {
+    phases.iter().map(|p| format!("== {} ==\n{}", p.name, ir::pretty::program(&p.ir))).collect()
+}
+
+fn execute(prog: &ir::Program, args: Vec<ArraysVal>, config: &Config) -> Result<ArraysVal> {
+    match config.backend {
+        Backend::Interpreter => backend::interp::run_program(prog, args),
+    }
+}
+
+/// A function of arrays that `compile` accepts: a closure of one to four
+/// `Acc` arguments returning an `Acc`.
+pub trait AccFn<Args> {
+    type Out: Arrays;
+    #[doc(hidden)]
+    fn reify(self) -> (Vec<(NodeId, ArraysTy)>, NodeId);
+}
+
+/// The arguments of a compiled program, as passed to `Program::run`: a
+/// reference for one argument, a tuple of references for several.
+pub trait ProgramArgs {
+    type Refs<'a>;
+    #[doc(hidden)]
+    fn values(refs: Self::Refs<'_>) -> Vec<ArraysVal>;
+}
+
+macro_rules! acc_fn {
+    ($($a:ident $x:ident),+) => {
+        impl<$($a: Arrays,)+ R: Arrays, F: FnOnce($(Acc<$a>),+) -> Acc<R>> AccFn<($($a,)+)> for F {
+            type Out = R;
+            #[track_caller]
+            fn reify(self) -> (Vec<(NodeId, ArraysTy)>, NodeId) {
+                $(let $x = Acc::<$a>::param();)+
+                let body = self($($x),+);
+                (vec![$(($x.id, $a::arrays_ty())),+], body.id)
+            }
+        }
+    };
+}
+
+acc_fn!(A a);
+acc_fn!(A a, B b);
+acc_fn!(A a, B b, C c);
+acc_fn!(A a, B b, C c, D d);
+
+impl<A: Arrays> ProgramArgs for (A,) {
+    type Refs<'a> = &'a A;
+    fn values(a: &A) -> Vec<ArraysVal> {
+        vec![a.to_arrays_val()]
+    }
+}
+
+macro_rules! program_args {
+    ($($a:ident $idx:tt),+) => {
+        impl<$($a: Arrays),+> ProgramArgs for ($($a,)+) {
+            type Refs<'r> = ($(&'r $a,)+);
+            fn values(refs: Self::Refs<'_>) -> Vec<ArraysVal> {
+                vec![$(refs.$idx.to_arrays_val()),+]
+            }
+        }
+    };
+}
+
+program_args!(A 0, B 1);
+program_args!(A 0, B 1, C 2);
+program_args!(A 0, B 1, C 2, D 3);
+
+/// A compiled program: converted and optimised once, run many times on new
+/// inputs. `Send + Sync`: it may be shared between threads and run from
+/// several at once.
+pub struct Program<Args, R> {
+    phases: Vec<Phase>,
+    config: Config,
+    _ty: PhantomData<fn(Args) -> R>,
+}
+
+impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
+    /// Runs the program on the given arguments.
+    pub fn run(&self, args: Args::Refs<'_>) -> Result<R> {
+        R::from_arrays_val(execute(self.ir(), Args::values(args), &self.config)?)
+    }
+
+    /// The program as it will be executed.
+    pub fn ir(&self) -> &ir::Program {
+        &self.phases.last().expect("at least one phase").ir
+    }
+
+    /// The IR after each phase of the pipeline, as text.
+    pub fn explain(&self) -> String {
+        show_phases(&self.phases)
+    }
+
+    /// Each phase's output and how long it took.
+    pub fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
+}
+
+/// Converts a function of arrays into a program, once.
+#[track_caller]
+pub fn compile<Args: ProgramArgs, F: AccFn<Args>>(f: F) -> Result<Program<Args, F::Out>> {
+    let config = Config::from_env()?;
+    compile_with(f, config)
+}
+
+/// `compile` with an explicit configuration.
+#[track_caller]
+pub fn compile_with<Args: ProgramArgs, F: AccFn<Args>>(
+    f: F,
+    config: Config,
+) -> Result<Program<Args, F::Out>> {
+    let (params, root) = f.reify();
+    let phases = pipeline::compile_graph(&params, root, &config)?;
+    Ok(Program { phases, config, _ty: PhantomData })
+}

@@ -1,0 +1,54 @@
+//! The compiler pipeline, as one visible list of phases (Note [The
+//! pipeline]): graph -> sharing recovery -> IR. Each phase's output is
+//! verified (in tests and debug builds), timed, and can be dumped.
+//!
+//! Note [The pipeline]
+//! sharing recovery (trafo::convert, ICFP'13 §3), then — in later issues —
+//! simplification, fusion, scheduling and code generation. Every phase is
+//! a function from IR to IR listed in `compile_graph`, in order.
+
+use super::config::Config;
+use super::error::Result;
+use crate::array::ArraysTy;
+use crate::ir::{self, verify::verify_program};
+use crate::lang::graph::NodeId;
+use std::time::{Duration, Instant};
+
+/// The IR after each phase, with how long the phase took.
+#[derive(Clone, Debug)]
+pub struct Phase {
+    pub name: &'static str,
+    pub ir: ir::Program,
+    pub time: Duration,
+}
+
+/// Runs the pipeline on a program graph; returns every phase's IR, the
+/// last being the program to execute.
+pub(crate) fn compile_graph(
+    params: &[(NodeId, ArraysTy)],
+    root: NodeId,
+    config: &Config,
+) -> Result<Vec<Phase>> {
+    let mut phases = Vec::new();
+    let t = Instant::now();
+    let prog = crate::trafo::convert::convert_program(params, root, config.sharing)?;
+    finish(&mut phases, "sharing", prog, t, config)?;
+    Ok(phases)
+}
+
+fn finish(
+    phases: &mut Vec<Phase>,
+    name: &'static str,
+    ir: ir::Program,
+    start: Instant,
+    config: &Config,
+) -> Result<()> {
+    let time = start.elapsed();
+    // The verifier is one linear traversal: cheap enough to run always.
+    verify_program(&ir, name)?;
+    if config.dumps(name) {
+        eprintln!("== {name} ({:.3} ms) ==\n{}", time.as_secs_f64() * 1e3, ir::pretty::program(&ir));
+    }
+    phases.push(Phase { name, ir, time });
+    Ok(())
+}

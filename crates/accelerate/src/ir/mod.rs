@@ -1,0 +1,14 @@
+//! The intermediate representation every pass and backend works on.
+//!
+//! Typed first-order terms with de Bruijn variables at two levels (see
+//! Note [Two environments] in `term`), a stable text form (`pretty`) used by
+//! snapshot tests and `explain()`, and a verifier (`verify`) run after every
+//! pass. The IR knows nothing of the front end or of any backend.
+
+pub mod pretty;
+pub mod prim;
+pub mod term;
+pub mod verify;
+
+pub use prim::PrimFun;
+pub use term::{AFun, AccKind, Direction, ExpKind, Fun, OpenAcc, OpenExp, Program};

@@ -1,0 +1,328 @@
+//! The stable text form of the IR, read by people (`explain()`) and
+//! compared by snapshot tests.
+//!
+//! Variables are printed by binding depth, not by de Bruijn index, so a
+//! variable has one name throughout its scope: array variables `a0, a1, ..`
+//! and scalar variables `x0, x1, ..`. Lets are printed one per line; scalar
+//! operators infix and fully parenthesised below the top level.
+
+use super::term::*;
+use crate::array::{ScalarVal, SliceDim, SliceSpec};
+use std::fmt::Write;
+
+/// Prints a whole program.
+pub fn program(p: &Program) -> String {
+    let mut pr = Printer::default();
+    let mut out = String::new();
+    if !p.params.is_empty() {
+        let names: Vec<String> = p
+            .params
+            .iter()
+            .map(|t| {
+                let n = pr.bind_acc();
+                format!("{n}: {t}")
+            })
+            .collect();
+        let _ = writeln!(out, "\\{} ->", names.join(" "));
+    }
+    pr.acc(&p.body, 0, &mut out);
+    out.push('\n');
+    out
+}
+
+#[derive(Default)]
+struct Printer {
+    adepth: usize,
+    edepth: usize,
+}
+
+impl Printer {
+    fn bind_acc(&mut self) -> String {
+        self.adepth += 1;
+        format!("a{}", self.adepth - 1)
+    }
+    fn acc_var(&self, i: usize) -> String {
+        match self.adepth.checked_sub(i + 1) {
+            Some(l) => format!("a{l}"),
+            None => format!("a?{i}"),
+        }
+    }
+    fn bind_exp(&mut self) -> String {
+        self.edepth += 1;
+        format!("x{}", self.edepth - 1)
+    }
+    fn exp_var(&self, i: usize) -> String {
+        match self.edepth.checked_sub(i + 1) {
+            Some(l) => format!("x{l}"),
+            None => format!("x?{i}"),
+        }
+    }
+
+    fn acc(&mut self, a: &OpenAcc, indent: usize, out: &mut String) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.acc_inner(a, indent, out))
+    }
+
+    /// An argument position: variables bare, anything else in parentheses.
+    fn acc_arg(&mut self, a: &OpenAcc, indent: usize, out: &mut String) {
+        match &a.kind {
+            AccKind::Var(i) => out.push_str(&self.acc_var(*i)),
+            _ => {
+                out.push('(');
+                self.acc(a, indent + 2, out);
+                out.push(')');
+            }
+        }
+    }
+
+    fn acc_inner(&mut self, a: &OpenAcc, indent: usize, out: &mut String) {
+        let pad = " ".repeat(indent);
+        match &a.kind {
+            AccKind::Let(bound, body) => {
+                let saved = self.adepth;
+                let mut bound_text = String::new();
+                self.acc(bound, indent + 2, &mut bound_text);
+                let n = self.bind_acc();
+                let _ = write!(out, "let {n} = {bound_text}\n{pad}in ");
+                self.acc(body, indent, out);
+                self.adepth = saved;
+            }
+            AccKind::Var(i) => out.push_str(&self.acc_var(*i)),
+            AccKind::Tuple(ts) => {
+                out.push('(');
+                for (k, t) in ts.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    self.acc(t, indent + 2, out);
+                }
+                out.push(')');
+            }
+            AccKind::Prj(i, t) => {
+                let _ = write!(out, "prj{i} ");
+                self.acc_arg(t, indent, out);
+            }
+            AccKind::Use(d) => {
+                let _ = write!(out, "use (Array {:?} {})", d.shape(), d.elt_ty());
+            }
+            AccKind::Unit(e) => {
+                out.push_str("unit ");
+                self.exp_arg(e, out);
+            }
+            AccKind::Reshape { shape, array } => {
+                out.push_str("reshape ");
+                self.exp_arg(shape, out);
+                out.push(' ');
+                self.acc_arg(array, indent, out);
+            }
+            AccKind::Generate { shape, f } => {
+                out.push_str("generate ");
+                self.exp_arg(shape, out);
+                out.push(' ');
+                self.fun(f, out);
+            }
+            AccKind::Map { f, array } => {
+                out.push_str("map ");
+                self.fun(f, out);
+                out.push(' ');
+                self.acc_arg(array, indent, out);
+            }
+            AccKind::ZipWith { f, a: x, b: y } => {
+                out.push_str("zip_with ");
+                self.fun(f, out);
+                out.push(' ');
+                self.acc_arg(x, indent, out);
+                out.push(' ');
+                self.acc_arg(y, indent, out);
+            }
+            AccKind::Backpermute { shape, f, array } => {
+                out.push_str("backpermute ");
+                self.exp_arg(shape, out);
+                out.push(' ');
+                self.fun(f, out);
+                out.push(' ');
+                self.acc_arg(array, indent, out);
+            }
+            AccKind::Replicate { spec, slix, array } => {
+                let _ = write!(out, "replicate {} ", spec_text(spec));
+                self.exp_arg(slix, out);
+                out.push(' ');
+                self.acc_arg(array, indent, out);
+            }
+            AccKind::Slice { spec, array, slix } => {
+                let _ = write!(out, "slice {} ", spec_text(spec));
+                self.acc_arg(array, indent, out);
+                out.push(' ');
+                self.exp_arg(slix, out);
+            }
+            AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
+                let _ = write!(out, "{} ", a.op_name());
+                self.fun(f, out);
+                if let Some(z) = seed {
+                    out.push(' ');
+                    self.exp_arg(z, out);
+                }
+                out.push(' ');
+                self.acc_arg(array, indent, out);
+            }
+            AccKind::Permute { combine, defaults, index, source } => {
+                out.push_str("permute ");
+                self.fun(combine, out);
+                out.push(' ');
+                self.acc_arg(defaults, indent, out);
+                out.push(' ');
+                self.fun(index, out);
+                out.push(' ');
+                self.acc_arg(source, indent, out);
+            }
+            AccKind::Acond { cond, then_, else_ } => {
+                out.push_str("acond ");
+                self.exp_arg(cond, out);
+                let _ = write!(out, "\n{pad}  then ");
+                self.acc(then_, indent + 2, out);
+                let _ = write!(out, "\n{pad}  else ");
+                self.acc(else_, indent + 2, out);
+            }
+            AccKind::Awhile { pred, body, init } => {
+                out.push_str("awhile ");
+                self.afun(pred, indent, out);
+                out.push(' ');
+                self.afun(body, indent, out);
+                out.push(' ');
+                self.acc_arg(init, indent, out);
+            }
+        }
+    }
+
+    fn afun(&mut self, f: &AFun, indent: usize, out: &mut String) {
+        let saved = self.adepth;
+        let n = self.bind_acc();
+        let _ = write!(out, "(\\{n} -> ");
+        self.acc(&f.body, indent + 2, out);
+        out.push(')');
+        self.adepth = saved;
+    }
+
+    fn fun(&mut self, f: &Fun, out: &mut String) {
+        let saved = self.edepth;
+        let names: Vec<String> = f.params.iter().map(|_| self.bind_exp()).collect();
+        let _ = write!(out, "(\\{} -> ", names.join(" "));
+        self.exp(&f.body, false, out);
+        out.push(')');
+        self.edepth = saved;
+    }
+
+    fn exp_arg(&mut self, e: &OpenExp, out: &mut String) {
+        self.exp(e, true, out)
+    }
+
+    fn exp(&mut self, e: &OpenExp, nested: bool, out: &mut String) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(e, nested, out))
+    }
+
+    fn exp_inner(&mut self, e: &OpenExp, nested: bool, out: &mut String) {
+        let (open, close) = if nested { ("(", ")") } else { ("", "") };
+        match &e.kind {
+            ExpKind::Let(b, body) => {
+                let saved = self.edepth;
+                let mut bt = String::new();
+                self.exp(b, false, &mut bt);
+                let n = self.bind_exp();
+                let _ = write!(out, "{open}let {n} = {bt} in ");
+                self.exp(body, false, out);
+                out.push_str(close);
+                self.edepth = saved;
+            }
+            ExpKind::Var(i) => out.push_str(&self.exp_var(*i)),
+            ExpKind::Const(c) => out.push_str(&const_text(*c)),
+            ExpKind::Tuple(es) => {
+                out.push('(');
+                for (k, x) in es.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    self.exp(x, false, out);
+                }
+                if es.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+            ExpKind::Prj(i, t) => {
+                self.exp(t, true, out);
+                let _ = write!(out, ".{i}");
+            }
+            ExpKind::Prim(op, args) => match (op.infix(), args.as_slice()) {
+                (Some(sym), [x, y]) => {
+                    out.push_str(open);
+                    self.exp(x, true, out);
+                    let _ = write!(out, " {sym} ");
+                    self.exp(y, true, out);
+                    out.push_str(close);
+                }
+                _ => {
+                    let _ = write!(out, "{op}(");
+                    for (k, x) in args.iter().enumerate() {
+                        if k > 0 {
+                            out.push_str(", ");
+                        }
+                        self.exp(x, false, out);
+                    }
+                    out.push(')');
+                }
+            },
+            ExpKind::Cond(c, t, f) => {
+                out.push_str(open);
+                out.push_str("if ");
+                self.exp(c, false, out);
+                out.push_str(" then ");
+                self.exp(t, false, out);
+                out.push_str(" else ");
+                self.exp(f, false, out);
+                out.push_str(close);
+            }
+            ExpKind::While { cond, body, init } => {
+                out.push_str("while ");
+                self.fun(cond, out);
+                out.push(' ');
+                self.fun(body, out);
+                out.push(' ');
+                self.exp(init, true, out);
+            }
+            ExpKind::Index { array, index } => {
+                let _ = write!(out, "{}!", self.acc_var(*array));
+                self.exp(index, true, out);
+            }
+            ExpKind::LinearIndex { array, index } => {
+                let _ = write!(out, "{}!!", self.acc_var(*array));
+                self.exp(index, true, out);
+            }
+            ExpKind::Shape { array } => {
+                let _ = write!(out, "shape({})", self.acc_var(*array));
+            }
+        }
+    }
+}
+
+fn const_text(c: ScalarVal) -> String {
+    match c {
+        ScalarVal::Bool(_) | ScalarVal::I64(_) | ScalarVal::F64(_) => c.to_string(),
+        other => format!("{other}:{}", other.ty()),
+    }
+}
+
+fn spec_text(s: &SliceSpec) -> String {
+    let mut t = String::from("[");
+    if s.any_rank > 0 {
+        let _ = write!(t, "Any{}", s.any_rank);
+    } else {
+        t.push('Z');
+    }
+    for d in &s.dims {
+        t.push_str(match d {
+            SliceDim::All => " All",
+            SliceDim::Fixed => " Int",
+        });
+    }
+    t.push(']');
+    t
+}

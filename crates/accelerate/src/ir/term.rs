@@ -1,0 +1,219 @@
+//! The terms of the IR: array computations (`OpenAcc`) and scalar
+//! expressions (`OpenExp`), first order, with typed de Bruijn variables.
+//!
+//! Note [Two environments]
+//! There are two variable environments, as in Accelerate's `OpenAcc aenv`
+//! and `OpenExp env aenv`. Array variables are bound by array `Let`, by
+//! `AFun` (the parameters of a compiled program and of `awhile`'s
+//! functions) and are referred to by `AccKind::Var` and by the array-reading
+//! scalar terms (`Index`, `LinearIndex`, `Shape`). Scalar variables are bound
+//! by scalar `Let` and by `Fun` parameters. Every scalar expression embedded
+//! in an array term starts with an empty scalar environment: scalar code
+//! never refers to a variable of another array operation's function.
+//!
+//! Index 0 is the innermost binder. A `Fun` with parameters `[a, b]` binds
+//! `a` first, so in its body `b` is variable 0 and `a` variable 1.
+
+use crate::array::{ArrayData, ArraysTy, EltTy, ScalarVal, SliceSpec};
+use crate::exec::error::SrcLoc;
+use std::sync::Arc;
+
+pub use super::prim::PrimFun;
+
+/// A scalar expression.
+#[derive(Clone, Debug)]
+pub struct OpenExp {
+    pub kind: ExpKind,
+    pub loc: SrcLoc,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExpKind {
+    /// `let x = bound in body`; `body` sees `x` as variable 0.
+    Let(Box<OpenExp>, Box<OpenExp>),
+    Var(usize),
+    Const(ScalarVal),
+    Tuple(Vec<OpenExp>),
+    /// Component `i` of a tuple.
+    Prj(usize, Box<OpenExp>),
+    Prim(PrimFun, Vec<OpenExp>),
+    /// `if c then t else e`; only the branch taken is evaluated.
+    Cond(Box<OpenExp>, Box<OpenExp>, Box<OpenExp>),
+    /// Iterate `body` from `init` while `cond` holds.
+    While {
+        cond: Box<Fun>,
+        body: Box<Fun>,
+        init: Box<OpenExp>,
+    },
+    /// The element of array variable `array` at a multidimensional index.
+    Index {
+        array: usize,
+        index: Box<OpenExp>,
+    },
+    /// The element of array variable `array` at a row-major position.
+    LinearIndex {
+        array: usize,
+        index: Box<OpenExp>,
+    },
+    /// The shape of array variable `array`.
+    Shape {
+        array: usize,
+    },
+}
+
+/// A scalar function: its parameters' types and its body.
+#[derive(Clone, Debug)]
+pub struct Fun {
+    pub params: Vec<EltTy>,
+    pub body: OpenExp,
+}
+
+/// An array computation.
+#[derive(Clone, Debug)]
+pub struct OpenAcc {
+    pub kind: AccKind,
+    pub loc: SrcLoc,
+}
+
+/// Direction of a scan along the innermost dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Left,
+    Right,
+}
+
+#[derive(Clone, Debug)]
+pub enum AccKind {
+    Let(Box<OpenAcc>, Box<OpenAcc>),
+    Var(usize),
+    Tuple(Vec<OpenAcc>),
+    Prj(usize, Box<OpenAcc>),
+    /// An array supplied by the host.
+    Use(Arc<ArrayData>),
+    /// A rank-0 array of one value.
+    Unit(OpenExp),
+    Reshape {
+        shape: OpenExp,
+        array: Box<OpenAcc>,
+    },
+    Generate {
+        shape: OpenExp,
+        f: Fun,
+    },
+    Map {
+        f: Fun,
+        array: Box<OpenAcc>,
+    },
+    /// Over the intersection of the two shapes.
+    ZipWith {
+        f: Fun,
+        a: Box<OpenAcc>,
+        b: Box<OpenAcc>,
+    },
+    /// `f` maps an index of the result to an index of the source.
+    Backpermute {
+        shape: OpenExp,
+        f: Fun,
+        array: Box<OpenAcc>,
+    },
+    Replicate {
+        spec: SliceSpec,
+        slix: OpenExp,
+        array: Box<OpenAcc>,
+    },
+    Slice {
+        spec: SliceSpec,
+        array: Box<OpenAcc>,
+        slix: OpenExp,
+    },
+    /// Reduce the innermost dimension; without a seed (`fold1`) rows must
+    /// not be empty.
+    Fold {
+        f: Fun,
+        seed: Option<OpenExp>,
+        array: Box<OpenAcc>,
+    },
+    /// Inclusive scans along the innermost dimension: with a seed the
+    /// result row has one more element (`scanl`/`scanr`), without it the
+    /// same length (`scanl1`/`scanr1`).
+    Scan {
+        dir: Direction,
+        f: Fun,
+        seed: Option<OpenExp>,
+        array: Box<OpenAcc>,
+    },
+    /// Starting from `defaults`, each source element whose `index`
+    /// function gives `(true, ix)` is combined into position `ix` as
+    /// `combine(new, old)`.
+    Permute {
+        combine: Fun,
+        defaults: Box<OpenAcc>,
+        index: Fun,
+        source: Box<OpenAcc>,
+    },
+    Acond {
+        cond: OpenExp,
+        then_: Box<OpenAcc>,
+        else_: Box<OpenAcc>,
+    },
+    Awhile {
+        pred: AFun,
+        body: AFun,
+        init: Box<OpenAcc>,
+    },
+}
+
+/// An array function of one argument (variable 0 in its body).
+#[derive(Clone, Debug)]
+pub struct AFun {
+    pub param: ArraysTy,
+    pub body: Box<OpenAcc>,
+}
+
+/// A closed program: array parameters (the first parameter is bound
+/// outermost) and a body.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub params: Vec<ArraysTy>,
+    pub body: OpenAcc,
+}
+
+impl OpenExp {
+    pub fn new(kind: ExpKind, loc: SrcLoc) -> OpenExp {
+        OpenExp { kind, loc }
+    }
+}
+
+impl OpenAcc {
+    pub fn new(kind: AccKind, loc: SrcLoc) -> OpenAcc {
+        OpenAcc { kind, loc }
+    }
+
+    /// The operation's name, as written in the pretty printer.
+    pub fn op_name(&self) -> &'static str {
+        match &self.kind {
+            AccKind::Let(..) => "let",
+            AccKind::Var(_) => "var",
+            AccKind::Tuple(_) => "tuple",
+            AccKind::Prj(..) => "prj",
+            AccKind::Use(_) => "use",
+            AccKind::Unit(_) => "unit",
+            AccKind::Reshape { .. } => "reshape",
+            AccKind::Generate { .. } => "generate",
+            AccKind::Map { .. } => "map",
+            AccKind::ZipWith { .. } => "zip_with",
+            AccKind::Backpermute { .. } => "backpermute",
+            AccKind::Replicate { .. } => "replicate",
+            AccKind::Slice { .. } => "slice",
+            AccKind::Fold { seed: Some(_), .. } => "fold",
+            AccKind::Fold { seed: None, .. } => "fold1",
+            AccKind::Scan { dir: Direction::Left, seed: Some(_), .. } => "scanl",
+            AccKind::Scan { dir: Direction::Left, seed: None, .. } => "scanl1",
+            AccKind::Scan { dir: Direction::Right, seed: Some(_), .. } => "scanr",
+            AccKind::Scan { dir: Direction::Right, seed: None, .. } => "scanr1",
+            AccKind::Permute { .. } => "permute",
+            AccKind::Acond { .. } => "acond",
+            AccKind::Awhile { .. } => "awhile",
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! # accelerate
+//!
+//! An embedded, purely functional, data-parallel array language for Rust,
+//! after Accelerate (McDonell, Chakravarty, Keller, Lippmeier: "Optimising
+//! Purely Functional GPU Programs", ICFP 2013).
+//!
+//! Programs have two levels: scalar expressions [`Exp<T>`](lang::Exp) and
+//! array computations [`Acc<A>`](lang::Acc). They are built by ordinary
+//! Rust code — Rust is the meta-language — and compiled at run time:
+//!
+//! ```
+//! use accelerate::prelude::*;
+//!
+//! fn dotp(xs: &Acc<Vector<f32>>, ys: &Acc<Vector<f32>>) -> Acc<Scalar<f32>> {
+//!     xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b)
+//! }
+//!
+//! let xs = Vector::from_elems(vec![1.0f32, 2.0, 3.0]);
+//! let ys = Vector::from_elems(vec![4.0f32, 5.0, 6.0]);
+//! let r = accelerate::run(&dotp(&use_array(xs.clone()), &use_array(ys.clone())))?;
+//! assert_eq!(r.value(), 32.0);
+//!
+//! // convert once, run many times (Accelerate's runN)
+//! let f = accelerate::compile(|xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| dotp(&xs, &ys))?;
+//! assert_eq!(f.run((&xs, &ys))?.value(), 32.0);
+//! # Ok::<(), accelerate::Error>(())
+//! ```
+//!
+//! The pipeline (see `docs/architecture.md`): the program graph's sharing is
+//! recovered into a typed first-order IR ([`ir`]) with let-bound sharing
+//! ([`trafo`], ICFP'13 §3), which a backend runs ([`backend`]; the reference
+//! interpreter defines the semantics, `docs/semantics.md`).
+
+pub mod array;
+pub mod backend;
+pub mod exec;
+pub mod ir;
+pub mod lang;
+pub mod prelude;
+pub mod trafo;
+
+pub use exec::config::{Backend, Config};
+pub use exec::error::{Error, Result, SrcLoc};
+pub use exec::{compile, compile_with, explain, explain_with, run, run_with, Program};

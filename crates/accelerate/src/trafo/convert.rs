@@ -1,0 +1,428 @@
+//! Conversion of the program graph to the IR: sharing recovery at both
+//! levels (`trafo::sharing`) and binder introduction with de Bruijn indices
+//! (ICFP'13 §3.4).
+//!
+//! The array level is converted first. Its "children" of an array node are
+//! its array arguments and every array its scalar code reads (`index`,
+//! `shape`, `the`): in the IR, scalar code reads arrays only through array
+//! variables, so those arrays are *forced* to be let-bound, above the node
+//! that reads them. Each scalar expression is then converted on its own,
+//! with its own sharing recovery, in the array environment of its node.
+//!
+//! An array node whose scalar code mentions the argument of a scalar
+//! function it does not itself contain was built inside that function:
+//! nested data parallelism, rejected with the node's source location.
+
+use super::sharing::{recover, Level, SharingPlan};
+use crate::array::ArraysTy;
+use crate::exec::error::{Error, Result, SrcLoc};
+use crate::ir::*;
+use crate::lang::graph::{self, Lam, Node, NodeId, NodeKind};
+use std::collections::{HashMap, HashSet};
+
+/// Which sharing to recover (all of it, unless an ablation turns it off).
+#[derive(Clone, Copy, Debug)]
+pub struct SharingOptions {
+    pub arrays: bool,
+    pub scalars: bool,
+}
+
+/// Converts the graph of a program with array parameters `params` and
+/// result `root` to the IR.
+pub(crate) fn convert_program(
+    params: &[(NodeId, ArraysTy)],
+    root: NodeId,
+    opts: SharingOptions,
+) -> Result<Program> {
+    let level = AccLevel::build(root, opts.arrays)?;
+    let plan = recover(&level, root);
+    let mut cx = AccConverter { level, plan, env: Vec::new(), opts };
+    cx.env.extend(params.iter().map(|(id, _)| *id));
+    let body = cx.acc(root)?;
+    Ok(Program { params: params.iter().map(|(_, t)| t.clone()).collect(), body })
+}
+
+// ---------------------------------------------------------------------------
+// The array level
+
+struct AccLevel {
+    nodes: HashMap<NodeId, Node>,
+    children: HashMap<NodeId, Vec<NodeId>>,
+    forced: HashSet<NodeId>,
+    sharing: bool,
+}
+
+impl Level for AccLevel {
+    fn children(&self, n: NodeId) -> &[NodeId] {
+        &self.children[&n]
+    }
+    fn bindable(&self, n: NodeId) -> bool {
+        !matches!(self.nodes[&n].kind, NodeKind::AParam(_)) && (self.sharing || self.forced.contains(&n))
+    }
+    fn forced(&self, n: NodeId) -> bool {
+        self.forced.contains(&n)
+    }
+}
+
+impl AccLevel {
+    fn build(root: NodeId, sharing: bool) -> Result<AccLevel> {
+        let mut lv =
+            AccLevel { nodes: HashMap::new(), children: HashMap::new(), forced: HashSet::new(), sharing };
+        let mut todo = vec![root];
+        while let Some(n) = todo.pop() {
+            if lv.nodes.contains_key(&n) {
+                continue;
+            }
+            let node = graph::node(n);
+            if !node.kind.is_acc() {
+                return Err(Error::Internal(format!("scalar node {n} in array position")));
+            }
+            let (mut arrays, mut exps, mut lams) = (Vec::new(), Vec::new(), Vec::new());
+            node.kind.acc_parts(&mut arrays, &mut exps, &mut lams);
+            let reads = scalar_reads(&exps, &lams, node.loc)?;
+            lv.forced.extend(reads.iter().copied());
+            let mut cs = arrays;
+            cs.extend(reads);
+            todo.extend(cs.iter().copied());
+            lv.children.insert(n, cs);
+            lv.nodes.insert(n, node);
+        }
+        Ok(lv)
+    }
+}
+
+/// The arrays read by an array node's scalar code, in order of first
+/// appearance, checking that the code mentions no variable of an enclosing
+/// scalar function (Note [Nested parallelism] in the module doc).
+fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc) -> Result<Vec<NodeId>> {
+    let mut bound: HashSet<NodeId> = HashSet::new();
+    let mut seen: HashSet<NodeId> = HashSet::new();
+    let mut reads = Vec::new();
+    let mut params_used = Vec::new();
+    let mut stack: Vec<NodeId> = Vec::new();
+    for l in lams {
+        bound.extend(l.params.iter().copied());
+        stack.push(l.body);
+    }
+    stack.extend(exps.iter().rev());
+    let mut cs = Vec::new();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        graph::with_node(n, |node| {
+            match &node.kind {
+                NodeKind::Param(_) => params_used.push(n),
+                NodeKind::While { cond, body, .. } => {
+                    bound.extend(cond.params.iter().chain(&body.params).copied());
+                }
+                _ => {}
+            }
+            if let Some(a) = node.kind.array_read() {
+                reads.push(a);
+            }
+            cs.clear();
+            node.kind.exp_children(&mut cs);
+            stack.extend(cs.iter().rev());
+        });
+    }
+    if params_used.iter().any(|p| !bound.contains(p)) {
+        return Err(Error::NestedParallelism { loc });
+    }
+    Ok(reads)
+}
+
+struct AccConverter {
+    level: AccLevel,
+    plan: SharingPlan,
+    /// The array environment: the node each de Bruijn position stands for.
+    env: Vec<NodeId>,
+    opts: SharingOptions,
+}
+
+fn env_index(env: &[NodeId], n: NodeId) -> Option<usize> {
+    env.iter().rposition(|&x| x == n).map(|p| env.len() - 1 - p)
+}
+
+impl AccConverter {
+    /// The node's term, with the lets floated to it.
+    fn acc(&mut self, n: NodeId) -> Result<OpenAcc> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.acc_inner(n))
+    }
+
+    fn acc_inner(&mut self, n: NodeId) -> Result<OpenAcc> {
+        let binds = self.plan.binds_at.get(&n).cloned().unwrap_or_default();
+        let mut bounds = Vec::with_capacity(binds.len());
+        let mut result = Ok(());
+        for &b in &binds {
+            match self.acc(b) {
+                Ok(t) => {
+                    bounds.push(t);
+                    self.env.push(b);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let body = result.and_then(|_| self.acc_node(n));
+        self.env.truncate(self.env.len() - bounds.len());
+        let body = body?;
+        Ok(bounds.into_iter().rev().fold(body, |body, b| {
+            let loc = b.loc;
+            OpenAcc::new(AccKind::Let(Box::new(b), Box::new(body)), loc)
+        }))
+    }
+
+    /// A reference to a child: its variable if it is bound, else its term.
+    fn acc_ref(&mut self, c: NodeId) -> Result<Box<OpenAcc>> {
+        if let Some(i) = env_index(&self.env, c) {
+            return Ok(Box::new(OpenAcc::new(AccKind::Var(i), self.level.nodes[&c].loc)));
+        }
+        if let NodeKind::AParam(_) = self.level.nodes[&c].kind {
+            return Err(Error::EscapedVariable { loc: self.level.nodes[&c].loc });
+        }
+        if self.plan.shared.contains(&c) {
+            return Err(Error::Internal(format!("shared array term {c} used outside its binding")));
+        }
+        Ok(Box::new(self.acc(c)?))
+    }
+
+    fn afun(&mut self, l: &Lam) -> Result<AFun> {
+        let p = l.params[0];
+        let param = match &self.level.nodes[&p].kind {
+            NodeKind::AParam(t) => t.clone(),
+            _ => return Err(Error::Internal("array function without an array parameter".into())),
+        };
+        self.env.push(p);
+        let body = self.acc_ref(l.body);
+        self.env.pop();
+        Ok(AFun { param, body: body? })
+    }
+
+    fn exp(&self, root: NodeId) -> Result<OpenExp> {
+        ExpConverter::new(root, &self.env, self.opts.scalars).run(&[], root)
+    }
+
+    fn fun(&self, l: &Lam) -> Result<Fun> {
+        let params = l
+            .params
+            .iter()
+            .map(|&p| match graph::node(p).kind {
+                NodeKind::Param(t) => Ok(t),
+                _ => Err(Error::Internal("scalar function without a scalar parameter".into())),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let body = ExpConverter::new(l.body, &self.env, self.opts.scalars).run(&l.params, l.body)?;
+        Ok(Fun { params, body })
+    }
+
+    fn acc_node(&mut self, n: NodeId) -> Result<OpenAcc> {
+        let node = self.level.nodes[&n].clone();
+        let kind = match &node.kind {
+            NodeKind::AParam(_) => return Ok(*self.acc_ref(n)?),
+            NodeKind::Use(d) => AccKind::Use(d.clone()),
+            NodeKind::Unit(e) => AccKind::Unit(self.exp(*e)?),
+            NodeKind::Reshape { shape, array } => {
+                AccKind::Reshape { shape: self.exp(*shape)?, array: self.acc_ref(*array)? }
+            }
+            NodeKind::Generate { shape, f } => {
+                AccKind::Generate { shape: self.exp(*shape)?, f: self.fun(f)? }
+            }
+            NodeKind::Map { f, array } => AccKind::Map { f: self.fun(f)?, array: self.acc_ref(*array)? },
+            NodeKind::ZipWith { f, a, b } => {
+                AccKind::ZipWith { f: self.fun(f)?, a: self.acc_ref(*a)?, b: self.acc_ref(*b)? }
+            }
+            NodeKind::Backpermute { shape, f, array } => AccKind::Backpermute {
+                shape: self.exp(*shape)?,
+                f: self.fun(f)?,
+                array: self.acc_ref(*array)?,
+            },
+            NodeKind::Replicate { spec, slix, array } => AccKind::Replicate {
+                spec: spec.clone(),
+                slix: self.exp(*slix)?,
+                array: self.acc_ref(*array)?,
+            },
+            NodeKind::Slice { spec, array, slix } => {
+                AccKind::Slice { spec: spec.clone(), array: self.acc_ref(*array)?, slix: self.exp(*slix)? }
+            }
+            NodeKind::Fold { f, seed, array } => AccKind::Fold {
+                f: self.fun(f)?,
+                seed: seed.map(|s| self.exp(s)).transpose()?,
+                array: self.acc_ref(*array)?,
+            },
+            NodeKind::Scan { dir, f, seed, array } => AccKind::Scan {
+                dir: *dir,
+                f: self.fun(f)?,
+                seed: seed.map(|s| self.exp(s)).transpose()?,
+                array: self.acc_ref(*array)?,
+            },
+            NodeKind::Permute { combine, defaults, index, source } => AccKind::Permute {
+                combine: self.fun(combine)?,
+                defaults: self.acc_ref(*defaults)?,
+                index: self.fun(index)?,
+                source: self.acc_ref(*source)?,
+            },
+            NodeKind::Acond { cond, then_, else_ } => AccKind::Acond {
+                cond: self.exp(*cond)?,
+                then_: self.acc_ref(*then_)?,
+                else_: self.acc_ref(*else_)?,
+            },
+            NodeKind::Awhile { pred, body, init } => {
+                AccKind::Awhile { pred: self.afun(pred)?, body: self.afun(body)?, init: self.acc_ref(*init)? }
+            }
+            NodeKind::ATuple(xs) => {
+                AccKind::Tuple(xs.iter().map(|x| self.acc_ref(*x).map(|b| *b)).collect::<Result<_>>()?)
+            }
+            NodeKind::APrj(i, t) => AccKind::Prj(*i, self.acc_ref(*t)?),
+            _ => return Err(Error::Internal(format!("scalar node {n} in array position"))),
+        };
+        Ok(OpenAcc::new(kind, node.loc))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The scalar level
+
+struct ExpLevel {
+    children: HashMap<NodeId, Vec<NodeId>>,
+    consts: HashSet<NodeId>,
+    sharing: bool,
+}
+
+impl Level for ExpLevel {
+    fn children(&self, n: NodeId) -> &[NodeId] {
+        &self.children[&n]
+    }
+    fn bindable(&self, n: NodeId) -> bool {
+        self.sharing && !self.consts.contains(&n)
+    }
+}
+
+struct ExpConverter<'a> {
+    plan: SharingPlan,
+    nodes: HashMap<NodeId, Node>,
+    aenv: &'a [NodeId],
+    env: Vec<NodeId>,
+}
+
+impl<'a> ExpConverter<'a> {
+    fn new(root: NodeId, aenv: &'a [NodeId], sharing: bool) -> Self {
+        let mut level = ExpLevel { children: HashMap::new(), consts: HashSet::new(), sharing };
+        let mut nodes = HashMap::new();
+        let mut todo = vec![root];
+        while let Some(n) = todo.pop() {
+            if nodes.contains_key(&n) {
+                continue;
+            }
+            let node = graph::node(n);
+            let mut cs = Vec::new();
+            node.kind.exp_children(&mut cs);
+            if matches!(node.kind, NodeKind::Const(_) | NodeKind::Param(_)) {
+                level.consts.insert(n);
+            }
+            todo.extend(cs.iter().copied());
+            level.children.insert(n, cs);
+            nodes.insert(n, node);
+        }
+        let plan = recover(&level, root);
+        ExpConverter { plan, nodes, aenv, env: Vec::new() }
+    }
+
+    fn run(mut self, params: &[NodeId], root: NodeId) -> Result<OpenExp> {
+        self.env.extend(params);
+        self.exp(root)
+    }
+
+    fn exp(&mut self, n: NodeId) -> Result<OpenExp> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(n))
+    }
+
+    fn exp_inner(&mut self, n: NodeId) -> Result<OpenExp> {
+        let binds = self.plan.binds_at.get(&n).cloned().unwrap_or_default();
+        let mut bounds = Vec::with_capacity(binds.len());
+        let mut result = Ok(());
+        for &b in &binds {
+            match self.exp(b) {
+                Ok(t) => {
+                    bounds.push(t);
+                    self.env.push(b);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let body = result.and_then(|_| self.exp_node(n));
+        self.env.truncate(self.env.len() - bounds.len());
+        let body = body?;
+        Ok(bounds.into_iter().rev().fold(body, |body, b| {
+            let loc = b.loc;
+            OpenExp::new(ExpKind::Let(Box::new(b), Box::new(body)), loc)
+        }))
+    }
+
+    fn exp_ref(&mut self, c: NodeId) -> Result<Box<OpenExp>> {
+        if let Some(i) = env_index(&self.env, c) {
+            return Ok(Box::new(OpenExp::new(ExpKind::Var(i), self.nodes[&c].loc)));
+        }
+        if self.plan.shared.contains(&c) {
+            return Err(Error::Internal(format!("shared scalar term {c} used outside its binding")));
+        }
+        Ok(Box::new(self.exp(c)?))
+    }
+
+    fn loop_fun(&mut self, l: &Lam) -> Result<Box<Fun>> {
+        let p = l.params[0];
+        let ty = match &self.nodes[&p].kind {
+            NodeKind::Param(t) => t.clone(),
+            _ => return Err(Error::Internal("loop function without a parameter".into())),
+        };
+        self.env.push(p);
+        let body = self.exp_ref(l.body);
+        self.env.pop();
+        Ok(Box::new(Fun { params: vec![ty], body: *body? }))
+    }
+
+    fn array_var(&self, a: NodeId, loc: SrcLoc) -> Result<usize> {
+        env_index(self.aenv, a).ok_or_else(|| match graph::node(a).kind {
+            NodeKind::AParam(_) => Error::EscapedVariable { loc },
+            _ => Error::Internal(format!("array {a} read by scalar code at {loc} is not bound")),
+        })
+    }
+
+    fn exp_node(&mut self, n: NodeId) -> Result<OpenExp> {
+        let node = self.nodes[&n].clone();
+        let loc = node.loc;
+        let kind = match &node.kind {
+            NodeKind::Const(c) => ExpKind::Const(*c),
+            NodeKind::Param(_) => match env_index(&self.env, n) {
+                Some(i) => ExpKind::Var(i),
+                None => return Err(Error::EscapedVariable { loc }),
+            },
+            NodeKind::Tuple(xs) => {
+                ExpKind::Tuple(xs.iter().map(|x| self.exp_ref(*x).map(|b| *b)).collect::<Result<_>>()?)
+            }
+            NodeKind::Prj(i, t) => ExpKind::Prj(*i, self.exp_ref(*t)?),
+            NodeKind::Prim(op, xs) => {
+                ExpKind::Prim(*op, xs.iter().map(|x| self.exp_ref(*x).map(|b| *b)).collect::<Result<_>>()?)
+            }
+            NodeKind::Cond(c, t, e) => ExpKind::Cond(self.exp_ref(*c)?, self.exp_ref(*t)?, self.exp_ref(*e)?),
+            NodeKind::While { cond, body, init } => {
+                let init = self.exp_ref(*init)?;
+                ExpKind::While { cond: self.loop_fun(cond)?, body: self.loop_fun(body)?, init }
+            }
+            NodeKind::Index { array, index } => {
+                ExpKind::Index { array: self.array_var(*array, loc)?, index: self.exp_ref(*index)? }
+            }
+            NodeKind::LinearIndex { array, index } => {
+                ExpKind::LinearIndex { array: self.array_var(*array, loc)?, index: self.exp_ref(*index)? }
+            }
+            NodeKind::ShapeOf { array } => ExpKind::Shape { array: self.array_var(*array, loc)? },
+            _ => return Err(Error::Internal(format!("array node {n} in scalar position"))),
+        };
+        Ok(OpenExp::new(kind, loc))
+    }
+}
