@@ -149,7 +149,9 @@ impl<L: Level> Float<'_, L> {
         }
         let mut binds = Vec::new();
         while let Some(s) = saturated.pop() {
-            let e = gamma.remove(&s).expect("a saturated term is in Γ");
+            // A saturated entry that a later merge moved (smaller-into-larger
+            // swaps move whole maps) is reported again: bind it once.
+            let Some(e) = gamma.remove(&s) else { continue };
             binds.push(s);
             self.plan.shared.insert(s);
             if let Some(inner) = e.interior {
