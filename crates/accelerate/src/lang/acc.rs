@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 /// cheap `Copy` handle to a node of the program graph.
 pub struct Acc<A> {
     pub(crate) id: NodeId,
-    _ty: PhantomData<(fn() -> A, *const ())>,
+    _ty: graph::HandleTy<A>,
 }
 
 impl<A> Clone for Acc<A> {

@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 /// the program graph (Note [The expression arena] in `lang::graph`).
 pub struct Exp<T> {
     pub(crate) id: NodeId,
-    _ty: PhantomData<(fn() -> T, *const ())>,
+    _ty: graph::HandleTy<T>,
 }
 
 impl<T> Clone for Exp<T> {
@@ -257,11 +257,6 @@ impl<T: IntElt> Exp<T> {
     #[track_caller]
     pub fn quot(self, other: impl IntoExp<T>) -> Exp<T> {
         prim(PrimFun::Quot, vec![self.id, other.into_exp().id])
-    }
-    /// Remainder of truncating division (Rust's `%`).
-    #[track_caller]
-    pub fn rem(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::Rem, vec![self.id, other.into_exp().id])
     }
 }
 

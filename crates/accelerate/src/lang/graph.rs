@@ -21,6 +21,10 @@ use std::sync::Arc;
 
 pub(crate) type NodeId = u32;
 
+/// The type marker of a handle: covariant in `T`, neither `Send` nor `Sync`
+/// (Note [The expression arena]).
+pub(crate) type HandleTy<T> = std::marker::PhantomData<(fn() -> T, *const ())>;
+
 /// A function in the graph: its parameter nodes and body.
 #[derive(Clone, Debug)]
 pub(crate) struct Lam {

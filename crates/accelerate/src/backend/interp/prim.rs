@@ -176,9 +176,11 @@ fn unary(op: PrimFun, a: ScalarVal) -> Option<ScalarVal> {
 
 fn binary(op: PrimFun, a: ScalarVal, b: ScalarVal, loc: SrcLoc) -> Result<Option<ScalarVal>> {
     use PrimFun::*;
-    let zero_divisor = || match b {
-        S::I8(0) | S::I16(0) | S::I32(0) | S::I64(0) | S::U8(0) | S::U16(0) | S::U32(0) | S::U64(0) => true,
-        _ => false,
+    let zero_divisor = || {
+        matches!(
+            b,
+            S::I8(0) | S::I16(0) | S::I32(0) | S::I64(0) | S::U8(0) | S::U16(0) | S::U32(0) | S::U64(0)
+        )
     };
     Ok(match op {
         Add => each_int2!(a, b, x, y => x.wrapping_add(y)).or_else(|| each_float2!(a, b, x, y => x + y)),
