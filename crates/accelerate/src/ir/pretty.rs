@@ -34,6 +34,8 @@ pub fn program(p: &Program) -> String {
 struct Printer {
     adepth: usize,
     edepth: usize,
+    /// Indentation of the lines of the scalar code being printed.
+    eindent: usize,
 }
 
 impl Printer {
@@ -118,17 +120,17 @@ impl Printer {
                 out.push_str("generate ");
                 self.exp_arg(shape, out);
                 out.push(' ');
-                self.fun(f, out);
+                self.fun_at(f, indent, out);
             }
             AccKind::Map { f, array } => {
                 out.push_str("map ");
-                self.fun(f, out);
+                self.fun_at(f, indent, out);
                 out.push(' ');
                 self.acc_arg(array, indent, out);
             }
             AccKind::ZipWith { f, a: x, b: y } => {
                 out.push_str("zip_with ");
-                self.fun(f, out);
+                self.fun_at(f, indent, out);
                 out.push(' ');
                 self.acc_arg(x, indent, out);
                 out.push(' ');
@@ -138,7 +140,7 @@ impl Printer {
                 out.push_str("backpermute ");
                 self.exp_arg(shape, out);
                 out.push(' ');
-                self.fun(f, out);
+                self.fun_at(f, indent, out);
                 out.push(' ');
                 self.acc_arg(array, indent, out);
             }
@@ -156,7 +158,7 @@ impl Printer {
             }
             AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
                 let _ = write!(out, "{} ", a.op_name());
-                self.fun(f, out);
+                self.fun_at(f, indent, out);
                 if let Some(z) = seed {
                     out.push(' ');
                     self.exp_arg(z, out);
@@ -166,11 +168,11 @@ impl Printer {
             }
             AccKind::Permute { combine, defaults, index, source } => {
                 out.push_str("permute ");
-                self.fun(combine, out);
+                self.fun_at(combine, indent, out);
                 out.push(' ');
                 self.acc_arg(defaults, indent, out);
                 out.push(' ');
-                self.fun(index, out);
+                self.fun_at(index, indent, out);
                 out.push(' ');
                 self.acc_arg(source, indent, out);
             }
@@ -202,6 +204,13 @@ impl Printer {
         self.adepth = saved;
     }
 
+    fn fun_at(&mut self, f: &Fun, indent: usize, out: &mut String) {
+        let saved_indent = self.eindent;
+        self.eindent = indent + 4;
+        self.fun(f, out);
+        self.eindent = saved_indent;
+    }
+
     fn fun(&mut self, f: &Fun, out: &mut String) {
         let saved = self.edepth;
         let names: Vec<String> = f.params.iter().map(|_| self.bind_exp()).collect();
@@ -225,9 +234,12 @@ impl Printer {
             ExpKind::Let(b, body) => {
                 let saved = self.edepth;
                 let mut bt = String::new();
+                self.eindent += 2;
                 self.exp(b, false, &mut bt);
+                self.eindent -= 2;
                 let n = self.bind_exp();
-                let _ = write!(out, "{open}let {n} = {bt} in ");
+                let pad = " ".repeat(self.eindent);
+                let _ = write!(out, "{open}let {n} = {bt} in\n{pad}");
                 self.exp(body, false, out);
                 out.push_str(close);
                 self.edepth = saved;
