@@ -43,6 +43,80 @@ pub(crate) fn convert_program(
 }
 
 // ---------------------------------------------------------------------------
+// Binder introduction, shared by both levels
+
+/// A converter of one level: its environment, how it converts a node, and
+/// how it builds a let.
+trait Binders {
+    type Term;
+    fn env(&mut self) -> &mut Vec<NodeId>;
+    /// A node's term with the lets floated to it.
+    fn term(&mut self, n: NodeId) -> Result<Self::Term>;
+    /// A node's own constructor, its children by reference.
+    fn node_term(&mut self, n: NodeId) -> Result<Self::Term>;
+    fn make_let(bound: Self::Term, body: Self::Term) -> Self::Term;
+}
+
+/// ICFP'13 §3.4: the shared terms floated to `n` become lets around `n`'s
+/// term, each in scope of those before it (their order puts every term
+/// after the terms it uses).
+fn bind_floated<C: Binders>(cx: &mut C, binds: &[NodeId], n: NodeId) -> Result<C::Term> {
+    let mut bounds = Vec::with_capacity(binds.len());
+    let mut result = Ok(());
+    for &b in binds {
+        match cx.term(b) {
+            Ok(t) => {
+                bounds.push(t);
+                cx.env().push(b);
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    let body = result.and_then(|_| cx.node_term(n));
+    let env = cx.env();
+    env.truncate(env.len() - bounds.len());
+    let body = body?;
+    Ok(bounds.into_iter().rev().fold(body, |body, b| C::make_let(b, body)))
+}
+
+impl Binders for AccConverter {
+    type Term = OpenAcc;
+    fn env(&mut self) -> &mut Vec<NodeId> {
+        &mut self.env
+    }
+    fn term(&mut self, n: NodeId) -> Result<OpenAcc> {
+        self.acc(n)
+    }
+    fn node_term(&mut self, n: NodeId) -> Result<OpenAcc> {
+        self.acc_node(n)
+    }
+    fn make_let(bound: OpenAcc, body: OpenAcc) -> OpenAcc {
+        let loc = bound.loc;
+        OpenAcc::new(AccKind::Let(Box::new(bound), Box::new(body)), loc)
+    }
+}
+
+impl Binders for ExpConverter<'_> {
+    type Term = OpenExp;
+    fn env(&mut self) -> &mut Vec<NodeId> {
+        &mut self.env
+    }
+    fn term(&mut self, n: NodeId) -> Result<OpenExp> {
+        self.exp(n)
+    }
+    fn node_term(&mut self, n: NodeId) -> Result<OpenExp> {
+        self.exp_node(n)
+    }
+    fn make_let(bound: OpenExp, body: OpenExp) -> OpenExp {
+        let loc = bound.loc;
+        OpenExp::new(ExpKind::Let(Box::new(bound), Box::new(body)), loc)
+    }
+}
+
+// ---------------------------------------------------------------------------
 // The array level
 
 struct AccLevel {
@@ -152,27 +226,7 @@ impl AccConverter {
 
     fn acc_inner(&mut self, n: NodeId) -> Result<OpenAcc> {
         let binds = self.plan.binds_at.get(&n).cloned().unwrap_or_default();
-        let mut bounds = Vec::with_capacity(binds.len());
-        let mut result = Ok(());
-        for &b in &binds {
-            match self.acc(b) {
-                Ok(t) => {
-                    bounds.push(t);
-                    self.env.push(b);
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        let body = result.and_then(|_| self.acc_node(n));
-        self.env.truncate(self.env.len() - bounds.len());
-        let body = body?;
-        Ok(bounds.into_iter().rev().fold(body, |body, b| {
-            let loc = b.loc;
-            OpenAcc::new(AccKind::Let(Box::new(b), Box::new(body)), loc)
-        }))
+        bind_floated(self, &binds, n)
     }
 
     /// A reference to a child: its variable if it is bound, else its term.
@@ -341,27 +395,7 @@ impl<'a> ExpConverter<'a> {
 
     fn exp_inner(&mut self, n: NodeId) -> Result<OpenExp> {
         let binds = self.plan.binds_at.get(&n).cloned().unwrap_or_default();
-        let mut bounds = Vec::with_capacity(binds.len());
-        let mut result = Ok(());
-        for &b in &binds {
-            match self.exp(b) {
-                Ok(t) => {
-                    bounds.push(t);
-                    self.env.push(b);
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        let body = result.and_then(|_| self.exp_node(n));
-        self.env.truncate(self.env.len() - bounds.len());
-        let body = body?;
-        Ok(bounds.into_iter().rev().fold(body, |body, b| {
-            let loc = b.loc;
-            OpenExp::new(ExpKind::Let(Box::new(b), Box::new(body)), loc)
-        }))
+        bind_floated(self, &binds, n)
     }
 
     fn exp_ref(&mut self, c: NodeId) -> Result<Box<OpenExp>> {
