@@ -42,3 +42,4 @@ pub mod trafo;
 pub use exec::config::{Backend, Config};
 pub use exec::error::{Error, Result, SrcLoc};
 pub use exec::{compile, compile_with, explain, explain_with, run, run_with, Program};
+pub use lang::scope;

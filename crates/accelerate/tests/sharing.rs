@@ -237,3 +237,24 @@ fn an_expression_smuggled_out_of_its_closure_is_an_error_not_a_panic() {
     assert!(matches!(err, Error::EscapedVariable { .. } | Error::NestedParallelism { .. }), "{err}");
     assert!(err.to_string().contains("tests/sharing.rs"), "{err}");
 }
+
+#[test]
+fn a_scope_frees_its_nodes_and_a_handle_used_after_it_is_a_stale_handle_error() {
+    let xs = Vector::from_elems(vec![1i32, 2, 3]);
+    let outside = use_array(xs.clone());
+    let (leaked, inside_result) = accelerate::scope(|| {
+        let ys = outside.map(|x| x + 1);
+        (ys, run_with(&ys, &Config::default()).unwrap().to_vec())
+    });
+    assert_eq!(inside_result, vec![2, 3, 4]);
+    // handles made before the scope are still good
+    assert_eq!(run_with(&outside, &Config::default()).unwrap().to_vec(), vec![1, 2, 3]);
+    // nodes made after the scope reuse the freed slots in a new generation
+    let _fresh = outside.map(|x| x * 100);
+    let err = run_with(&leaked, &Config::default()).unwrap_err();
+    assert!(matches!(err, Error::StaleHandle { .. }), "{err}");
+    assert!(err.to_string().contains("tests/sharing.rs"), "{err}");
+    // and one used inside a new computation
+    let err = run_with(&leaked.map(|x| x - 1), &Config::default()).unwrap_err();
+    assert!(matches!(err, Error::StaleHandle { .. }), "{err}");
+}

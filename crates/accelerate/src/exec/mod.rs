@@ -12,31 +12,35 @@ use crate::ir;
 use crate::lang::acc::Acc;
 use crate::lang::graph::NodeId;
 use config::{Backend, Config};
-use error::Result;
+use error::{Result, SrcLoc};
 use std::marker::PhantomData;
 
 pub use pipeline::Phase;
 
 /// Runs an array computation with the configuration of the environment
 /// (`Config::from_env`).
+#[track_caller]
 pub fn run<A: Arrays>(acc: &Acc<A>) -> Result<A> {
     run_with(acc, &Config::from_env()?)
 }
 
 /// Runs an array computation with an explicit configuration.
+#[track_caller]
 pub fn run_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<A> {
-    let phases = pipeline::compile_graph(&[], acc.id, config)?;
+    let phases = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
     let prog = &phases.last().expect("at least one phase").ir;
     A::from_arrays_val(execute(prog, Vec::new(), config)?)
 }
 
 /// The IR of a computation after each phase of the pipeline, as text.
+#[track_caller]
 pub fn explain<A: Arrays>(acc: &Acc<A>) -> Result<String> {
     explain_with(acc, &Config::from_env()?)
 }
 
+#[track_caller]
 pub fn explain_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
-    Ok(show_phases(&pipeline::compile_graph(&[], acc.id, config)?))
+    Ok(show_phases(&pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?))
 }
 
 fn show_phases(phases: &[Phase]) -> String {
@@ -54,7 +58,14 @@ fn execute(prog: &ir::Program, args: Vec<ArraysVal>, config: &Config) -> Result<
 pub trait AccFn<Args> {
     type Out: Arrays;
     #[doc(hidden)]
-    fn reify(self) -> (Vec<(NodeId, ArraysTy)>, NodeId);
+    fn reify(self) -> Reified;
+}
+
+/// The graph of a function of arrays: its parameter nodes and its result.
+#[doc(hidden)]
+pub struct Reified {
+    params: Vec<(NodeId, ArraysTy)>,
+    root: NodeId,
 }
 
 /// The arguments of a compiled program, as passed to `Program::run`: a
@@ -70,10 +81,10 @@ macro_rules! acc_fn {
         impl<$($a: Arrays,)+ R: Arrays, F: FnOnce($(Acc<$a>),+) -> Acc<R>> AccFn<($($a,)+)> for F {
             type Out = R;
             #[track_caller]
-            fn reify(self) -> (Vec<(NodeId, ArraysTy)>, NodeId) {
+            fn reify(self) -> Reified {
                 $(let $x = Acc::<$a>::param();)+
                 let body = self($($x),+);
-                (vec![$(($x.id, $a::arrays_ty())),+], body.id)
+                Reified { params: vec![$(($x.id, $a::arrays_ty())),+], root: body.id }
             }
         }
     };
@@ -150,7 +161,7 @@ pub fn compile_with<Args: ProgramArgs, F: AccFn<Args>>(
     f: F,
     config: Config,
 ) -> Result<Program<Args, F::Out>> {
-    let (params, root) = f.reify();
-    let phases = pipeline::compile_graph(&params, root, &config)?;
+    let Reified { params, root } = f.reify();
+    let phases = pipeline::compile_graph(&params, root, &config, SrcLoc::caller())?;
     Ok(Program { phases, config, _ty: PhantomData })
 }

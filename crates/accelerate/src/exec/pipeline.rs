@@ -8,7 +8,7 @@
 //! a function from IR to IR listed in `compile_graph`, in order.
 
 use super::config::Config;
-use super::error::Result;
+use super::error::{Result, SrcLoc};
 use crate::array::ArraysTy;
 use crate::ir::{self, verify::verify_program};
 use crate::lang::graph::NodeId;
@@ -24,14 +24,16 @@ pub struct Phase {
 
 /// Runs the pipeline on a program graph; returns every phase's IR, the
 /// last being the program to execute.
+/// `loc` is where the user asked for it (`run`, `compile`, `explain`).
 pub(crate) fn compile_graph(
     params: &[(NodeId, ArraysTy)],
     root: NodeId,
     config: &Config,
+    loc: SrcLoc,
 ) -> Result<Vec<Phase>> {
     let mut phases = Vec::new();
     let t = Instant::now();
-    let prog = crate::trafo::convert::convert_program(params, root, config.sharing)?;
+    let prog = crate::trafo::convert::convert_program(params, root, config.sharing, loc)?;
     finish(&mut phases, "sharing", prog, t, config)?;
     Ok(phases)
 }

@@ -12,6 +12,11 @@
 //! program that is run many times should be built once with `compile`.
 //! Array data held by `use_array` nodes is shared with the user's arrays
 //! (reference counted), not copied.
+//!
+//! To give the memory back, build and run inside [`crate::scope`]: the
+//! nodes made inside are freed when it returns. Every handle carries the
+//! generation of the arena it was made in, so a handle used after its
+//! scope ended is detected (`Error::StaleHandle`), never misread.
 
 use crate::array::{ArrayData, ArraysTy, EltTy, ScalarVal, SliceSpec};
 use crate::exec::error::SrcLoc;
@@ -19,7 +24,19 @@ use crate::ir::{Direction, PrimFun};
 use std::cell::RefCell;
 use std::sync::Arc;
 
-pub(crate) type NodeId = u32;
+/// A node's stable name: its position in the arena and the generation it
+/// was made in (Note [The expression arena]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct NodeId {
+    idx: u32,
+    gen: u32,
+}
+
+impl std::fmt::Display for NodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.idx)
+    }
+}
 
 /// The type marker of a handle: covariant in `T`, neither `Send` nor `Sync`
 /// (Note [The expression arena]).
@@ -131,30 +148,61 @@ pub(crate) enum NodeKind {
 pub(crate) struct Node {
     pub kind: NodeKind,
     pub loc: SrcLoc,
+    gen: u32,
+}
+
+struct Arena {
+    nodes: Vec<Node>,
+    /// The generation of the nodes made now; bumped when a scope ends.
+    gen: u32,
 }
 
 thread_local! {
-    static ARENA: RefCell<Vec<Node>> = const { RefCell::new(Vec::new()) };
+    static ARENA: RefCell<Arena> = const { RefCell::new(Arena { nodes: Vec::new(), gen: 0 }) };
 }
 
 /// Adds a node to this thread's arena.
 pub(crate) fn push(kind: NodeKind, loc: SrcLoc) -> NodeId {
     ARENA.with(|a| {
         let mut a = a.borrow_mut();
-        let id = NodeId::try_from(a.len()).expect("more than 2^32 expression nodes in one thread");
-        a.push(Node { kind, loc });
-        id
+        let idx = u32::try_from(a.nodes.len()).expect("more than 2^32 live expression nodes in one thread");
+        let gen = a.gen;
+        a.nodes.push(Node { kind, loc, gen });
+        NodeId { idx, gen }
     })
 }
 
-/// A copy of a node (nodes are small; array data is reference counted).
-pub(crate) fn node(id: NodeId) -> Node {
-    ARENA.with(|a| a.borrow()[id as usize].clone())
+/// A copy of a node (nodes are small; array data is reference counted), or
+/// `None` if the handle outlived its scope.
+pub(crate) fn node(id: NodeId) -> Option<Node> {
+    with_node(id, Node::clone)
 }
 
-/// Runs `f` with the node, without copying it.
-pub(crate) fn with_node<R>(id: NodeId, f: impl FnOnce(&Node) -> R) -> R {
-    ARENA.with(|a| f(&a.borrow()[id as usize]))
+/// Runs `f` with the node, without copying it; `None` for a stale handle.
+pub(crate) fn with_node<R>(id: NodeId, f: impl FnOnce(&Node) -> R) -> Option<R> {
+    ARENA.with(|a| {
+        let a = a.borrow();
+        a.nodes.get(id.idx as usize).filter(|n| n.gen == id.gen).map(f)
+    })
+}
+
+/// The arena's current size: nodes made from now on can be freed by
+/// [`release`] with this mark.
+pub(crate) fn mark() -> usize {
+    ARENA.with(|a| a.borrow().nodes.len())
+}
+
+/// Frees the nodes made since `mark` and starts a new generation, so that
+/// their handles are recognised as stale.
+pub(crate) fn release(mark: usize) {
+    ARENA.with(|a| {
+        let mut a = a.borrow_mut();
+        if mark <= a.nodes.len() {
+            a.nodes.truncate(mark);
+            a.nodes.shrink_to(mark.max(1024));
+        }
+        a.gen = a.gen.wrapping_add(1);
+    })
 }
 
 impl NodeKind {

@@ -13,3 +13,20 @@ pub use exp::{
     cond, constant, from_index, index0, index1, index2, index3, intersect, just, lift, nothing, shape_size,
     to_index, unindex1, unindex2, unindex3, while_loop, Exp, IntoExp, Lift,
 };
+
+/// Runs `f` and then frees the program nodes it made (Note [The expression
+/// arena]): build and run a program inside a scope when programs are built
+/// repeatedly, so that memory (including the arrays given to `use_array`)
+/// is given back. `Exp` and `Acc` values made inside must not be used after
+/// the scope ends; if they are, running them is `Error::StaleHandle`. Arrays
+/// and compiled `Program`s do not depend on the arena and outlive it.
+pub fn scope<R>(f: impl FnOnce() -> R) -> R {
+    struct Release(usize);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            graph::release(self.0);
+        }
+    }
+    let _release = Release(graph::mark());
+    f()
+}

@@ -29,14 +29,16 @@ pub struct SharingOptions {
 
 /// Converts the graph of a program with array parameters `params` and
 /// result `root` to the IR.
+/// `loc` is where the user asked for the conversion (`run`, `compile`).
 pub(crate) fn convert_program(
     params: &[(NodeId, ArraysTy)],
     root: NodeId,
     opts: SharingOptions,
+    loc: SrcLoc,
 ) -> Result<Program> {
-    let level = AccLevel::build(root, opts.arrays)?;
+    let level = AccLevel::build(root, opts.arrays, loc)?;
     let plan = recover(&level, root);
-    let mut cx = AccConverter { level, plan, env: Vec::new(), opts };
+    let mut cx = AccConverter { level, plan, env: Vec::new(), opts, current: root };
     cx.env.extend(params.iter().map(|(id, _)| *id));
     let body = cx.acc(root)?;
     Ok(Program { params: params.iter().map(|(_, t)| t.clone()).collect(), body })
@@ -139,15 +141,17 @@ impl Level for AccLevel {
 }
 
 impl AccLevel {
-    fn build(root: NodeId, sharing: bool) -> Result<AccLevel> {
+    fn build(root: NodeId, sharing: bool, loc: SrcLoc) -> Result<AccLevel> {
         let mut lv =
             AccLevel { nodes: HashMap::new(), children: HashMap::new(), forced: HashSet::new(), sharing };
-        let mut todo = vec![root];
-        while let Some(n) = todo.pop() {
+        // each node with the location of the node that refers to it, for
+        // the error if it is stale
+        let mut todo = vec![(root, loc)];
+        while let Some((n, referrer)) = todo.pop() {
             if lv.nodes.contains_key(&n) {
                 continue;
             }
-            let node = graph::node(n);
+            let node = graph::node(n).ok_or(Error::StaleHandle { loc: referrer })?;
             if !node.kind.is_acc() {
                 return Err(Error::Internal(format!("scalar node {n} in array position")));
             }
@@ -157,7 +161,7 @@ impl AccLevel {
             lv.forced.extend(reads.iter().copied());
             let mut cs = arrays;
             cs.extend(reads);
-            todo.extend(cs.iter().copied());
+            todo.extend(cs.iter().map(|&c| (c, node.loc)));
             lv.children.insert(n, cs);
             lv.nodes.insert(n, node);
         }
@@ -173,18 +177,18 @@ fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc) -> Result<Vec<NodeId
     let mut seen: HashSet<NodeId> = HashSet::new();
     let mut reads = Vec::new();
     let mut params_used = Vec::new();
-    let mut stack: Vec<NodeId> = Vec::new();
+    let mut stack: Vec<(NodeId, SrcLoc)> = Vec::new();
     for l in lams {
         bound.extend(l.params.iter().copied());
-        stack.push(l.body);
+        stack.push((l.body, loc));
     }
-    stack.extend(exps.iter().rev());
+    stack.extend(exps.iter().rev().map(|&e| (e, loc)));
     let mut cs = Vec::new();
-    while let Some(n) = stack.pop() {
+    while let Some((n, referrer)) = stack.pop() {
         if !seen.insert(n) {
             continue;
         }
-        graph::with_node(n, |node| {
+        let found = graph::with_node(n, |node| {
             match &node.kind {
                 NodeKind::Param(_) => params_used.push(n),
                 NodeKind::While { cond, body, .. } => {
@@ -197,8 +201,9 @@ fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc) -> Result<Vec<NodeId
             }
             cs.clear();
             node.kind.exp_children(&mut cs);
-            stack.extend(cs.iter().rev());
+            stack.extend(cs.iter().rev().map(|&c| (c, node.loc)));
         });
+        found.ok_or(Error::StaleHandle { loc: referrer })?;
     }
     if params_used.iter().any(|p| !bound.contains(p)) {
         return Err(Error::NestedParallelism { loc });
@@ -212,6 +217,8 @@ struct AccConverter {
     /// The array environment: the node each de Bruijn position stands for.
     env: Vec<NodeId>,
     opts: SharingOptions,
+    /// The array node being converted (for the location of its errors).
+    current: NodeId,
 }
 
 fn env_index(env: &[NodeId], n: NodeId) -> Option<usize> {
@@ -256,24 +263,27 @@ impl AccConverter {
     }
 
     fn exp(&self, root: NodeId) -> Result<OpenExp> {
-        ExpConverter::new(root, &self.env, self.opts.scalars).run(&[], root)
+        let loc = self.level.nodes[&self.current].loc;
+        ExpConverter::new(root, &self.env, self.opts.scalars, loc)?.run(&[], root)
     }
 
     fn fun(&self, l: &Lam) -> Result<Fun> {
         let params = l
             .params
             .iter()
-            .map(|&p| match graph::node(p).kind {
-                NodeKind::Param(t) => Ok(t),
+            .map(|&p| match graph::node(p).map(|n| n.kind) {
+                Some(NodeKind::Param(t)) => Ok(t),
                 _ => Err(Error::Internal("scalar function without a scalar parameter".into())),
             })
             .collect::<Result<Vec<_>>>()?;
-        let body = ExpConverter::new(l.body, &self.env, self.opts.scalars).run(&l.params, l.body)?;
+        let loc = self.level.nodes[&self.current].loc;
+        let body = ExpConverter::new(l.body, &self.env, self.opts.scalars, loc)?.run(&l.params, l.body)?;
         Ok(Fun { params, body })
     }
 
     fn acc_node(&mut self, n: NodeId) -> Result<OpenAcc> {
         let node = self.level.nodes[&n].clone();
+        self.current = n;
         let kind = match &node.kind {
             NodeKind::AParam(_) => return Ok(*self.acc_ref(n)?),
             NodeKind::Use(d) => AccKind::Use(d.clone()),
@@ -362,26 +372,26 @@ struct ExpConverter<'a> {
 }
 
 impl<'a> ExpConverter<'a> {
-    fn new(root: NodeId, aenv: &'a [NodeId], sharing: bool) -> Self {
+    fn new(root: NodeId, aenv: &'a [NodeId], sharing: bool, loc: SrcLoc) -> Result<Self> {
         let mut level = ExpLevel { children: HashMap::new(), consts: HashSet::new(), sharing };
         let mut nodes = HashMap::new();
-        let mut todo = vec![root];
-        while let Some(n) = todo.pop() {
+        let mut todo = vec![(root, loc)];
+        while let Some((n, referrer)) = todo.pop() {
             if nodes.contains_key(&n) {
                 continue;
             }
-            let node = graph::node(n);
+            let node = graph::node(n).ok_or(Error::StaleHandle { loc: referrer })?;
             let mut cs = Vec::new();
             node.kind.exp_children(&mut cs);
             if matches!(node.kind, NodeKind::Const(_) | NodeKind::Param(_)) {
                 level.consts.insert(n);
             }
-            todo.extend(cs.iter().copied());
+            todo.extend(cs.iter().map(|&c| (c, node.loc)));
             level.children.insert(n, cs);
             nodes.insert(n, node);
         }
         let plan = recover(&level, root);
-        ExpConverter { plan, nodes, aenv, env: Vec::new() }
+        Ok(ExpConverter { plan, nodes, aenv, env: Vec::new() })
     }
 
     fn run(mut self, params: &[NodeId], root: NodeId) -> Result<OpenExp> {
@@ -421,9 +431,10 @@ impl<'a> ExpConverter<'a> {
     }
 
     fn array_var(&self, a: NodeId, loc: SrcLoc) -> Result<usize> {
-        env_index(self.aenv, a).ok_or_else(|| match graph::node(a).kind {
-            NodeKind::AParam(_) => Error::EscapedVariable { loc },
-            _ => Error::Internal(format!("array {a} read by scalar code at {loc} is not bound")),
+        env_index(self.aenv, a).ok_or_else(|| match graph::node(a).map(|n| n.kind) {
+            Some(NodeKind::AParam(_)) => Error::EscapedVariable { loc },
+            Some(_) => Error::Internal(format!("array {a} read by scalar code at {loc} is not bound")),
+            None => Error::StaleHandle { loc },
         })
     }
 
