@@ -32,30 +32,47 @@ pub fn program(p: &Program) -> String {
 
 #[derive(Default)]
 struct Printer {
-    adepth: usize,
-    edepth: usize,
+    /// The names of the array variables in scope, innermost last.
+    anames: Vec<String>,
+    /// The names of the scalar variables in scope, innermost last.
+    enames: Vec<String>,
+    next_a: usize,
+    next_x: usize,
     /// Indentation of the lines of the scalar code being printed.
     eindent: usize,
 }
 
 impl Printer {
+    // Every binder gets a fresh name, in printing order, so that no name is
+    // reused inside the term it binds (scalar names restart at `x0` in each
+    // function of an array operation).
+    fn fresh_acc(&mut self) -> String {
+        self.next_a += 1;
+        format!("a{}", self.next_a - 1)
+    }
     fn bind_acc(&mut self) -> String {
-        self.adepth += 1;
-        format!("a{}", self.adepth - 1)
+        let n = self.fresh_acc();
+        self.anames.push(n.clone());
+        n
     }
     fn acc_var(&self, i: usize) -> String {
-        match self.adepth.checked_sub(i + 1) {
-            Some(l) => format!("a{l}"),
+        match self.anames.len().checked_sub(i + 1) {
+            Some(l) => self.anames[l].clone(),
             None => format!("a?{i}"),
         }
     }
+    fn fresh_exp(&mut self) -> String {
+        self.next_x += 1;
+        format!("x{}", self.next_x - 1)
+    }
     fn bind_exp(&mut self) -> String {
-        self.edepth += 1;
-        format!("x{}", self.edepth - 1)
+        let n = self.fresh_exp();
+        self.enames.push(n.clone());
+        n
     }
     fn exp_var(&self, i: usize) -> String {
-        match self.edepth.checked_sub(i + 1) {
-            Some(l) => format!("x{l}"),
+        match self.enames.len().checked_sub(i + 1) {
+            Some(l) => self.enames[l].clone(),
             None => format!("x?{i}"),
         }
     }
@@ -70,7 +87,7 @@ impl Printer {
             AccKind::Var(i) => out.push_str(&self.acc_var(*i)),
             _ => {
                 out.push('(');
-                self.acc(a, indent + 2, out);
+                self.acc(a, deeper(indent), out);
                 out.push(')');
             }
         }
@@ -80,13 +97,14 @@ impl Printer {
         let pad = " ".repeat(indent);
         match &a.kind {
             AccKind::Let(bound, body) => {
-                let saved = self.adepth;
-                let mut bound_text = String::new();
-                self.acc(bound, indent + 2, &mut bound_text);
-                let n = self.bind_acc();
-                let _ = write!(out, "let {n} = {bound_text}\n{pad}in ");
+                let saved = self.anames.len();
+                let n = self.fresh_acc();
+                let _ = write!(out, "let {n} = ");
+                self.acc(bound, deeper(indent), out);
+                let _ = write!(out, "\n{pad}in ");
+                self.anames.push(n);
                 self.acc(body, indent, out);
-                self.adepth = saved;
+                self.anames.truncate(saved);
             }
             AccKind::Var(i) => out.push_str(&self.acc_var(*i)),
             AccKind::Tuple(ts) => {
@@ -95,7 +113,7 @@ impl Printer {
                     if k > 0 {
                         out.push_str(", ");
                     }
-                    self.acc(t, indent + 2, out);
+                    self.acc(t, deeper(indent), out);
                 }
                 out.push(')');
             }
@@ -180,9 +198,9 @@ impl Printer {
                 out.push_str("acond ");
                 self.exp_arg(cond, out);
                 let _ = write!(out, "\n{pad}  then ");
-                self.acc(then_, indent + 2, out);
+                self.acc(then_, deeper(indent), out);
                 let _ = write!(out, "\n{pad}  else ");
-                self.acc(else_, indent + 2, out);
+                self.acc(else_, deeper(indent), out);
             }
             AccKind::Awhile { pred, body, init } => {
                 out.push_str("awhile ");
@@ -196,12 +214,12 @@ impl Printer {
     }
 
     fn afun(&mut self, f: &AFun, indent: usize, out: &mut String) {
-        let saved = self.adepth;
+        let saved = self.anames.len();
         let n = self.bind_acc();
         let _ = write!(out, "(\\{n} -> ");
-        self.acc(&f.body, indent + 2, out);
+        self.acc(&f.body, deeper(indent), out);
         out.push(')');
-        self.adepth = saved;
+        self.anames.truncate(saved);
     }
 
     fn fun_at(&mut self, f: &Fun, indent: usize, out: &mut String) {
@@ -212,12 +230,15 @@ impl Printer {
     }
 
     fn fun(&mut self, f: &Fun, out: &mut String) {
-        let saved = self.edepth;
+        if self.enames.is_empty() {
+            self.next_x = 0;
+        }
+        let saved = self.enames.len();
         let names: Vec<String> = f.params.iter().map(|_| self.bind_exp()).collect();
         let _ = write!(out, "(\\{} -> ", names.join(" "));
         self.exp(&f.body, false, out);
         out.push(')');
-        self.edepth = saved;
+        self.enames.truncate(saved);
     }
 
     fn exp_arg(&mut self, e: &OpenExp, out: &mut String) {
@@ -232,17 +253,18 @@ impl Printer {
         let (open, close) = if nested { ("(", ")") } else { ("", "") };
         match &e.kind {
             ExpKind::Let(b, body) => {
-                let saved = self.edepth;
-                let mut bt = String::new();
-                self.eindent += 2;
-                self.exp(b, false, &mut bt);
-                self.eindent -= 2;
-                let n = self.bind_exp();
-                let pad = " ".repeat(self.eindent);
-                let _ = write!(out, "{open}let {n} = {bt} in\n{pad}");
+                let saved = self.enames.len();
+                let n = self.fresh_exp();
+                let _ = write!(out, "{open}let {n} = ");
+                let outer = self.eindent;
+                self.eindent = deeper(outer);
+                self.exp(b, false, out);
+                self.eindent = outer;
+                let _ = write!(out, " in\n{}", " ".repeat(outer));
+                self.enames.push(n);
                 self.exp(body, false, out);
                 out.push_str(close);
-                self.edepth = saved;
+                self.enames.truncate(saved);
             }
             ExpKind::Var(i) => out.push_str(&self.exp_var(*i)),
             ExpKind::Const(c) => out.push_str(&const_text(*c)),
@@ -313,6 +335,12 @@ impl Printer {
             }
         }
     }
+}
+
+/// Indentation grows with nesting up to a limit, so that printing deeply
+/// nested terms stays linear in their size.
+fn deeper(indent: usize) -> usize {
+    (indent + 2).min(40)
 }
 
 fn const_text(c: ScalarVal) -> String {
