@@ -258,3 +258,19 @@ fn a_scope_frees_its_nodes_and_a_handle_used_after_it_is_a_stale_handle_error() 
     let err = run_with(&leaked.map(|x| x - 1), &Config::default()).unwrap_err();
     assert!(matches!(err, Error::StaleHandle { .. }), "{err}");
 }
+
+#[test]
+fn a_chain_of_20_000_doublings_converts_and_runs_on_a_small_stack() {
+    // every recursive pass (sharing, conversion, verifier, interpreter,
+    // printer, drop) must survive nesting as deep as the program is long
+    let handle = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            let acc = doubling_chain(20_000);
+            let ir = sharing_ir(&acc);
+            assert_eq!(count(&ir, "let "), 20_000);
+            run_with(&acc, &Config::default()).unwrap().to_vec()
+        })
+        .unwrap();
+    assert_eq!(handle.join().unwrap(), vec![0]);
+}

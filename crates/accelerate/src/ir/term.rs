@@ -217,3 +217,71 @@ impl OpenAcc {
         }
     }
 }
+
+// Note [Dropping deep terms]
+// A term can be nested as deeply as the user's program is long (a chain of
+// 100 000 shared doublings is 100 000 nested lets), and the derived,
+// recursive drop would overflow the stack of a small thread. These `Drop`
+// implementations take the children out and drop them from an explicit
+// stack instead.
+
+fn take_exp_children(kind: &mut ExpKind, exps: &mut Vec<OpenExp>) {
+    let mut fun = |f: Fun| exps.push(f.body);
+    match std::mem::replace(kind, ExpKind::Var(0)) {
+        ExpKind::Let(a, b) => exps.extend([*a, *b]),
+        ExpKind::Var(_) | ExpKind::Const(_) | ExpKind::Shape { .. } => {}
+        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => exps.extend(es),
+        ExpKind::Prj(_, t) => exps.push(*t),
+        ExpKind::Cond(c, t, e) => exps.extend([*c, *t, *e]),
+        ExpKind::While { cond, body, init } => {
+            fun(*cond);
+            fun(*body);
+            exps.push(*init);
+        }
+        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => exps.push(*index),
+    }
+}
+
+impl Drop for OpenExp {
+    fn drop(&mut self) {
+        if matches!(self.kind, ExpKind::Var(_) | ExpKind::Const(_) | ExpKind::Shape { .. }) {
+            return;
+        }
+        let mut stack = Vec::new();
+        take_exp_children(&mut self.kind, &mut stack);
+        while let Some(mut e) = stack.pop() {
+            take_exp_children(&mut e.kind, &mut stack);
+        }
+    }
+}
+
+impl Drop for OpenAcc {
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        let take =
+            |kind: &mut AccKind, accs: &mut Vec<OpenAcc>| match std::mem::replace(kind, AccKind::Var(0)) {
+                AccKind::Let(a, b) => accs.extend([*a, *b]),
+                AccKind::Tuple(ts) => accs.extend(ts),
+                AccKind::Prj(_, t)
+                | AccKind::Reshape { array: t, .. }
+                | AccKind::Map { array: t, .. }
+                | AccKind::Backpermute { array: t, .. }
+                | AccKind::Replicate { array: t, .. }
+                | AccKind::Slice { array: t, .. }
+                | AccKind::Fold { array: t, .. }
+                | AccKind::Scan { array: t, .. } => accs.push(*t),
+                AccKind::ZipWith { a, b, .. } => accs.extend([*a, *b]),
+                AccKind::Permute { defaults, source, .. } => accs.extend([*defaults, *source]),
+                AccKind::Acond { then_, else_, .. } => accs.extend([*then_, *else_]),
+                AccKind::Awhile { pred, body, init } => accs.extend([*pred.body, *body.body, *init]),
+                _ => {}
+            };
+        if matches!(self.kind, AccKind::Var(_) | AccKind::Use(_)) {
+            return;
+        }
+        take(&mut self.kind, &mut stack);
+        while let Some(mut a) = stack.pop() {
+            take(&mut a.kind, &mut stack);
+        }
+    }
+}
