@@ -21,7 +21,8 @@ pub trait Elt: Clone + Debug + PartialEq + 'static {
     /// Moves a vector of elements into struct-of-arrays buffers.
     fn into_buffers(items: Vec<Self>) -> Vec<Buffer> {
         let ty = Self::elt_ty();
-        let mut b = super::value::ArrayData::builder(&ty, items.len());
+        let mut b =
+            super::value::ArrayData::builder(&ty, items.len()).expect("memory for a copy of the elements");
         for x in &items {
             b.push(&x.to_val());
         }

@@ -31,9 +31,11 @@ impl<Sh: Shape, E: Elt> Clone for Array<Sh, E> {
     }
 }
 
-fn checked_size(loc: SrcLoc, dims: &[i64]) -> Result<Vec<usize>, Error> {
+/// Extents as `usize`, checking that none is negative and that an array of
+/// `E`s of this shape could be addressed.
+fn checked_size<E: Elt>(loc: SrcLoc, dims: &[i64]) -> Result<Vec<usize>, Error> {
     let mut out = Vec::with_capacity(dims.len());
-    let mut size = 1usize;
+    let mut size = E::elt_ty().size_bytes().max(1);
     for &d in dims {
         if d < 0 {
             return Err(Error::NegativeExtent { loc, shape: dims.to_vec() });
@@ -54,7 +56,7 @@ impl<Sh: Shape, E: Elt> Array<Sh, E> {
     }
 
     pub(crate) fn from_vec_at(shape: Sh, items: Vec<E>, loc: SrcLoc) -> Result<Self, Error> {
-        let dims = checked_size(loc, &shape.to_vec())?;
+        let dims = checked_size::<E>(loc, &shape.to_vec())?;
         let expected: usize = dims.iter().product();
         if items.len() != expected {
             return Err(Error::DataLength { loc, shape: dims, expected, found: items.len() });
@@ -74,8 +76,11 @@ impl<Sh: Shape, E: Elt> Array<Sh, E> {
     #[track_caller]
     pub fn from_fn(shape: Sh, mut f: impl FnMut(Sh) -> E) -> Result<Self, Error> {
         let loc = SrcLoc::caller();
-        let dims = checked_size(loc, &shape.to_vec())?;
-        let mut items = Vec::with_capacity(dims.iter().product());
+        let dims = checked_size::<E>(loc, &shape.to_vec())?;
+        let mut items = Vec::new();
+        items
+            .try_reserve_exact(dims.iter().product())
+            .map_err(|_| Error::OutOfMemory { loc, shape: dims.clone() })?;
         let mut ix = vec![0i64; dims.len()];
         for_each_index(&dims, |i| {
             ix.iter_mut().zip(i).for_each(|(a, &b)| *a = b as i64);
@@ -87,8 +92,13 @@ impl<Sh: Shape, E: Elt> Array<Sh, E> {
     /// An array of the given shape with every element `x`.
     #[track_caller]
     pub fn filled(shape: Sh, x: E) -> Result<Self, Error> {
-        let n = checked_size(SrcLoc::caller(), &shape.to_vec())?.iter().product();
-        Self::from_vec(shape, vec![x; n])
+        let loc = SrcLoc::caller();
+        let dims = checked_size::<E>(loc, &shape.to_vec())?;
+        let n = dims.iter().product();
+        let mut items = Vec::new();
+        items.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { loc, shape: dims })?;
+        items.resize(n, x);
+        Self::from_vec_at(shape, items, loc)
     }
 
     /// Wraps untyped data, checking it against the static type.

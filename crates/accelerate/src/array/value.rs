@@ -233,20 +233,27 @@ macro_rules! each_buffer {
 }
 
 impl Buffer {
-    pub fn with_capacity(ty: ScalarTy, n: usize) -> Buffer {
-        match ty {
-            ScalarTy::Bool => Buffer::Bool(Vec::with_capacity(n)),
-            ScalarTy::I8 => Buffer::I8(Vec::with_capacity(n)),
-            ScalarTy::I16 => Buffer::I16(Vec::with_capacity(n)),
-            ScalarTy::I32 => Buffer::I32(Vec::with_capacity(n)),
-            ScalarTy::I64 => Buffer::I64(Vec::with_capacity(n)),
-            ScalarTy::U8 => Buffer::U8(Vec::with_capacity(n)),
-            ScalarTy::U16 => Buffer::U16(Vec::with_capacity(n)),
-            ScalarTy::U32 => Buffer::U32(Vec::with_capacity(n)),
-            ScalarTy::U64 => Buffer::U64(Vec::with_capacity(n)),
-            ScalarTy::F32 => Buffer::F32(Vec::with_capacity(n)),
-            ScalarTy::F64 => Buffer::F64(Vec::with_capacity(n)),
+    /// An empty buffer with room for `n` elements, or `None` if that much
+    /// memory cannot be had (never a panic or an abort).
+    pub fn try_with_capacity(ty: ScalarTy, n: usize) -> Option<Buffer> {
+        fn reserve<T>(n: usize) -> Option<Vec<T>> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(n).ok()?;
+            Some(v)
         }
+        Some(match ty {
+            ScalarTy::Bool => Buffer::Bool(reserve(n)?),
+            ScalarTy::I8 => Buffer::I8(reserve(n)?),
+            ScalarTy::I16 => Buffer::I16(reserve(n)?),
+            ScalarTy::I32 => Buffer::I32(reserve(n)?),
+            ScalarTy::I64 => Buffer::I64(reserve(n)?),
+            ScalarTy::U8 => Buffer::U8(reserve(n)?),
+            ScalarTy::U16 => Buffer::U16(reserve(n)?),
+            ScalarTy::U32 => Buffer::U32(reserve(n)?),
+            ScalarTy::U64 => Buffer::U64(reserve(n)?),
+            ScalarTy::F32 => Buffer::F32(reserve(n)?),
+            ScalarTy::F64 => Buffer::F64(reserve(n)?),
+        })
     }
 
     pub fn ty(&self) -> ScalarTy {
@@ -348,13 +355,15 @@ impl ArrayData {
         Some(ArrayData { shape, elt, buffers })
     }
 
-    /// An array whose elements are pushed one at a time with [`ArrayData::push`].
-    pub fn builder(elt: &EltTy, capacity: usize) -> ArrayBuilder {
-        ArrayBuilder {
-            elt: elt.clone(),
-            buffers: elt.leaves().into_iter().map(|t| Buffer::with_capacity(t, capacity)).collect(),
-            leaves: Vec::new(),
-        }
+    /// An array of `capacity` elements, pushed one at a time with
+    /// [`ArrayBuilder::push`]; `None` if the memory cannot be reserved.
+    pub fn builder(elt: &EltTy, capacity: usize) -> Option<ArrayBuilder> {
+        let buffers = elt
+            .leaves()
+            .into_iter()
+            .map(|t| Buffer::try_with_capacity(t, capacity))
+            .collect::<Option<_>>()?;
+        Some(ArrayBuilder { elt: elt.clone(), buffers, leaves: Vec::new() })
     }
 
     pub fn shape(&self) -> &[usize] {

@@ -39,7 +39,7 @@ impl fmt::Debug for SrcLoc {
 
 /// Everything that can go wrong, from building a program to running it.
 #[non_exhaustive]
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum Error {
     /// Array data whose length is not the size of the shape it was given.
     #[error("{loc}: an array of shape {shape:?} needs {expected} elements, but {found} were given")]
@@ -56,6 +56,16 @@ pub enum Error {
     /// A shape whose size does not fit in memory addresses.
     #[error("{loc}: the size of shape {shape:?} overflows")]
     ShapeTooLarge { loc: SrcLoc, shape: Vec<i64> },
+
+    /// An array larger than the memory that can be had.
+    #[error("{loc}: not enough memory for an array of shape {shape:?}")]
+    OutOfMemory { loc: SrcLoc, shape: Vec<usize> },
+
+    /// A row-major position outside an array.
+    #[error(
+        "{loc}: linear index {index} is out of bounds for an array of shape {shape:?} ({size} elements)"
+    )]
+    LinearIndexOutOfBounds { loc: SrcLoc, index: i64, size: usize, shape: Vec<usize> },
 
     /// `reshape` to a shape of another size.
     #[error("{loc}: cannot reshape an array of shape {from:?} ({from_size} elements) to shape {to:?} ({to_size} elements)")]

@@ -270,7 +270,8 @@ pub trait Lift {
     fn lift(self) -> Exp<Self::Out>;
 }
 
-/// Builds a tuple expression from a tuple of expressions or literals.
+/// Builds a tuple expression from a tuple of expressions (a literal is
+/// written `constant(x)`).
 #[track_caller]
 pub fn lift<L: Lift>(t: L) -> Exp<L::Out> {
     t.lift()

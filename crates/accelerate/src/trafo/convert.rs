@@ -252,8 +252,10 @@ impl AccConverter {
 
     fn afun(&mut self, l: &Lam) -> Result<AFun> {
         let p = l.params[0];
-        let param = match &self.level.nodes[&p].kind {
-            NodeKind::AParam(t) => t.clone(),
+        // (a function that ignores its argument never reaches it, so the
+        // parameter may not be among the level's nodes)
+        let param = match graph::node(p).map(|n| n.kind) {
+            Some(NodeKind::AParam(t)) => t,
             _ => return Err(Error::Internal("array function without an array parameter".into())),
         };
         self.env.push(p);
@@ -420,8 +422,9 @@ impl<'a> ExpConverter<'a> {
 
     fn loop_fun(&mut self, l: &Lam) -> Result<Box<Fun>> {
         let p = l.params[0];
-        let ty = match &self.nodes[&p].kind {
-            NodeKind::Param(t) => t.clone(),
+        // (a function that ignores its argument never reaches it)
+        let ty = match graph::node(p).map(|n| n.kind) {
+            Some(NodeKind::Param(t)) => t,
             _ => return Err(Error::Internal("loop function without a parameter".into())),
         };
         self.env.push(p);

@@ -9,11 +9,12 @@ mod scalar;
 pub use prim::cast;
 
 use crate::array::typed::{for_each_index, linear_index};
+use crate::array::value::ArrayBuilder;
 use crate::array::{ArrayData, ArraysTy, ArraysVal, EltTy, SliceDim, Val};
-use crate::exec::error::{Error, Result};
-use crate::ir::verify::fun_ty;
+use crate::exec::error::{Error, Result, SrcLoc};
+use crate::ir::verify::{acc_ty, fun_ty};
 use crate::ir::*;
-use scalar::{checked_dims, ScalarEval};
+use scalar::{checked_dims, ASlot, ScalarEval, Slot};
 use std::sync::Arc;
 
 /// Runs a program on its arguments.
@@ -21,12 +22,13 @@ pub fn run_program(p: &Program, args: Vec<ArraysVal>) -> Result<ArraysVal> {
     if args.len() != p.params.len() {
         return Err(Error::Internal(format!("program of {} arguments given {}", p.params.len(), args.len())));
     }
-    let mut it = Interp { aenv: args };
+    let aenv = args.into_iter().map(|v| ASlot { ty: v.ty(), val: Ok(v) }).collect();
+    let mut it = Interp { aenv };
     it.acc(&p.body)
 }
 
 struct Interp {
-    aenv: Vec<ArraysVal>,
+    aenv: Vec<ASlot>,
 }
 
 fn array(v: ArraysVal) -> Result<Arc<ArrayData>> {
@@ -50,7 +52,7 @@ impl Interp {
     }
 
     fn aenv_tys(&self) -> Vec<ArraysTy> {
-        self.aenv.iter().map(|v| v.ty()).collect()
+        self.aenv.iter().map(|s| s.ty.clone()).collect()
     }
 
     /// The element type a function returns, needed to build empty arrays.
@@ -74,18 +76,21 @@ impl Interp {
         };
         match &acc.kind {
             AccKind::Let(b, body) => {
-                let v = self.acc(b)?;
-                self.aenv.push(v);
+                // Note [Deferred errors]: a failed binding fails only its uses
+                let val = self.acc(b);
+                let ty = match &val {
+                    Ok(v) => v.ty(),
+                    Err(_) => acc_ty(b, &mut self.aenv_tys()).map_err(Error::Internal)?,
+                };
+                self.aenv.push(ASlot { ty, val });
                 let r = self.acc(body);
                 self.aenv.pop();
                 r
             }
-            AccKind::Var(i) => self
-                .aenv
-                .len()
-                .checked_sub(i + 1)
-                .map(|k| self.aenv[k].clone())
-                .ok_or_else(|| Error::Internal(format!("array variable {i} unbound"))),
+            AccKind::Var(i) => match self.aenv.len().checked_sub(i + 1) {
+                Some(k) => self.aenv[k].val.clone(),
+                None => Err(Error::Internal(format!("array variable {i} unbound"))),
+            },
             AccKind::Tuple(ts) => {
                 Ok(ArraysVal::Tuple(ts.iter().map(|t| self.acc(t)).collect::<Result<_>>()?))
             }
@@ -98,7 +103,7 @@ impl Interp {
                 let v = self.scalars().eval(e, &mut Vec::new())?;
                 let ty = crate::ir::verify::exp_ty(e, &mut Vec::new(), &self.aenv_tys())
                     .map_err(Error::Internal)?;
-                let mut b = ArrayData::builder(&ty, 1);
+                let mut b = reserve(&ty, &[], loc)?;
                 b.push(&v);
                 out(b.finish(vec![]))
             }
@@ -120,14 +125,14 @@ impl Interp {
             AccKind::Generate { shape, f } => {
                 let dims = self.scalars().shape(shape)?;
                 let elt = self.result_elt(f, &[EltTy::shape(dims.len())])?;
-                self.build(&elt, &dims, |s, ix, env| s.apply(f, &[ix_val(ix)], env))
+                self.build(&elt, &dims, loc, |s, ix, env| s.apply(f, &[ix_val(ix)], env))
             }
             AccKind::Map { f, array: a } => {
                 let src = self.sub(a)?;
                 let elt = self.result_elt(f, &[src.elt_ty().clone()])?;
                 let dims = src.shape().to_vec();
                 let mut i = 0;
-                self.build(&elt, &dims, |s, _, env| {
+                self.build(&elt, &dims, loc, |s, _, env| {
                     let r = s.apply(f, &[src.get(i)], env);
                     i += 1;
                     r
@@ -138,7 +143,7 @@ impl Interp {
                 let y = self.sub(b)?;
                 let elt = self.result_elt(f, &[x.elt_ty().clone(), y.elt_ty().clone()])?;
                 let dims: Vec<usize> = x.shape().iter().zip(y.shape()).map(|(&p, &q)| p.min(q)).collect();
-                self.build(&elt, &dims, |s, ix, env| {
+                self.build(&elt, &dims, loc, |s, ix, env| {
                     let ix = to_i64(ix);
                     let xi = linear_index(x.shape(), &ix).expect("within the intersection");
                     let yi = linear_index(y.shape(), &ix).expect("within the intersection");
@@ -149,7 +154,7 @@ impl Interp {
                 let dims = self.scalars().shape(shape)?;
                 let src = self.sub(a)?;
                 let elt = src.elt_ty().clone();
-                self.build(&elt, &dims, |s, ix, env| {
+                self.build(&elt, &dims, loc, |s, ix, env| {
                     let from = s.apply(f, &[ix_val(ix)], env)?.to_index().expect("an index");
                     let i = linear_index(src.shape(), &from).ok_or_else(|| Error::IndexOutOfBounds {
                         loc,
@@ -187,7 +192,7 @@ impl Interp {
                 }
                 let dims = checked_dims(&full, slix.loc)?;
                 let elt = src.elt_ty().clone();
-                self.build(&elt, &dims, |_, ix, _| {
+                self.build(&elt, &dims, loc, |_, ix, _| {
                     let from: Vec<i64> =
                         ix.iter().zip(&keep).filter(|(_, &k)| k).map(|(&x, _)| x as i64).collect();
                     Ok(src.get(linear_index(src.shape(), &from).expect("within the source")))
@@ -226,7 +231,7 @@ impl Interp {
                     }
                 }
                 let elt = src.elt_ty().clone();
-                self.build(&elt, &dims, |_, ix, _| {
+                self.build(&elt, &dims, loc, |_, ix, _| {
                     let mut it = ix.iter();
                     let from: Vec<i64> = template
                         .iter()
@@ -244,7 +249,7 @@ impl Interp {
                 }
                 let elt = src.elt_ty().clone();
                 let mut row = 0;
-                self.build(&elt, &outer, |s, _, env| {
+                self.build(&elt, &outer, loc, |s, _, env| {
                     let base = row * n;
                     row += 1;
                     let mut acc = match &seed {
@@ -271,7 +276,7 @@ impl Interp {
                 let elt = src.elt_ty().clone();
                 let s = self.scalars();
                 let mut env = Vec::new();
-                let mut b = ArrayData::builder(&elt, rows * m);
+                let mut b = reserve(&elt, &outer.iter().copied().chain([m]).collect::<Vec<_>>(), loc)?;
                 let mut line: Vec<Val> = Vec::with_capacity(m);
                 for r in 0..rows {
                     let base = r * n;
@@ -346,7 +351,7 @@ impl Interp {
                 if let Some(e) = err {
                     return Err(e);
                 }
-                let mut b = ArrayData::builder(def.elt_ty(), res.len());
+                let mut b = reserve(def.elt_ty(), def.shape(), loc)?;
                 res.iter().for_each(|v| b.push(v));
                 out(b.finish(def.shape().to_vec()))
             }
@@ -376,7 +381,7 @@ impl Interp {
     }
 
     fn apply_afun(&mut self, f: &AFun, x: ArraysVal) -> Result<ArraysVal> {
-        self.aenv.push(x);
+        self.aenv.push(ASlot { ty: x.ty(), val: Ok(x) });
         let r = self.acc(&f.body);
         self.aenv.pop();
         r
@@ -388,11 +393,11 @@ impl Interp {
         &self,
         elt: &EltTy,
         dims: &[usize],
-        mut elem: impl FnMut(&ScalarEval<'_>, &[usize], &mut Vec<Val>) -> Result<Val>,
+        loc: SrcLoc,
+        mut elem: impl FnMut(&ScalarEval<'_>, &[usize], &mut Vec<Slot>) -> Result<Val>,
     ) -> Result<ArraysVal> {
         let s = self.scalars();
-        let n: usize = dims.iter().product();
-        let mut b = ArrayData::builder(elt, n);
+        let mut b = reserve(elt, dims, loc)?;
         let mut env = Vec::new();
         let mut err = None;
         for_each_index(dims, |ix| {
@@ -409,6 +414,19 @@ impl Interp {
         b.finish(dims.to_vec())
             .map(|d| ArraysVal::Array(Arc::new(d)))
             .ok_or_else(|| Error::Internal("array built with the wrong number of elements".into()))
+    }
+}
+
+/// Room for an array of the given shape: `Error::ShapeTooLarge` if its
+/// bytes could not be addressed, `Error::OutOfMemory` if they cannot be had.
+fn reserve(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<ArrayBuilder> {
+    let n = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let bytes = n.and_then(|n| n.checked_mul(elt.size_bytes().max(1)));
+    match (n, bytes) {
+        (Some(n), Some(b)) if b <= isize::MAX as usize => {
+            ArrayData::builder(elt, n).ok_or_else(|| Error::OutOfMemory { loc, shape: dims.to_vec() })
+        }
+        _ => Err(Error::ShapeTooLarge { loc, shape: dims.iter().map(|&d| d as i64).collect() }),
     }
 }
 

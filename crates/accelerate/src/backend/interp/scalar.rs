@@ -2,14 +2,34 @@
 
 use super::prim;
 use crate::array::typed::linear_index;
-use crate::array::{ArraysVal, ScalarVal, Val};
+use crate::array::{ArraysTy, ArraysVal, ScalarVal, Val};
 use crate::exec::error::{Error, Result, SrcLoc};
 use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
 use std::sync::Arc;
 
+/// A bound variable: its value, or the error its evaluation raised.
+///
+/// Note [Deferred errors]
+/// Sharing recovery binds a term used in several places once, above all of
+/// them, which can be above the conditional that guards every use (in
+/// `let d = x / y in (if y != 0 then d else 0, ...)`, the division is
+/// guarded where the user wrote it). So a let-bound term that fails does not
+/// fail the program: its error is kept in the variable and raised where the
+/// variable is used. The result is that of the program as written, with
+/// every use inlined. (A guarded, let-bound term that does not terminate
+/// still does not terminate.)
+pub(crate) type Slot = Result<Val, Error>;
+
+/// A bound array variable: its type and value, or the error its
+/// evaluation raised (Note [Deferred errors]).
+pub(crate) struct ASlot {
+    pub ty: ArraysTy,
+    pub val: Result<ArraysVal, Error>,
+}
+
 /// Evaluates scalar code in an array environment (innermost last).
 pub(crate) struct ScalarEval<'a> {
-    pub aenv: &'a [ArraysVal],
+    pub aenv: &'a [ASlot],
 }
 
 fn lookup<T>(env: &[T], i: usize) -> Option<&T> {
@@ -18,36 +38,40 @@ fn lookup<T>(env: &[T], i: usize) -> Option<&T> {
 
 impl ScalarEval<'_> {
     fn array(&self, i: usize) -> Result<&Arc<crate::array::ArrayData>> {
-        lookup(self.aenv, i)
-            .and_then(|v| v.array())
-            .ok_or_else(|| Error::Internal(format!("array variable {i} is not an array in scope")))
+        match lookup(self.aenv, i).map(|s| &s.val) {
+            Some(Ok(ArraysVal::Array(a))) => Ok(a),
+            Some(Err(e)) => Err(e.clone()),
+            _ => Err(Error::Internal(format!("array variable {i} is not an array in scope"))),
+        }
     }
 
     /// Applies a closed function to arguments, reusing `env` as scratch.
-    pub fn apply(&self, f: &Fun, args: &[Val], env: &mut Vec<Val>) -> Result<Val> {
+    pub fn apply(&self, f: &Fun, args: &[Val], env: &mut Vec<Slot>) -> Result<Val> {
         let base = env.len();
-        env.extend_from_slice(args);
+        env.extend(args.iter().cloned().map(Ok));
         let r = self.eval(&f.body, env);
         env.truncate(base);
         r
     }
 
-    pub fn eval(&self, e: &OpenExp, env: &mut Vec<Val>) -> Result<Val> {
+    pub fn eval(&self, e: &OpenExp, env: &mut Vec<Slot>) -> Result<Val> {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.eval_inner(e, env))
     }
 
-    fn eval_inner(&self, e: &OpenExp, env: &mut Vec<Val>) -> Result<Val> {
+    fn eval_inner(&self, e: &OpenExp, env: &mut Vec<Slot>) -> Result<Val> {
         match &e.kind {
             ExpKind::Let(b, body) => {
-                let v = self.eval(b, env)?;
+                // Note [Deferred errors]
+                let v = self.eval(b, env);
                 env.push(v);
                 let r = self.eval(body, env);
                 env.pop();
                 r
             }
-            ExpKind::Var(i) => lookup(env, *i)
-                .cloned()
-                .ok_or_else(|| Error::Internal(format!("scalar variable {i} unbound"))),
+            ExpKind::Var(i) => match lookup(env, *i) {
+                Some(slot) => slot.clone(),
+                None => Err(Error::Internal(format!("scalar variable {i} unbound"))),
+            },
             ExpKind::Const(c) => Ok(Val::Scalar(*c)),
             ExpKind::Tuple(es) => {
                 Ok(Val::Tuple(es.iter().map(|x| self.eval(x, env)).collect::<Result<_>>()?))
@@ -80,7 +104,7 @@ impl ScalarEval<'_> {
             ExpKind::While { cond, body, init } => {
                 let mut x = self.eval(init, env)?;
                 loop {
-                    env.push(x);
+                    env.push(Ok(x));
                     let go = self.bool(&cond.body, env);
                     let go = match go {
                         Ok(g) => g,
@@ -90,7 +114,7 @@ impl ScalarEval<'_> {
                         }
                     };
                     if !go {
-                        return Ok(env.pop().expect("pushed above"));
+                        return env.pop().expect("pushed above");
                     }
                     let next = self.eval(&body.body, env);
                     env.pop();
@@ -115,7 +139,8 @@ impl ScalarEval<'_> {
                 let i = self.eval(index, env)?.scalar().and_then(ScalarVal::as_i64);
                 let i = i.ok_or_else(|| Error::Internal("bad linear index value".into()))?;
                 if i < 0 || i as usize >= a.len() {
-                    return Err(Error::IndexOutOfBounds { loc: e.loc, index: vec![i], shape: vec![a.len()] });
+                    let shape = a.shape().to_vec();
+                    return Err(Error::LinearIndexOutOfBounds { loc: e.loc, index: i, size: a.len(), shape });
                 }
                 Ok(a.get(i as usize))
             }
@@ -127,7 +152,7 @@ impl ScalarEval<'_> {
         }
     }
 
-    fn bool(&self, e: &OpenExp, env: &mut Vec<Val>) -> Result<bool> {
+    fn bool(&self, e: &OpenExp, env: &mut Vec<Slot>) -> Result<bool> {
         self.eval(e, env)?
             .scalar()
             .and_then(ScalarVal::as_bool)

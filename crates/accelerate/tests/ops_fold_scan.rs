@@ -1,0 +1,481 @@
+//! `fold`, `fold1`, `scanl`, `scanl1`, `scanr` and `scanr1` along the
+//! innermost dimension, against plain-Rust sequential references, at ranks
+//! 1, 2 and 3, on wrapping integers (extreme values included) and on floats
+//! (NaN, infinities and -0.0 included).
+//!
+//! The reference interpreter folds each row sequentially from left to
+//! right (right to left for `scanr`), so its results are exactly those of
+//! the sequential reference: floats are compared bit for bit (NaN payloads
+//! aside, see `FloatKey`). Non-commutative operators (`a * 31 + b`,
+//! `a - b`) pin the order of the arguments.
+
+use accelerate::prelude::*;
+use accelerate::run_with;
+use proptest::prelude::*;
+use std::fmt::Debug;
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/// A fold or scan and its seed, where it has one.
+#[derive(Clone, Copy, Debug)]
+enum Op<T> {
+    Fold(T),
+    Fold1,
+    Scanl(T),
+    Scanl1,
+    Scanr(T),
+    Scanr1,
+}
+
+fn array<Sh: Shape, T: Elt>(dims: &[usize], data: Vec<T>) -> Array<Sh, T> {
+    let d: Vec<i64> = dims.iter().map(|&x| x as i64).collect();
+    Array::from_vec(Sh::from_slice(&d), data).expect("data matches the shape")
+}
+
+fn dims_and_data<Sh: Shape, T: Elt>(a: &Array<Sh, T>) -> (Vec<usize>, Vec<T>) {
+    (a.dims().to_vec(), a.to_vec())
+}
+
+/// Runs `op` with operator `f` on an array of rank `Snoc<Sh>` through the
+/// interpreter; returns the result's extents and elements.
+fn run_op_at<Sh: Shape, T: Elt + Copy>(
+    op: Op<T>,
+    f: fn(Exp<T>, Exp<T>) -> Exp<T>,
+    dims: &[usize],
+    data: Vec<T>,
+) -> Result<(Vec<usize>, Vec<T>), Error> {
+    accelerate::scope(|| {
+        let a = use_array(array::<Snoc<Sh>, T>(dims, data));
+        let cfg = Config::default();
+        Ok(match op {
+            Op::Fold(z) => dims_and_data(&run_with(&a.fold(z, f), &cfg)?),
+            Op::Fold1 => dims_and_data(&run_with(&a.fold1(f), &cfg)?),
+            Op::Scanl(z) => dims_and_data(&run_with(&a.scanl(z, f), &cfg)?),
+            Op::Scanl1 => dims_and_data(&run_with(&a.scanl1(f), &cfg)?),
+            Op::Scanr(z) => dims_and_data(&run_with(&a.scanr(z, f), &cfg)?),
+            Op::Scanr1 => dims_and_data(&run_with(&a.scanr1(f), &cfg)?),
+        })
+    })
+}
+
+/// `run_op_at` at the rank of `dims` (1, 2 or 3).
+fn run_op<T: Elt + Copy>(
+    op: Op<T>,
+    f: fn(Exp<T>, Exp<T>) -> Exp<T>,
+    dims: &[usize],
+    data: Vec<T>,
+) -> Result<(Vec<usize>, Vec<T>), Error> {
+    match dims.len() {
+        1 => run_op_at::<DIM0, T>(op, f, dims, data),
+        2 => run_op_at::<DIM1, T>(op, f, dims, data),
+        3 => run_op_at::<DIM2, T>(op, f, dims, data),
+        r => panic!("rank {r} is not generated"),
+    }
+}
+
+/// The plain-Rust definition: each row of the innermost dimension folded
+/// or scanned sequentially.
+fn reference<T: Copy>(op: Op<T>, f: impl Fn(T, T) -> T, dims: &[usize], data: &[T]) -> (Vec<usize>, Vec<T>) {
+    let (&n, outer) = dims.split_last().expect("rank >= 1");
+    let rows: usize = outer.iter().product();
+    let mut out = Vec::new();
+    for r in 0..rows {
+        let row = &data[r * n..(r + 1) * n];
+        match op {
+            Op::Fold(z) => out.push(row.iter().fold(z, |a, &x| f(a, x))),
+            Op::Fold1 => out.push(row[1..].iter().fold(row[0], |a, &x| f(a, x))),
+            Op::Scanl(z) => {
+                let mut acc = z;
+                out.push(acc);
+                for &x in row {
+                    acc = f(acc, x);
+                    out.push(acc);
+                }
+            }
+            Op::Scanl1 => {
+                let mut acc = row[0];
+                out.push(acc);
+                for &x in &row[1..] {
+                    acc = f(acc, x);
+                    out.push(acc);
+                }
+            }
+            Op::Scanr(z) => {
+                // out[n] = z, out[i] = f(x_i, out[i + 1])
+                let mut line = vec![z; n + 1];
+                for i in (0..n).rev() {
+                    line[i] = f(row[i], line[i + 1]);
+                }
+                out.extend(line);
+            }
+            Op::Scanr1 => {
+                let mut line = row.to_vec();
+                for i in (0..n - 1).rev() {
+                    line[i] = f(row[i], line[i + 1]);
+                }
+                out.extend(line);
+            }
+        }
+    }
+    let mut rdims = outer.to_vec();
+    match op {
+        Op::Fold(_) | Op::Fold1 => {}
+        Op::Scanl(_) | Op::Scanr(_) => rdims.push(n + 1),
+        Op::Scanl1 | Op::Scanr1 => rdims.push(n),
+    }
+    (rdims, out)
+}
+
+/// Float comparison by bit pattern, so that -0.0 differs from 0.0 and
+/// infinities are exact. NaNs compare equal to each other whatever their
+/// payload and sign: IEEE-754 does not specify which NaN an operation
+/// returns, and the compiler may commute the operands of `+` and `*`, so a
+/// payload difference is not a semantic difference.
+trait FloatKey: Copy {
+    fn key(self) -> Option<u64>;
+}
+impl FloatKey for f32 {
+    fn key(self) -> Option<u64> {
+        (!self.is_nan()).then_some(self.to_bits() as u64)
+    }
+}
+impl FloatKey for f64 {
+    fn key(self) -> Option<u64> {
+        (!self.is_nan()).then(|| self.to_bits())
+    }
+}
+
+fn assert_same_floats<T: FloatKey + Debug>(got: &(Vec<usize>, Vec<T>), want: &(Vec<usize>, Vec<T>)) {
+    assert_eq!(got.0, want.0, "extents");
+    let g: Vec<_> = got.1.iter().map(|x| x.key()).collect();
+    let w: Vec<_> = want.1.iter().map(|x| x.key()).collect();
+    assert_eq!(g, w, "got {:?}, want {:?}", got.1, want.1);
+}
+
+/// An extent in `lo..=hi`, with `lo` and 1 (empty and one-element rows)
+/// generated often.
+fn extent(lo: usize, hi: usize) -> impl Strategy<Value = usize> + Clone {
+    prop_oneof![1 => Just(lo), 1 => Just(1.max(lo)), 4 => lo..=hi]
+}
+
+/// Extents of rank 1, 2 or 3 (at most 48 elements); the innermost extent
+/// is at least `inner_lo`.
+fn dims(inner_lo: usize) -> impl Strategy<Value = Vec<usize>> {
+    prop_oneof![
+        extent(inner_lo, 48).prop_map(|n| vec![n]),
+        (extent(0, 6), extent(inner_lo, 8)).prop_map(|(a, b)| vec![a, b]),
+        (extent(0, 3), extent(0, 4), extent(inner_lo, 4)).prop_map(|(a, b, c)| vec![a, b, c]),
+    ]
+}
+
+fn shaped<T: Debug + Clone>(
+    inner_lo: usize,
+    elem: impl Strategy<Value = T> + Clone,
+) -> impl Strategy<Value = (Vec<usize>, Vec<T>)> {
+    dims(inner_lo).prop_flat_map(move |d| {
+        let n: usize = d.iter().product();
+        (Just(d), proptest::collection::vec(elem.clone(), n))
+    })
+}
+
+macro_rules! int_elems {
+    ($t:ty) => {
+        prop_oneof![
+            1 => Just(<$t>::MIN),
+            1 => Just(<$t>::MAX),
+            1 => Just(0 as $t),
+            1 => Just(1 as $t),
+            1 => Just((0 as $t).wrapping_sub(1)),
+            5 => any::<$t>(),
+        ]
+    };
+}
+
+macro_rules! float_elems {
+    ($t:ty) => {
+        prop_oneof![
+            1 => Just(<$t>::NAN),
+            1 => Just(<$t>::INFINITY),
+            1 => Just(<$t>::NEG_INFINITY),
+            2 => Just(-0.0 as $t),
+            2 => Just(0.0 as $t),
+            1 => Just(<$t>::MAX),
+            1 => Just(<$t>::MIN_POSITIVE),
+            10 => any::<$t>(),
+            60 => -1000.0 as $t..1000.0 as $t,
+        ]
+    };
+}
+
+// ---------------------------------------------------------------------------
+// Properties on integers (wrapping) and floats (exact, sequential)
+
+macro_rules! int_props {
+    ($m:ident, $t:ty) => {
+        mod $m {
+            use super::*;
+
+            fn add(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
+                a + b
+            }
+            fn add_ref(a: $t, b: $t) -> $t {
+                a.wrapping_add(b)
+            }
+            /// Not commutative: pins which argument is the accumulator.
+            fn horner(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
+                a * (31 as $t) + b
+            }
+            fn horner_ref(a: $t, b: $t) -> $t {
+                a.wrapping_mul(31 as $t).wrapping_add(b)
+            }
+
+            fn check(op: Op<$t>, d: &[usize], xs: &[$t]) {
+                let got = run_op(op, add, d, xs.to_vec()).expect("runs");
+                assert_eq!(got, reference(op, add_ref, d, xs), "{op:?} with + on {d:?}");
+                let got = run_op(op, horner, d, xs.to_vec()).expect("runs");
+                assert_eq!(got, reference(op, horner_ref, d, xs), "{op:?} with a*31+b on {d:?}");
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig::with_cases(64))]
+
+                #[test]
+                fn fold_with_seed_is_the_sequential_left_fold_of_each_row(
+                    (d, xs) in shaped(0, int_elems!($t)), z in int_elems!($t)
+                ) {
+                    check(Op::Fold(z), &d, &xs);
+                }
+
+                #[test]
+                fn fold1_is_the_left_fold_of_each_row_from_its_first_element(
+                    (d, xs) in shaped(1, int_elems!($t))
+                ) {
+                    check(Op::Fold1, &d, &xs);
+                }
+
+                #[test]
+                fn scanl_puts_the_seed_first_and_grows_each_row_by_one(
+                    (d, xs) in shaped(0, int_elems!($t)), z in int_elems!($t)
+                ) {
+                    check(Op::Scanl(z), &d, &xs);
+                }
+
+                #[test]
+                fn scanl1_is_the_inclusive_left_scan_of_each_row((d, xs) in shaped(1, int_elems!($t))) {
+                    check(Op::Scanl1, &d, &xs);
+                }
+
+                #[test]
+                fn scanr_puts_the_seed_last_and_applies_f_of_x_and_acc(
+                    (d, xs) in shaped(0, int_elems!($t)), z in int_elems!($t)
+                ) {
+                    check(Op::Scanr(z), &d, &xs);
+                }
+
+                #[test]
+                fn scanr1_is_the_inclusive_right_scan_of_each_row((d, xs) in shaped(1, int_elems!($t))) {
+                    check(Op::Scanr1, &d, &xs);
+                }
+            }
+        }
+    };
+}
+
+int_props!(i8_props, i8);
+int_props!(i32_props, i32);
+int_props!(i64_props, i64);
+int_props!(u8_props, u8);
+int_props!(u64_props, u64);
+
+macro_rules! float_props {
+    ($m:ident, $t:ident) => {
+        mod $m {
+            use super::*;
+
+            fn add(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
+                a + b
+            }
+            /// Not commutative: pins which argument is the accumulator.
+            fn sub(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
+                a - b
+            }
+
+            fn check(op: Op<$t>, d: &[usize], xs: &[$t]) {
+                let got = run_op(op, add, d, xs.to_vec()).expect("runs");
+                assert_same_floats(&got, &reference(op, |a, b| a + b, d, xs));
+                let got = run_op(op, sub, d, xs.to_vec()).expect("runs");
+                assert_same_floats(&got, &reference(op, |a, b| a - b, d, xs));
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig::with_cases(64))]
+
+                #[test]
+                fn fold_with_seed_is_the_sequential_left_fold_of_each_row(
+                    (d, xs) in shaped(0, float_elems!($t)), z in float_elems!($t)
+                ) {
+                    check(Op::Fold(z), &d, &xs);
+                }
+
+                #[test]
+                fn fold1_is_the_left_fold_of_each_row_from_its_first_element(
+                    (d, xs) in shaped(1, float_elems!($t))
+                ) {
+                    check(Op::Fold1, &d, &xs);
+                }
+
+                #[test]
+                fn scanl_puts_the_seed_first_and_grows_each_row_by_one(
+                    (d, xs) in shaped(0, float_elems!($t)), z in float_elems!($t)
+                ) {
+                    check(Op::Scanl(z), &d, &xs);
+                }
+
+                #[test]
+                fn scanl1_is_the_inclusive_left_scan_of_each_row((d, xs) in shaped(1, float_elems!($t))) {
+                    check(Op::Scanl1, &d, &xs);
+                }
+
+                #[test]
+                fn scanr_puts_the_seed_last_and_applies_f_of_x_and_acc(
+                    (d, xs) in shaped(0, float_elems!($t)), z in float_elems!($t)
+                ) {
+                    check(Op::Scanr(z), &d, &xs);
+                }
+
+                #[test]
+                fn scanr1_is_the_inclusive_right_scan_of_each_row((d, xs) in shaped(1, float_elems!($t))) {
+                    check(Op::Scanr1, &d, &xs);
+                }
+            }
+        }
+    };
+}
+
+float_props!(f32_props, f32);
+float_props!(f64_props, f64);
+
+// ---------------------------------------------------------------------------
+// Edge cases, spelled out
+
+fn cfg() -> Config {
+    Config::default()
+}
+
+#[test]
+fn fold_of_empty_rows_returns_seed() {
+    let a = use_array(Array::from_vec(dim2(3, 0), Vec::<i32>::new()).unwrap());
+    let r = run_with(&a.fold(7, |x, y| x + y), &cfg()).unwrap();
+    assert_eq!(r.dims(), &[3]);
+    assert_eq!(r.to_vec(), vec![7, 7, 7]);
+}
+
+#[test]
+fn fold_of_an_empty_vector_is_a_scalar_holding_the_seed() {
+    let a = use_array(Vector::<f64>::from_elems(vec![]));
+    let r = run_with(&a.fold(-0.0, |x, y| x + y), &cfg()).unwrap();
+    assert_eq!(r.dims(), &[] as &[usize]);
+    assert_eq!(r.value().to_bits(), (-0.0f64).to_bits());
+}
+
+#[test]
+fn fold_with_zero_outer_extent_gives_an_empty_result_of_the_outer_shape() {
+    let a = use_array(Array::from_vec(dim2(0, 5), Vec::<i64>::new()).unwrap());
+    let r = run_with(&a.fold(1, |x, y| x * y), &cfg()).unwrap();
+    assert_eq!(r.dims(), &[0]);
+    assert!(r.to_vec().is_empty());
+
+    let b = use_array(Array::from_vec(dim3(2, 0, 3), Vec::<i64>::new()).unwrap());
+    let r = run_with(&b.fold(1, |x, y| x * y), &cfg()).unwrap();
+    assert_eq!(r.dims(), &[2, 0]);
+    assert!(r.is_empty());
+}
+
+#[test]
+fn fold1_with_zero_rows_of_zero_length_gives_an_empty_result() {
+    let a = use_array(Array::from_vec(dim2(0, 0), Vec::<i64>::new()).unwrap());
+    let r = run_with(&a.fold1(|x, y| x + y), &cfg()).unwrap();
+    assert_eq!(r.dims(), &[0]);
+}
+
+#[test]
+fn fold_with_a_non_commutative_operator_folds_left_to_right() {
+    let a = use_array(Vector::from_elems(vec![1i32, 2, 3]));
+    // ((7 * 31 + 1) * 31 + 2) * 31 + 3
+    let r = run_with(&a.fold(7, |acc, x| acc * 31 + x), &cfg()).unwrap();
+    assert_eq!(r.value(), ((7 * 31 + 1) * 31 + 2) * 31 + 3);
+    let r = run_with(&a.fold1(|acc, x| acc * 31 + x), &cfg()).unwrap();
+    assert_eq!(r.value(), (31 + 2) * 31 + 3);
+}
+
+#[test]
+fn integer_fold_wraps_on_overflow() {
+    let a = use_array(Vector::from_elems(vec![i32::MAX, 1, i32::MAX]));
+    let r = run_with(&a.fold(0, |x, y| x + y), &cfg()).unwrap();
+    assert_eq!(r.value(), i32::MAX.wrapping_add(1).wrapping_add(i32::MAX));
+    let b = use_array(Vector::from_elems(vec![u8::MAX, 2]));
+    let r = run_with(&b.fold1(|x, y| x * y), &cfg()).unwrap();
+    assert_eq!(r.value(), 254);
+}
+
+#[test]
+fn scanl_and_scanr_with_subtraction_pin_the_argument_order() {
+    let a = use_array(Vector::from_elems(vec![1i32, 2, 3]));
+    let l = run_with(&a.scanl(10, |acc, x| acc - x), &cfg()).unwrap();
+    assert_eq!(l.to_vec(), vec![10, 9, 7, 4]);
+    let l1 = run_with(&a.scanl1(|acc, x| acc - x), &cfg()).unwrap();
+    assert_eq!(l1.to_vec(), vec![1, -1, -4]);
+    // scanr: out[3] = 10, out[i] = x_i - out[i + 1]
+    let r = run_with(&a.scanr(10, |x, acc| x - acc), &cfg()).unwrap();
+    assert_eq!(r.to_vec(), vec![-8, 9, -7, 10]);
+    let r1 = run_with(&a.scanr1(|x, acc| x - acc), &cfg()).unwrap();
+    assert_eq!(r1.to_vec(), vec![2, -1, 3]);
+}
+
+#[test]
+fn scans_with_a_seed_of_empty_rows_hold_only_the_seed() {
+    let a = use_array(Array::from_vec(dim2(2, 0), Vec::<u16>::new()).unwrap());
+    let l = run_with(&a.scanl(5, |x, y| x + y), &cfg()).unwrap();
+    assert_eq!(l.dims(), &[2, 1]);
+    assert_eq!(l.to_vec(), vec![5, 5]);
+    let r = run_with(&a.scanr(6, |x, y| x + y), &cfg()).unwrap();
+    assert_eq!(r.dims(), &[2, 1]);
+    assert_eq!(r.to_vec(), vec![6, 6]);
+}
+
+#[test]
+fn seedless_scans_with_zero_rows_give_empty_results_of_the_same_shape() {
+    let a = use_array(Array::from_vec(dim2(0, 4), Vec::<i32>::new()).unwrap());
+    let l = run_with(&a.scanl1(|x, y| x + y), &cfg()).unwrap();
+    assert_eq!(l.dims(), &[0, 4]);
+    let r = run_with(&a.scanr1(|x, y| x + y), &cfg()).unwrap();
+    assert_eq!(r.dims(), &[0, 4]);
+    let s = run_with(&a.scanl(0, |x, y| x + y), &cfg()).unwrap();
+    assert_eq!(s.dims(), &[0, 5]);
+}
+
+#[test]
+fn fold_of_pairs_reduces_each_component() {
+    let xs = vec![(3i32, 1.5f32), (-4, 2.5), (10, -8.0)];
+    let a = use_array(Vector::from_elems(xs));
+    let r = run_with(
+        &a.fold(lift((constant(0i32), constant(f32::NEG_INFINITY))), |p, q| {
+            let (a0, a1) = p.unlift();
+            let (b0, b1) = q.unlift();
+            lift((a0 + b0, a1.max(b1)))
+        }),
+        &cfg(),
+    )
+    .unwrap();
+    assert_eq!(r.value(), (9, 2.5));
+}
+
+#[test]
+fn folding_twice_reduces_a_matrix_to_its_total() {
+    let m = Array::from_fn(dim2(4, 5), |Snoc(Snoc(Z, i), j)| i * 10 + j).unwrap();
+    let a = use_array(m);
+    let r = run_with(&a.fold(0, |x, y| x + y).fold(0, |x, y| x + y), &cfg()).unwrap();
+    let want: i64 = (0..4).flat_map(|i| (0..5).map(move |j| i * 10 + j)).sum();
+    assert_eq!(r.value(), want);
+}
