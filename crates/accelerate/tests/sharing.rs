@@ -275,3 +275,18 @@ fn a_chain_of_20_000_doublings_converts_and_runs_on_a_small_stack() {
         .unwrap();
     assert_eq!(handle.join().unwrap(), vec![0]);
 }
+
+#[test]
+fn compile_frees_the_graph_its_function_built() {
+    let leaked: Cell<Option<Acc<Vector<i32>>>> = Cell::new(None);
+    let f = accelerate::compile(|xs: Acc<Vector<i32>>| {
+        let ys = xs.map(|x| x + 1);
+        leaked.set(Some(ys));
+        ys
+    })
+    .unwrap();
+    let xs = Vector::from_elems(vec![1, 2]);
+    assert_eq!(f.run(&xs).unwrap().to_vec(), vec![2, 3]);
+    let err = run_with(&leaked.get().unwrap(), &Config::default()).unwrap_err();
+    assert!(matches!(err, Error::StaleHandle { .. }), "{err}");
+}

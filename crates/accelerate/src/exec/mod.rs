@@ -148,7 +148,8 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     }
 }
 
-/// Converts a function of arrays into a program, once.
+/// Converts a function of arrays into a program, once. The program graph
+/// the function builds is freed afterwards (as in [`crate::scope`]).
 #[track_caller]
 pub fn compile<Args: ProgramArgs, F: AccFn<Args>>(f: F) -> Result<Program<Args, F::Out>> {
     let config = Config::from_env()?;
@@ -161,7 +162,12 @@ pub fn compile_with<Args: ProgramArgs, F: AccFn<Args>>(
     f: F,
     config: Config,
 ) -> Result<Program<Args, F::Out>> {
-    let Reified { params, root } = f.reify();
-    let phases = pipeline::compile_graph(&params, root, &config, SrcLoc::caller())?;
-    Ok(Program { phases, config, _ty: PhantomData })
+    let loc = SrcLoc::caller();
+    // The compiled program does not depend on the graph: the nodes the
+    // function makes are freed as soon as it is converted.
+    crate::lang::scope(|| {
+        let Reified { params, root } = f.reify();
+        let phases = pipeline::compile_graph(&params, root, &config, loc)?;
+        Ok(Program { phases, config, _ty: PhantomData })
+    })
 }
