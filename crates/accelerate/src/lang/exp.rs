@@ -443,3 +443,37 @@ pub fn intersect<Sh: Shape>(a: impl IntoExp<Sh>, b: impl IntoExp<Sh>) -> Exp<Sh>
 pub fn shape_size<Sh: Shape>(sh: impl IntoExp<Sh>) -> Exp<i64> {
     prim(PrimFun::ShapeSize, vec![sh.into_exp().id])
 }
+
+// ---------------------------------------------------------------------------
+// Support for `#[derive(Elt)]` on user structs (a struct is a tuple of its
+// fields to the IR). Not for direct use.
+
+/// An expression of any element type, for building structs from fields.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct AnyExp {
+    id: NodeId,
+}
+
+impl<T: Elt> From<Exp<T>> for AnyExp {
+    fn from(e: Exp<T>) -> Self {
+        AnyExp { id: e.id }
+    }
+}
+
+impl<T: Elt> Exp<T> {
+    /// Field `index` of a struct (or component of a tuple) expression.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn __field<F: Elt>(self, index: usize) -> Exp<F> {
+        Exp::node(NodeKind::Prj(index, self.id), SrcLoc::caller())
+    }
+
+    /// A struct expression from its fields' expressions, in order. The
+    /// derive guarantees the fields' types; the verifier checks them.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn __from_fields(fields: &[AnyExp]) -> Exp<T> {
+        Exp::node(NodeKind::Tuple(fields.iter().map(|f| f.id).collect()), SrcLoc::caller())
+    }
+}
