@@ -6,6 +6,7 @@
 pub mod acc;
 pub mod exp;
 pub(crate) mod graph;
+pub mod library;
 mod ops;
 
 pub use acc::{acond, awhile, fill, generate, lift_acc, the, unit, use_array, Acc, AsAcc, LiftAcc};
@@ -13,6 +14,10 @@ pub use exp::{
     cond, constant, from_index, index0, index1, index2, index3, intersect, just, lift, nothing, shape_size,
     to_index, unindex1, unindex2, unindex3, while_loop, Exp, IntoExp, Lift,
 };
+pub use library::gather_scatter::*;
+pub use library::index_space::*;
+pub use library::reductions::*;
+pub use library::segmented::*;
 
 /// Runs `f` and then frees the program nodes it made (Note [The expression
 /// arena]): build and run a program inside a scope when programs are built
