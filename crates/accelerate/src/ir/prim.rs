@@ -22,6 +22,12 @@ pub enum PrimFun {
     // integral: `/` and `%`, truncating toward zero; error on a zero divisor
     Quot,
     Rem,
+    /// integral division rounding toward negative infinity (Haskell's
+    /// `div`); error on a zero divisor
+    IDiv,
+    /// the remainder of `IDiv`, with the sign of the divisor (Haskell's
+    /// `mod`)
+    Mod,
     // floating: `/`
     FDiv,
     // comparisons of two scalars of one type, giving `bool`
@@ -43,6 +49,12 @@ pub enum PrimFun {
     BNot,
     Shl,
     Shr,
+    /// the number of one bits, as `u32` (Rust's `count_ones`)
+    PopCount,
+    /// as `u32` (Rust's `leading_zeros`)
+    LeadingZeros,
+    /// as `u32` (Rust's `trailing_zeros`)
+    TrailingZeros,
     // floating, unary
     Sqrt,
     Exp,
@@ -70,6 +82,9 @@ pub enum PrimFun {
     Powi,
     /// Rust's `as` between scalar types (float to integer saturates).
     Cast(ScalarTy),
+    /// Reinterpret the bits as another type of the same size
+    /// (`f32::to_bits`, `u32 as i32`, ...).
+    BitCast(ScalarTy),
     // shapes and indices of one rank
     /// `to_index(shape, index)`: the row-major position of `index`.
     ToIndex,
@@ -85,6 +100,7 @@ impl PrimFun {
     pub fn name(self) -> String {
         match self {
             PrimFun::Cast(t) => format!("cast<{t}>"),
+            PrimFun::BitCast(t) => format!("bitcast<{t}>"),
             other => {
                 let s = format!("{other:?}");
                 let mut out = String::new();
@@ -104,7 +120,7 @@ impl PrimFun {
         match self {
             Neg | Abs | Signum | LNot | BNot | Sqrt | Exp | Log | Sin | Cos | Tan | Asin | Acos | Atan
             | Sinh | Cosh | Tanh | Floor | Ceil | Round | Trunc | IsNan | IsInfinite | Cast(_)
-            | ShapeSize => 1,
+            | BitCast(_) | PopCount | LeadingZeros | TrailingZeros | ShapeSize => 1,
             _ => 2,
         }
     }
@@ -176,7 +192,7 @@ impl PrimFun {
                 need(t.is_numeric(), t, "a numeric type")?;
                 Ok(s(t))
             }
-            Quot | Rem => {
+            Quot | Rem | IDiv | Mod => {
                 let t = same()?;
                 need(t.is_integral(), t, "an integral type")?;
                 Ok(s(t))
@@ -209,6 +225,20 @@ impl PrimFun {
                 let t = scalar(0)?;
                 need(t.is_integral(), t, "an integral type")?;
                 Ok(s(t))
+            }
+            PopCount | LeadingZeros | TrailingZeros => {
+                let t = scalar(0)?;
+                need(t.is_integral(), t, "an integral type")?;
+                Ok(s(ScalarTy::U32))
+            }
+            BitCast(to) => {
+                let t = scalar(0)?;
+                need(
+                    t.size_bytes() == to.size_bytes() && t != ScalarTy::Bool && to != ScalarTy::Bool,
+                    t,
+                    &format!("a type of the size of {to}"),
+                )?;
+                Ok(s(to))
             }
             Sqrt | Exp | Log | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Floor | Ceil
             | Round | Trunc => {

@@ -8,6 +8,7 @@ pub mod exp;
 pub(crate) mod graph;
 pub mod library;
 mod ops;
+pub mod scalar_ops;
 
 pub use acc::{acond, awhile, fill, generate, lift_acc, the, unit, use_array, Acc, AsAcc, LiftAcc};
 pub use exp::{
@@ -18,6 +19,7 @@ pub use library::gather_scatter::*;
 pub use library::index_space::*;
 pub use library::reductions::*;
 pub use library::segmented::*;
+pub use scalar_ops::{iterate, left, right, sfoldl, BitCastTo, Either};
 
 /// Runs `f` and then frees the program nodes it made (Note [The expression
 /// arena]): build and run a program inside a scope when programs are built

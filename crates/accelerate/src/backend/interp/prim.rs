@@ -50,6 +50,22 @@ macro_rules! each_int {
     };
 }
 
+macro_rules! each_int_u32 {
+    ($a:expr, $x:ident => $body:expr) => {
+        match $a {
+            S::I8($x) => Some(S::U32($body)),
+            S::I16($x) => Some(S::U32($body)),
+            S::I32($x) => Some(S::U32($body)),
+            S::I64($x) => Some(S::U32($body)),
+            S::U8($x) => Some(S::U32($body)),
+            S::U16($x) => Some(S::U32($body)),
+            S::U32($x) => Some(S::U32($body)),
+            S::U64($x) => Some(S::U32($body)),
+            _ => None,
+        }
+    };
+}
+
 macro_rules! each_float {
     ($a:expr, $x:ident => $body:expr) => {
         match $a {
@@ -115,10 +131,16 @@ macro_rules! compare {
     };
 }
 
-/// A trait to write integer `abs`/`signum` once for signed and unsigned.
+/// Integer operations whose definitions differ between signed and
+/// unsigned types, written once.
 trait IntOps: Copy {
     fn abs_w(self) -> Self;
     fn signum_w(self) -> Self;
+    /// Division rounding toward negative infinity, wrapping (`MIN div -1`
+    /// is `MIN`); the divisor is not zero.
+    fn floor_div_w(self, d: Self) -> Self;
+    /// The remainder of `floor_div_w`: zero or of the divisor's sign.
+    fn floor_mod_w(self, d: Self) -> Self;
 }
 
 macro_rules! int_ops_signed {
@@ -126,6 +148,15 @@ macro_rules! int_ops_signed {
         impl IntOps for $t {
             fn abs_w(self) -> Self { self.wrapping_abs() }
             fn signum_w(self) -> Self { self.signum() }
+            fn floor_div_w(self, d: Self) -> Self {
+                let q = self.wrapping_div(d);
+                let r = self.wrapping_rem(d);
+                if r != 0 && ((r < 0) != (d < 0)) { q.wrapping_sub(1) } else { q }
+            }
+            fn floor_mod_w(self, d: Self) -> Self {
+                let r = self.wrapping_rem(d);
+                if r != 0 && ((r < 0) != (d < 0)) { r.wrapping_add(d) } else { r }
+            }
         }
     )*};
 }
@@ -134,6 +165,8 @@ macro_rules! int_ops_unsigned {
         impl IntOps for $t {
             fn abs_w(self) -> Self { self }
             fn signum_w(self) -> Self { (self != 0) as $t }
+            fn floor_div_w(self, d: Self) -> Self { self / d }
+            fn floor_mod_w(self, d: Self) -> Self { self % d }
         }
     )*};
 }
@@ -170,6 +203,10 @@ fn unary(op: PrimFun, a: ScalarVal) -> Option<ScalarVal> {
         IsNan => each_float_pred!(a, x => x.is_nan()),
         IsInfinite => each_float_pred!(a, x => x.is_infinite()),
         Cast(to) => Some(cast(a, to)),
+        BitCast(to) => bitcast(a, to),
+        PopCount => each_int_u32!(a, x => x.count_ones()),
+        LeadingZeros => each_int_u32!(a, x => x.leading_zeros()),
+        TrailingZeros => each_int_u32!(a, x => x.trailing_zeros()),
         _ => None,
     }
 }
@@ -188,7 +225,9 @@ fn binary(op: PrimFun, a: ScalarVal, b: ScalarVal, loc: SrcLoc) -> Result<Option
         Mul => each_int2!(a, b, x, y => x.wrapping_mul(y)).or_else(|| each_float2!(a, b, x, y => x * y)),
         Min => each_int2!(a, b, x, y => x.min(y)).or_else(|| each_float2!(a, b, x, y => x.min(y))),
         Max => each_int2!(a, b, x, y => x.max(y)).or_else(|| each_float2!(a, b, x, y => x.max(y))),
-        Quot | Rem if zero_divisor() => return Err(Error::DivisionByZero { loc }),
+        Quot | Rem | IDiv | Mod if zero_divisor() => return Err(Error::DivisionByZero { loc }),
+        IDiv => each_int2!(a, b, x, y => x.floor_div_w(y)),
+        Mod => each_int2!(a, b, x, y => x.floor_mod_w(y)),
         Quot => each_int2!(a, b, x, y => x.wrapping_div(y)),
         Rem => each_int2!(a, b, x, y => x.wrapping_rem(y)),
         FDiv => each_float2!(a, b, x, y => x / y),
@@ -261,6 +300,39 @@ pub fn cast(a: ScalarVal, to: ScalarTy) -> ScalarVal {
         ScalarTy::F32 => S::F32(cast_from!(a, f32)),
         ScalarTy::F64 => S::F64(cast_from!(a, f64)),
     }
+}
+
+/// Reinterprets the bits of a scalar as another type of the same size.
+fn bitcast(a: ScalarVal, to: ScalarTy) -> Option<ScalarVal> {
+    let bits: u64 = match a {
+        S::I8(x) => x as u8 as u64,
+        S::U8(x) => x as u64,
+        S::I16(x) => x as u16 as u64,
+        S::U16(x) => x as u64,
+        S::I32(x) => x as u32 as u64,
+        S::U32(x) => x as u64,
+        S::F32(x) => x.to_bits() as u64,
+        S::I64(x) => x as u64,
+        S::U64(x) => x,
+        S::F64(x) => x.to_bits(),
+        S::Bool(_) => return None,
+    };
+    if a.ty().size_bytes() != to.size_bytes() {
+        return None;
+    }
+    Some(match to {
+        ScalarTy::I8 => S::I8(bits as u8 as i8),
+        ScalarTy::U8 => S::U8(bits as u8),
+        ScalarTy::I16 => S::I16(bits as u16 as i16),
+        ScalarTy::U16 => S::U16(bits as u16),
+        ScalarTy::I32 => S::I32(bits as u32 as i32),
+        ScalarTy::U32 => S::U32(bits as u32),
+        ScalarTy::F32 => S::F32(f32::from_bits(bits as u32)),
+        ScalarTy::I64 => S::I64(bits as i64),
+        ScalarTy::U64 => S::U64(bits),
+        ScalarTy::F64 => S::F64(f64::from_bits(bits)),
+        ScalarTy::Bool => return None,
+    })
 }
 
 fn index_of(v: &Val) -> Result<Vec<i64>> {
