@@ -83,6 +83,10 @@ pub enum Error {
     #[error("{loc}: {op} of an empty row (array of shape {shape:?}) has no value; use the form with a seed")]
     EmptyReduction { loc: SrcLoc, op: &'static str, shape: Vec<usize> },
 
+    /// Segment descriptors that do not describe the array they segment.
+    #[error("{loc}: {message}")]
+    BadSegments { loc: SrcLoc, message: String },
+
     /// An array computation that depends on a scalar lambda's variable:
     /// nested data parallelism, which the flat language cannot express.
     #[error("{loc}: this array operation depends on a variable of an enclosing scalar function (nested data parallelism); compute it outside the function, or use the segmented operations")]

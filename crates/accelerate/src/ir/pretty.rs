@@ -184,6 +184,18 @@ impl Printer {
                 out.push(' ');
                 self.acc_arg(array, indent, out);
             }
+            AccKind::FoldSeg { f, seed, array, offsets } => {
+                let _ = write!(out, "{} ", a.op_name());
+                self.fun_at(f, indent, out);
+                if let Some(z) = seed {
+                    out.push(' ');
+                    self.exp_arg(z, out);
+                }
+                out.push(' ');
+                self.acc_arg(array, indent, out);
+                out.push(' ');
+                self.acc_arg(offsets, indent, out);
+            }
             AccKind::Permute { combine, defaults, index, source } => {
                 out.push_str("permute ");
                 self.fun_at(combine, indent, out);

@@ -133,6 +133,15 @@ pub enum AccKind {
         seed: Option<OpenExp>,
         array: Box<OpenAcc>,
     },
+    /// Reduce each segment of the innermost dimension: segment `i` of a row
+    /// is its elements `offsets[i] .. offsets[i+1]`; `offsets` is a vector
+    /// of `nseg + 1` non-decreasing positions from 0 to the row length.
+    FoldSeg {
+        f: Fun,
+        seed: Option<OpenExp>,
+        array: Box<OpenAcc>,
+        offsets: Box<OpenAcc>,
+    },
     /// Inclusive scans along the innermost dimension: with a seed the
     /// result row has one more element (`scanl`/`scanr`), without it the
     /// same length (`scanl1`/`scanr1`).
@@ -207,6 +216,8 @@ impl OpenAcc {
             AccKind::Slice { .. } => "slice",
             AccKind::Fold { seed: Some(_), .. } => "fold",
             AccKind::Fold { seed: None, .. } => "fold1",
+            AccKind::FoldSeg { seed: Some(_), .. } => "fold_seg",
+            AccKind::FoldSeg { seed: None, .. } => "fold1_seg",
             AccKind::Scan { dir: Direction::Left, seed: Some(_), .. } => "scanl",
             AccKind::Scan { dir: Direction::Left, seed: None, .. } => "scanl1",
             AccKind::Scan { dir: Direction::Right, seed: Some(_), .. } => "scanr",
@@ -271,6 +282,7 @@ impl Drop for OpenAcc {
                 | AccKind::Fold { array: t, .. }
                 | AccKind::Scan { array: t, .. } => accs.push(*t),
                 AccKind::ZipWith { a, b, .. } => accs.extend([*a, *b]),
+                AccKind::FoldSeg { array, offsets, .. } => accs.extend([*array, *offsets]),
                 AccKind::Permute { defaults, source, .. } => accs.extend([*defaults, *source]),
                 AccKind::Acond { then_, else_, .. } => accs.extend([*then_, *else_]),
                 AccKind::Awhile { pred, body, init } => accs.extend([*pred.body, *body.body, *init]),

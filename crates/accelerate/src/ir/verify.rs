@@ -26,6 +26,7 @@
 //!    source index and returns `(bool, index of the defaults' rank)`.
 //! 7. Shapes given to `generate`, `reshape` and `backpermute` are shapes
 //!    (flat tuples of `i64`); `fold` and scans take arrays of rank >= 1;
+//!    `fold_seg` takes a vector of `i64` segment offsets;
 //!    `replicate` and `slice` agree with their slice specifier in rank and
 //!    their slice index has one `i64` per fixed dimension.
 //! 8. `Acond` has a `bool` condition and branches of one type; `Awhile`'s
@@ -185,6 +186,18 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             check_operator(f, seed.as_ref(), &a.elt, aenv).map_err(|m| at(acc, m))?;
             let rank = if matches!(acc.kind, AccKind::Fold { .. }) { a.rank - 1 } else { a.rank };
             arr(ArrayTy { rank, elt: a.elt })
+        }
+        AccKind::FoldSeg { f, seed, array, offsets } => {
+            let a = sub(array, aenv, "the argument")?;
+            if a.rank == 0 {
+                return Err(at(acc, "the argument must have rank at least 1"));
+            }
+            check_operator(f, seed.as_ref(), &a.elt, aenv).map_err(|m| at(acc, m))?;
+            let o = sub(offsets, aenv, "the segment offsets")?;
+            if o != (ArrayTy { rank: 1, elt: EltTy::Scalar(ScalarTy::I64) }) {
+                return Err(at(acc, format!("segment offsets must be a vector of i64, found {o}")));
+            }
+            arr(a)
         }
         AccKind::Permute { combine, defaults, index, source } => {
             let d = sub(defaults, aenv, "the defaults")?;

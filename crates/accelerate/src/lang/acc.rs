@@ -259,6 +259,62 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         self.reduce(lam2(f), None)
     }
 
+    #[track_caller]
+    fn reduce_seg(&self, f: Lam, seed: Option<NodeId>, offsets: NodeId) -> Acc<Array<Snoc<Sh>, E>> {
+        Acc::node(NodeKind::FoldSeg { f, seed, array: self.id, offsets }, SrcLoc::caller())
+    }
+
+    /// Reduces each segment of the innermost dimension, the segments given
+    /// by their lengths (which must sum to the row length, else
+    /// `Error::BadSegments`); an empty segment gives the seed. The result's
+    /// innermost extent is the number of segments.
+    #[track_caller]
+    pub fn fold_seg(
+        &self,
+        seed: impl IntoExp<E>,
+        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        lengths: impl AsAcc<Array<Snoc<Z>, i64>>,
+    ) -> Acc<Array<Snoc<Sh>, E>> {
+        let seed = seed.into_exp();
+        let offsets = lengths.as_acc().scanl(0i64, |a, b| a + b);
+        self.reduce_seg(lam2(f), Some(seed.id), offsets.id)
+    }
+
+    /// `fold_seg` without a seed: an empty segment is `Error::EmptyReduction`.
+    #[track_caller]
+    pub fn fold1_seg(
+        &self,
+        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        lengths: impl AsAcc<Array<Snoc<Z>, i64>>,
+    ) -> Acc<Array<Snoc<Sh>, E>> {
+        let offsets = lengths.as_acc().scanl(0i64, |a, b| a + b);
+        self.reduce_seg(lam2(f), None, offsets.id)
+    }
+
+    /// `fold_seg` with the segments given by `nseg + 1` offsets (segment
+    /// `i` is `offsets[i] .. offsets[i+1]`, as a CSR row pointer): they
+    /// must start at 0, not decrease, and end at the row length.
+    #[track_caller]
+    pub fn fold_seg_offsets(
+        &self,
+        seed: impl IntoExp<E>,
+        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        offsets: impl AsAcc<Array<Snoc<Z>, i64>>,
+    ) -> Acc<Array<Snoc<Sh>, E>> {
+        let seed = seed.into_exp();
+        self.reduce_seg(lam2(f), Some(seed.id), offsets.as_acc().id)
+    }
+
+    /// `fold_seg_offsets` without a seed.
+    #[track_caller]
+    pub fn fold1_seg_offsets(
+        &self,
+        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        offsets: impl AsAcc<Array<Snoc<Z>, i64>>,
+    ) -> Acc<Array<Snoc<Sh>, E>> {
+        self.reduce_seg(lam2(f), None, offsets.as_acc().id)
+    }
+
     /// Left-to-right inclusive scan starting with the seed: each row grows
     /// by one element (Haskell's `scanl`).
     #[track_caller]

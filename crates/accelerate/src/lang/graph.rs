@@ -118,6 +118,12 @@ pub(crate) enum NodeKind {
         seed: Option<NodeId>,
         array: NodeId,
     },
+    FoldSeg {
+        f: Lam,
+        seed: Option<NodeId>,
+        array: NodeId,
+        offsets: NodeId,
+    },
     Scan {
         dir: Direction,
         f: Lam,
@@ -285,6 +291,11 @@ impl NodeKind {
                 lams.push(f.clone());
                 exps.extend(seed);
                 arrays.push(*array);
+            }
+            FoldSeg { f, seed, array, offsets } => {
+                lams.push(f.clone());
+                exps.extend(seed);
+                arrays.extend([*array, *offsets]);
             }
             Permute { combine, defaults, index, source } => {
                 lams.push(combine.clone());

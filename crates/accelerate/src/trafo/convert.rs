@@ -318,6 +318,12 @@ impl AccConverter {
                 seed: seed.map(|s| self.exp(s)).transpose()?,
                 array: self.acc_ref(*array)?,
             },
+            NodeKind::FoldSeg { f, seed, array, offsets } => AccKind::FoldSeg {
+                f: self.fun(f)?,
+                seed: seed.map(|s| self.exp(s)).transpose()?,
+                array: self.acc_ref(*array)?,
+                offsets: self.acc_ref(*offsets)?,
+            },
             NodeKind::Scan { dir, f, seed, array } => AccKind::Scan {
                 dir: *dir,
                 f: self.fun(f)?,

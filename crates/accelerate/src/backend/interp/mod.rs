@@ -314,6 +314,41 @@ impl Interp {
                 dims.push(m);
                 out(b.finish(dims))
             }
+            AccKind::FoldSeg { f, seed, array: a, offsets } => {
+                let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
+                let src = self.sub(a)?;
+                let offs = self.sub(offsets)?;
+                let (outer, n) = split_inner(src.shape());
+                let offs: Vec<i64> = (0..offs.len())
+                    .map(|i| offs.get(i).scalar().and_then(|s| s.as_i64()))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| Error::Internal("segment offsets are not i64".into()))?;
+                check_offsets(&offs, n, loc)?;
+                let nseg = offs.len() - 1;
+                let rows: usize = outer.iter().product();
+                if seed.is_none() && rows > 0 && offs.windows(2).any(|w| w[0] == w[1]) {
+                    return Err(Error::EmptyReduction { loc, op: "fold1_seg", shape: src.shape().to_vec() });
+                }
+                let elt = src.elt_ty().clone();
+                let mut dims = outer.clone();
+                dims.push(nseg);
+                self.build(&elt, &dims, loc, |s, ix, env| {
+                    let (row, seg) = (
+                        ix[..ix.len() - 1].iter().zip(&outer).fold(0, |r, (&i, &d)| r * d + i),
+                        ix[ix.len() - 1],
+                    );
+                    let base = row * n;
+                    let (lo, hi) = (offs[seg] as usize, offs[seg + 1] as usize);
+                    let (mut acc, start) = match &seed {
+                        Some(z) => (z.clone(), lo),
+                        None => (src.get(base + lo), lo + 1),
+                    };
+                    for k in start..hi {
+                        acc = s.apply(f, &[acc, src.get(base + k)], env)?;
+                    }
+                    Ok(acc)
+                })
+            }
             AccKind::Permute { combine, defaults, index, source } => {
                 let def = self.sub(defaults)?;
                 let src = self.sub(source)?;
@@ -427,6 +462,28 @@ fn reserve(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<ArrayBuilder> {
             ArrayData::builder(elt, n).ok_or_else(|| Error::OutOfMemory { loc, shape: dims.to_vec() })
         }
         _ => Err(Error::ShapeTooLarge { loc, shape: dims.iter().map(|&d| d as i64).collect() }),
+    }
+}
+
+/// Segment offsets must run from 0 to the row length `n` without
+/// decreasing (so the segments tile each row exactly).
+fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
+    let bad = |message: String| Err(Error::BadSegments { loc, message });
+    match (offs.first(), offs.last()) {
+        (None, _) | (_, None) => bad("segment offsets must have at least one element (0)".into()),
+        (Some(&first), _) if first != 0 => bad(format!("segment offsets must start at 0, not {first}")),
+        (_, Some(&last)) if last != n as i64 => bad(format!(
+            "the segments cover {last} elements but the rows have {n} (segment lengths must sum to the row length)"
+        )),
+        _ => match offs.windows(2).position(|w| w[1] < w[0]) {
+            Some(i) => bad(format!(
+                "segment {i} has negative length {} (offsets {} then {})",
+                offs[i + 1] - offs[i],
+                offs[i],
+                offs[i + 1]
+            )),
+            None => Ok(()),
+        },
     }
 }
 
