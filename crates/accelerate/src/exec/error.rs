@@ -83,6 +83,14 @@ pub enum Error {
     #[error("{loc}: {op} of an empty row (array of shape {shape:?}) has no value; use the form with a seed")]
     EmptyReduction { loc: SrcLoc, op: &'static str, shape: Vec<usize> },
 
+    /// A stencil pattern larger than the array it runs over.
+    #[error("{loc}: a stencil pattern of extents {pattern:?} does not fit in an array of shape {shape:?}")]
+    StencilTooSmall { loc: SrcLoc, pattern: Vec<usize>, shape: Vec<usize> },
+
+    /// Arrays that must have one shape, and do not.
+    #[error("{loc}: {op} needs arrays of one shape, given {first:?} and {second:?}")]
+    ShapeMismatch { loc: SrcLoc, op: &'static str, first: Vec<usize>, second: Vec<usize> },
+
     /// Segment descriptors that do not describe the array they segment.
     #[error("{loc}: {message}")]
     BadSegments { loc: SrcLoc, message: String },

@@ -11,4 +11,4 @@ pub mod term;
 pub mod verify;
 
 pub use prim::PrimFun;
-pub use term::{AFun, AccKind, Direction, ExpKind, Fun, OpenAcc, OpenExp, Program};
+pub use term::{AFun, AccKind, Boundary, Direction, ExpKind, Fun, OpenAcc, OpenExp, Program, StencilArg};

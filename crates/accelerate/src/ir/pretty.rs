@@ -196,6 +196,28 @@ impl Printer {
                 out.push(' ');
                 self.acc_arg(offsets, indent, out);
             }
+            AccKind::Stencil { f, args } => {
+                let _ = write!(out, "{} ", a.op_name());
+                self.fun_at(f, indent, out);
+                for arg in args {
+                    let _ = write!(out, " {:?} ", arg.extents);
+                    match &arg.boundary {
+                        Boundary::Clamp => out.push_str("clamp"),
+                        Boundary::Mirror => out.push_str("mirror"),
+                        Boundary::Wrap => out.push_str("wrap"),
+                        Boundary::Constant(c) => {
+                            out.push_str("constant ");
+                            self.exp_arg(c, out);
+                        }
+                        Boundary::Function(g) => {
+                            out.push_str("function ");
+                            self.fun_at(g, indent, out);
+                        }
+                    }
+                    out.push(' ');
+                    self.acc_arg(&arg.array, indent, out);
+                }
+            }
             AccKind::Permute { combine, defaults, index, source } => {
                 out.push_str("permute ");
                 self.fun_at(combine, indent, out);

@@ -160,6 +160,14 @@ pub enum AccKind {
         index: Fun,
         source: Box<OpenAcc>,
     },
+    /// Each element of the result is `f` of the neighbourhood of the same
+    /// index in each argument (one or two arrays, `stencil`/`stencil2`):
+    /// `f` takes every point of the first pattern, then of the second, in
+    /// the order of `StencilArg::offsets`. Two arguments must have one shape.
+    Stencil {
+        f: Fun,
+        args: Vec<StencilArg>,
+    },
     Acond {
         cond: OpenExp,
         then_: Box<OpenAcc>,
@@ -170,6 +178,47 @@ pub enum AccKind {
         body: AFun,
         init: Box<OpenAcc>,
     },
+}
+
+/// What a stencil reads outside its array (Accelerate's `Boundary`).
+#[derive(Clone, Debug)]
+pub enum Boundary {
+    /// The nearest element inside (coordinates clamped to the edge).
+    Clamp,
+    /// Reflected at the edge, the edge itself not repeated: `-1` reads `1`
+    /// and `n` reads `n - 2` (NumPy's `reflect`).
+    Mirror,
+    /// Periodic: coordinates taken modulo the extent.
+    Wrap,
+    /// A constant (a closed expression).
+    Constant(OpenExp),
+    /// A function of the out-of-bounds index.
+    Function(Fun),
+}
+
+/// One array a stencil reads: the pattern's (odd) extents per dimension,
+/// outermost first, the boundary, and the array.
+#[derive(Clone, Debug)]
+pub struct StencilArg {
+    pub extents: Vec<usize>,
+    pub boundary: Boundary,
+    pub array: Box<OpenAcc>,
+}
+
+impl StencilArg {
+    /// The pattern's offsets from its centre, in row-major order: the order
+    /// of the stencil function's parameters.
+    pub fn offsets(&self) -> Vec<Vec<i64>> {
+        let mut out = vec![vec![]];
+        for &e in &self.extents {
+            let r = (e / 2) as i64;
+            out = out
+                .into_iter()
+                .flat_map(|o: Vec<i64>| (-r..=r).map(move |d| [o.clone(), vec![d]].concat()))
+                .collect();
+        }
+        out
+    }
 }
 
 /// An array function of one argument (variable 0 in its body).
@@ -223,6 +272,8 @@ impl OpenAcc {
             AccKind::Scan { dir: Direction::Right, seed: Some(_), .. } => "scanr",
             AccKind::Scan { dir: Direction::Right, seed: None, .. } => "scanr1",
             AccKind::Permute { .. } => "permute",
+            AccKind::Stencil { args, .. } if args.len() == 2 => "stencil2",
+            AccKind::Stencil { .. } => "stencil",
             AccKind::Acond { .. } => "acond",
             AccKind::Awhile { .. } => "awhile",
         }
@@ -283,6 +334,7 @@ impl Drop for OpenAcc {
                 | AccKind::Scan { array: t, .. } => accs.push(*t),
                 AccKind::ZipWith { a, b, .. } => accs.extend([*a, *b]),
                 AccKind::FoldSeg { array, offsets, .. } => accs.extend([*array, *offsets]),
+                AccKind::Stencil { args, .. } => accs.extend(args.into_iter().map(|a| *a.array)),
                 AccKind::Permute { defaults, source, .. } => accs.extend([*defaults, *source]),
                 AccKind::Acond { then_, else_, .. } => accs.extend([*then_, *else_]),
                 AccKind::Awhile { pred, body, init } => accs.extend([*pred.body, *body.body, *init]),

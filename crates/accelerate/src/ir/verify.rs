@@ -26,7 +26,10 @@
 //!    source index and returns `(bool, index of the defaults' rank)`.
 //! 7. Shapes given to `generate`, `reshape` and `backpermute` are shapes
 //!    (flat tuples of `i64`); `fold` and scans take arrays of rank >= 1;
-//!    `fold_seg` takes a vector of `i64` segment offsets;
+//!    `fold_seg` takes a vector of `i64` segment offsets; a stencil has one
+//!    odd pattern extent per dimension of each argument, arguments of one
+//!    rank, a function of every pattern point's element, and boundaries of
+//!    the arguments' element types;
 //!    `replicate` and `slice` agree with their slice specifier in rank and
 //!    their slice index has one `i64` per fixed dimension.
 //! 8. `Acond` has a `bool` condition and branches of one type; `Awhile`'s
@@ -198,6 +201,46 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
                 return Err(at(acc, format!("segment offsets must be a vector of i64, found {o}")));
             }
             arr(a)
+        }
+        AccKind::Stencil { f, args } => {
+            let mut params = Vec::new();
+            let mut rank = None;
+            for (k, s) in args.iter().enumerate() {
+                let a = sub(&s.array, aenv, "a stencil argument")?;
+                if rank.is_some_and(|r| r != a.rank) {
+                    return Err(at(acc, "the stencil arguments have different ranks"));
+                }
+                rank = Some(a.rank);
+                if s.extents.len() != a.rank || s.extents.iter().any(|e| e % 2 == 0) {
+                    return Err(at(acc, format!("pattern {k} of extents {:?} for an array of rank {}: one odd extent per dimension", s.extents, a.rank)));
+                }
+                match &s.boundary {
+                    Boundary::Constant(c) => {
+                        let t = exp_ty(c, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+                        if t != a.elt {
+                            return Err(at(
+                                acc,
+                                format!("the boundary constant is {t}, the array holds {}", a.elt),
+                            ));
+                        }
+                    }
+                    Boundary::Function(g) => {
+                        let t = fun_ty(g, &[EltTy::shape(a.rank)], aenv).map_err(|m| at(acc, m))?;
+                        if t != a.elt {
+                            return Err(at(
+                                acc,
+                                format!("the boundary function returns {t}, the array holds {}", a.elt),
+                            ));
+                        }
+                    }
+                    Boundary::Clamp | Boundary::Mirror | Boundary::Wrap => {}
+                }
+                let points: usize = s.extents.iter().product();
+                params.extend(std::iter::repeat_n(a.elt.clone(), points));
+            }
+            let rank = rank.ok_or_else(|| at(acc, "a stencil of no arrays"))?;
+            let elt = fun_ty(f, &params, aenv).map_err(|m| at(acc, m))?;
+            arr(ArrayTy { rank, elt })
         }
         AccKind::Permute { combine, defaults, index, source } => {
             let d = sub(defaults, aenv, "the defaults")?;

@@ -49,6 +49,24 @@ pub(crate) struct Lam {
     pub body: NodeId,
 }
 
+/// A stencil boundary in the graph (see `ir::Boundary`).
+#[derive(Clone, Debug)]
+pub(crate) enum BoundaryNode {
+    Clamp,
+    Mirror,
+    Wrap,
+    Constant(NodeId),
+    Function(Lam),
+}
+
+/// One array a stencil reads, with its pattern's extents and boundary.
+#[derive(Clone, Debug)]
+pub(crate) struct StencilNodeArg {
+    pub extents: Vec<usize>,
+    pub boundary: BoundaryNode,
+    pub array: NodeId,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) enum NodeKind {
     // scalar expressions
@@ -123,6 +141,10 @@ pub(crate) enum NodeKind {
         seed: Option<NodeId>,
         array: NodeId,
         offsets: NodeId,
+    },
+    Stencil {
+        f: Lam,
+        args: Vec<StencilNodeArg>,
     },
     Scan {
         dir: Direction,
@@ -291,6 +313,17 @@ impl NodeKind {
                 lams.push(f.clone());
                 exps.extend(seed);
                 arrays.push(*array);
+            }
+            Stencil { f, args } => {
+                lams.push(f.clone());
+                for a in args {
+                    arrays.push(a.array);
+                    match &a.boundary {
+                        BoundaryNode::Constant(c) => exps.push(*c),
+                        BoundaryNode::Function(g) => lams.push(g.clone()),
+                        BoundaryNode::Clamp | BoundaryNode::Mirror | BoundaryNode::Wrap => {}
+                    }
+                }
             }
             FoldSeg { f, seed, array, offsets } => {
                 lams.push(f.clone());

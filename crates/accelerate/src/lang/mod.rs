@@ -9,6 +9,7 @@ pub(crate) mod graph;
 pub mod library;
 mod ops;
 pub mod scalar_ops;
+pub mod stencil;
 
 pub use acc::{acond, awhile, fill, generate, lift_acc, the, unit, use_array, Acc, AsAcc, LiftAcc};
 pub use exp::{
@@ -19,6 +20,7 @@ pub use library::gather_scatter::*;
 pub use library::index_space::*;
 pub use library::reductions::*;
 pub use library::segmented::*;
+pub use stencil::{Boundary, StencilPattern};
 pub use scalar_ops::{iterate, left, right, sfoldl, BitCastTo, Either};
 
 /// Runs `f` and then frees the program nodes it made (Note [The expression

@@ -17,7 +17,7 @@ use super::sharing::{recover, Level, SharingPlan};
 use crate::array::ArraysTy;
 use crate::exec::error::{Error, Result, SrcLoc};
 use crate::ir::*;
-use crate::lang::graph::{self, Lam, Node, NodeId, NodeKind};
+use crate::lang::graph::{self, BoundaryNode, Lam, Node, NodeId, NodeKind};
 use std::collections::{HashMap, HashSet};
 
 /// Which sharing to recover (all of it, unless an ablation turns it off).
@@ -318,6 +318,25 @@ impl AccConverter {
                 seed: seed.map(|s| self.exp(s)).transpose()?,
                 array: self.acc_ref(*array)?,
             },
+            NodeKind::Stencil { f, args } => {
+                let f = self.fun(f)?;
+                let mut out = Vec::with_capacity(args.len());
+                for a in args {
+                    let boundary = match &a.boundary {
+                        BoundaryNode::Clamp => Boundary::Clamp,
+                        BoundaryNode::Mirror => Boundary::Mirror,
+                        BoundaryNode::Wrap => Boundary::Wrap,
+                        BoundaryNode::Constant(c) => Boundary::Constant(self.exp(*c)?),
+                        BoundaryNode::Function(g) => Boundary::Function(self.fun(g)?),
+                    };
+                    out.push(StencilArg {
+                        extents: a.extents.clone(),
+                        boundary,
+                        array: self.acc_ref(a.array)?,
+                    });
+                }
+                AccKind::Stencil { f, args: out }
+            }
             NodeKind::FoldSeg { f, seed, array, offsets } => AccKind::FoldSeg {
                 f: self.fun(f)?,
                 seed: seed.map(|s| self.exp(s)).transpose()?,

@@ -349,6 +349,65 @@ impl Interp {
                     Ok(acc)
                 })
             }
+            AccKind::Stencil { f, args } => {
+                let arrays = args.iter().map(|a| self.sub(&a.array)).collect::<Result<Vec<_>>>()?;
+                let dims = arrays[0].shape().to_vec();
+                if let Some(b) = arrays.get(1).filter(|b| b.shape() != dims.as_slice()) {
+                    return Err(Error::ShapeMismatch {
+                        loc,
+                        op: "stencil2",
+                        first: dims,
+                        second: b.shape().to_vec(),
+                    });
+                }
+                if !dims.contains(&0) {
+                    if let Some(a) = args.iter().find(|a| a.extents.iter().zip(&dims).any(|(e, d)| e > d)) {
+                        return Err(Error::StencilTooSmall { loc, pattern: a.extents.clone(), shape: dims });
+                    }
+                }
+                let offsets: Vec<Vec<Vec<i64>>> = args.iter().map(|a| a.offsets()).collect();
+                let constants = args
+                    .iter()
+                    .map(|a| match &a.boundary {
+                        Boundary::Constant(c) => self.scalars().eval(c, &mut Vec::new()).map(Some),
+                        _ => Ok(None),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let params: Vec<EltTy> = args
+                    .iter()
+                    .zip(&arrays)
+                    .flat_map(|(a, x)| std::iter::repeat_n(x.elt_ty().clone(), a.extents.iter().product()))
+                    .collect();
+                let elt = self.result_elt(f, &params)?;
+                let mut vals = Vec::with_capacity(params.len());
+                let mut nb = Vec::with_capacity(dims.len());
+                self.build(&elt, &dims, loc, |s, ix, env| {
+                    vals.clear();
+                    for (k, arg) in args.iter().enumerate() {
+                        for off in &offsets[k] {
+                            nb.clear();
+                            nb.extend(ix.iter().zip(off).map(|(&i, &d)| i as i64 + d));
+                            let v = match linear_index(&dims, &nb) {
+                                Some(i) => arrays[k].get(i),
+                                None => match (&arg.boundary, &constants[k]) {
+                                    (_, Some(c)) => c.clone(),
+                                    (Boundary::Function(g), _) => s.apply(g, &[Val::from_index(&nb)], env)?,
+                                    (b, _) => {
+                                        let inside: Vec<i64> = nb
+                                            .iter()
+                                            .zip(&dims)
+                                            .map(|(&x, &n)| bound(b, x, n as i64))
+                                            .collect();
+                                        arrays[k].get(linear_index(&dims, &inside).expect("the pattern fits"))
+                                    }
+                                },
+                            };
+                            vals.push(v);
+                        }
+                    }
+                    s.apply(f, &vals, env)
+                })
+            }
             AccKind::Permute { combine, defaults, index, source } => {
                 let def = self.sub(defaults)?;
                 let src = self.sub(source)?;
@@ -462,6 +521,19 @@ fn reserve(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<ArrayBuilder> {
             ArrayData::builder(elt, n).ok_or_else(|| Error::OutOfMemory { loc, shape: dims.to_vec() })
         }
         _ => Err(Error::ShapeTooLarge { loc, shape: dims.iter().map(|&d| d as i64).collect() }),
+    }
+}
+
+/// A coordinate `x` outside `0..n` brought inside by a boundary that reads
+/// the array (`n` is at least the pattern's extent, so one reflection
+/// suffices for `Mirror`).
+fn bound(b: &Boundary, x: i64, n: i64) -> i64 {
+    match b {
+        Boundary::Clamp => x.clamp(0, n - 1),
+        Boundary::Mirror if x < 0 => -x,
+        Boundary::Mirror if x >= n => 2 * (n - 1) - x,
+        Boundary::Wrap => x.rem_euclid(n),
+        _ => x,
     }
 }
 
