@@ -20,6 +20,7 @@ pub use library::gather_scatter::*;
 pub use library::index_space::*;
 pub use library::reductions::*;
 pub use library::segmented::*;
+pub use library::sort::{sort_by_key, SortKey};
 pub use stencil::{Boundary, StencilPattern};
 pub use scalar_ops::{iterate, left, right, sfoldl, BitCastTo, Either};
 

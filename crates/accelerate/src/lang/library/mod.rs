@@ -6,3 +6,4 @@ pub mod gather_scatter;
 pub mod index_space;
 pub mod reductions;
 pub mod segmented;
+pub mod sort;
