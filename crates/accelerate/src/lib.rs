@@ -39,6 +39,7 @@ pub mod lang;
 pub mod prelude;
 pub mod trafo;
 
+pub use accelerate_derive::Elt;
 pub use exec::config::{Backend, Config};
 pub use exec::error::{Error, Result, SrcLoc};
 pub use exec::{compile, compile_with, explain, explain_with, run, run_with, Program};

@@ -6,3 +6,4 @@ pub use crate::array::{
 };
 pub use crate::lang::*;
 pub use crate::{compile, run, Config, Error};
+pub use accelerate_derive::Elt;

@@ -8,6 +8,7 @@ pub mod exp;
 pub(crate) mod graph;
 pub mod library;
 mod ops;
+pub mod random;
 pub mod scalar_ops;
 pub mod stencil;
 
