@@ -169,3 +169,51 @@ impl<T: Elt> Elt for Option<T> {
         }
     }
 }
+
+/// IEEE binary16 elements (feature `f16`): stored as their bits, computed
+/// as Note [binary16 arithmetic] in the interpreter says.
+#[cfg(feature = "f16")]
+mod binary16 {
+    use super::*;
+    use half::f16;
+
+    impl Elt for f16 {
+        fn elt_ty() -> EltTy {
+            EltTy::Scalar(ScalarTy::F16)
+        }
+        fn to_val(&self) -> Val {
+            Val::Scalar(ScalarVal::F16(self.to_bits()))
+        }
+        fn from_val(v: &Val) -> Self {
+            match v {
+                Val::Scalar(ScalarVal::F16(x)) => f16::from_bits(*x),
+                other => panic!("expected f16 but found {other:?}"),
+            }
+        }
+        fn into_buffers(items: Vec<Self>) -> Vec<Buffer> {
+            vec![Buffer::F16(items.into_iter().map(f16::to_bits).collect())]
+        }
+        fn from_buffers(buffers: &[Buffer], _len: usize, _ty: &EltTy) -> Vec<Self> {
+            match &buffers[0] {
+                Buffer::F16(v) => v.iter().map(|&b| f16::from_bits(b)).collect(),
+                other => panic!("expected an f16 buffer, found {}", other.ty()),
+            }
+        }
+    }
+
+    impl PrimElt for f16 {
+        const TY: ScalarTy = ScalarTy::F16;
+        fn to_scalar(self) -> ScalarVal {
+            ScalarVal::F16(self.to_bits())
+        }
+        fn from_scalar(s: ScalarVal) -> Self {
+            match s {
+                ScalarVal::F16(x) => f16::from_bits(x),
+                other => panic!("expected f16 but found {other:?}"),
+            }
+        }
+    }
+
+    impl NumElt for f16 {}
+    impl FloatElt for f16 {}
+}

@@ -20,12 +20,15 @@ pub enum ScalarTy {
     U16,
     U32,
     U64,
+    /// IEEE binary16, stored as its bits; arithmetic needs the `f16`
+    /// feature (the element type is `half::f16`).
+    F16,
     F32,
     F64,
 }
 
 impl ScalarTy {
-    pub const ALL: [ScalarTy; 11] = [
+    pub const ALL: [ScalarTy; 12] = [
         ScalarTy::Bool,
         ScalarTy::I8,
         ScalarTy::I16,
@@ -35,12 +38,13 @@ impl ScalarTy {
         ScalarTy::U16,
         ScalarTy::U32,
         ScalarTy::U64,
+        ScalarTy::F16,
         ScalarTy::F32,
         ScalarTy::F64,
     ];
 
     pub fn is_float(self) -> bool {
-        matches!(self, ScalarTy::F32 | ScalarTy::F64)
+        matches!(self, ScalarTy::F16 | ScalarTy::F32 | ScalarTy::F64)
     }
 
     pub fn is_integral(self) -> bool {
@@ -63,7 +67,7 @@ impl ScalarTy {
     pub fn size_bytes(self) -> usize {
         match self {
             ScalarTy::Bool | ScalarTy::I8 | ScalarTy::U8 => 1,
-            ScalarTy::I16 | ScalarTy::U16 => 2,
+            ScalarTy::I16 | ScalarTy::U16 | ScalarTy::F16 => 2,
             ScalarTy::I32 | ScalarTy::U32 | ScalarTy::F32 => 4,
             ScalarTy::I64 | ScalarTy::U64 | ScalarTy::F64 => 8,
         }
@@ -80,6 +84,7 @@ impl ScalarTy {
             ScalarTy::U16 => "u16",
             ScalarTy::U32 => "u32",
             ScalarTy::U64 => "u64",
+            ScalarTy::F16 => "f16",
             ScalarTy::F32 => "f32",
             ScalarTy::F64 => "f64",
         }

@@ -17,6 +17,8 @@ pub enum ScalarVal {
     U16(u16),
     U32(u32),
     U64(u64),
+    /// The bits of an IEEE binary16 value.
+    F16(u16),
     F32(f32),
     F64(f64),
 }
@@ -33,6 +35,7 @@ impl ScalarVal {
             ScalarVal::U16(_) => ScalarTy::U16,
             ScalarVal::U32(_) => ScalarTy::U32,
             ScalarVal::U64(_) => ScalarTy::U64,
+            ScalarVal::F16(_) => ScalarTy::F16,
             ScalarVal::F32(_) => ScalarTy::F32,
             ScalarVal::F64(_) => ScalarTy::F64,
         }
@@ -50,6 +53,7 @@ impl ScalarVal {
             ScalarTy::U16 => ScalarVal::U16(0),
             ScalarTy::U32 => ScalarVal::U32(0),
             ScalarTy::U64 => ScalarVal::U64(0),
+            ScalarTy::F16 => ScalarVal::F16(0),
             ScalarTy::F32 => ScalarVal::F32(0.0),
             ScalarTy::F64 => ScalarVal::F64(0.0),
         }
@@ -74,6 +78,7 @@ impl ScalarVal {
     pub fn same_bits(self, other: ScalarVal) -> bool {
         match (self, other) {
             (ScalarVal::F32(a), ScalarVal::F32(b)) => a.to_bits() == b.to_bits(),
+            (ScalarVal::F16(a), ScalarVal::F16(b)) => a == b,
             (ScalarVal::F64(a), ScalarVal::F64(b)) => a.to_bits() == b.to_bits(),
             (a, b) => a == b,
         }
@@ -92,6 +97,7 @@ impl fmt::Display for ScalarVal {
             ScalarVal::U16(v) => write!(f, "{v}"),
             ScalarVal::U32(v) => write!(f, "{v}"),
             ScalarVal::U64(v) => write!(f, "{v}"),
+            ScalarVal::F16(v) => write!(f, "{:?}", half::f16::from_bits(*v)),
             ScalarVal::F32(v) => write!(f, "{v:?}"),
             ScalarVal::F64(v) => write!(f, "{v:?}"),
         }
@@ -210,6 +216,7 @@ pub enum Buffer {
     U16(Vec<u16>),
     U32(Vec<u32>),
     U64(Vec<u64>),
+    F16(Vec<u16>),
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
@@ -226,6 +233,7 @@ macro_rules! each_buffer {
             Buffer::U16($v) => $body,
             Buffer::U32($v) => $body,
             Buffer::U64($v) => $body,
+            Buffer::F16($v) => $body,
             Buffer::F32($v) => $body,
             Buffer::F64($v) => $body,
         }
@@ -251,6 +259,7 @@ impl Buffer {
             ScalarTy::U16 => Buffer::U16(reserve(n)?),
             ScalarTy::U32 => Buffer::U32(reserve(n)?),
             ScalarTy::U64 => Buffer::U64(reserve(n)?),
+            ScalarTy::F16 => Buffer::F16(reserve(n)?),
             ScalarTy::F32 => Buffer::F32(reserve(n)?),
             ScalarTy::F64 => Buffer::F64(reserve(n)?),
         })
@@ -267,6 +276,7 @@ impl Buffer {
             Buffer::U16(_) => ScalarTy::U16,
             Buffer::U32(_) => ScalarTy::U32,
             Buffer::U64(_) => ScalarTy::U64,
+            Buffer::F16(_) => ScalarTy::F16,
             Buffer::F32(_) => ScalarTy::F32,
             Buffer::F64(_) => ScalarTy::F64,
         }
@@ -291,6 +301,7 @@ impl Buffer {
             Buffer::U16(v) => ScalarVal::U16(v[i]),
             Buffer::U32(v) => ScalarVal::U32(v[i]),
             Buffer::U64(v) => ScalarVal::U64(v[i]),
+            Buffer::F16(v) => ScalarVal::F16(v[i]),
             Buffer::F32(v) => ScalarVal::F32(v[i]),
             Buffer::F64(v) => ScalarVal::F64(v[i]),
         }
@@ -308,6 +319,7 @@ impl Buffer {
             (Buffer::U16(v), ScalarVal::U16(x)) => v.push(x),
             (Buffer::U32(v), ScalarVal::U32(x)) => v.push(x),
             (Buffer::U64(v), ScalarVal::U64(x)) => v.push(x),
+            (Buffer::F16(v), ScalarVal::F16(x)) => v.push(x),
             (Buffer::F32(v), ScalarVal::F32(x)) => v.push(x),
             (Buffer::F64(v), ScalarVal::F64(x)) => v.push(x),
             (b, s) => unreachable!("pushing {s:?} into a buffer of {}", b.ty()),
@@ -325,6 +337,7 @@ impl Buffer {
             (Buffer::U16(v), ScalarVal::U16(x)) => v[i] = x,
             (Buffer::U32(v), ScalarVal::U32(x)) => v[i] = x,
             (Buffer::U64(v), ScalarVal::U64(x)) => v[i] = x,
+            (Buffer::F16(v), ScalarVal::F16(x)) => v[i] = x,
             (Buffer::F32(v), ScalarVal::F32(x)) => v[i] = x,
             (Buffer::F64(v), ScalarVal::F64(x)) => v[i] = x,
             (b, s) => unreachable!("storing {s:?} into a buffer of {}", b.ty()),

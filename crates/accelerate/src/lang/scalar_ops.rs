@@ -94,6 +94,16 @@ bitcast_group!(i8, u8);
 bitcast_group!(i16, u16);
 bitcast_group!(i32, u32, f32);
 bitcast_group!(i64, u64, f64);
+#[cfg(feature = "f16")]
+mod binary16_bitcasts {
+    use super::BitCastTo;
+    use half::f16;
+    impl BitCastTo<f16> for f16 {}
+    impl BitCastTo<u16> for f16 {}
+    impl BitCastTo<i16> for f16 {}
+    impl BitCastTo<f16> for u16 {}
+    impl BitCastTo<f16> for i16 {}
+}
 
 impl<T: PrimElt> Exp<T> {
     /// The same bits as another primitive type of the same size

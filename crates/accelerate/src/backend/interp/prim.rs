@@ -20,6 +20,20 @@ fn ill_typed(op: PrimFun, args: &[Val]) -> Error {
 /// evaluated lazily by the caller and never reach here with both sides.)
 pub fn apply(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
     use PrimFun::*;
+    // Note [binary16 arithmetic]: f16 operands are widened to f32 (exact),
+    // the operation done in f32 and a f16 result rounded back once. For
+    // + - * / and sqrt this is the correctly rounded f16 result (f32 has
+    // more than 2 * 11 + 2 bits); for the other functions it is what CUDA's
+    // half-precision math does.
+    let is_f16 = |v: &Val| matches!(v, Val::Scalar(S::F16(_)));
+    if !matches!(op, Cast(_) | BitCast(_)) && args.iter().any(is_f16) {
+        let wide: Vec<Val> =
+            args.iter().map(|v| v.scalar().map_or(v.clone(), |s| Val::Scalar(widen(s)))).collect();
+        return Ok(match apply(op, &wide, loc)? {
+            Val::Scalar(S::F32(x)) => Val::Scalar(S::F16(half::f16::from_f32(x).to_bits())),
+            other => other,
+        });
+    }
     match op {
         ToIndex | FromIndex | Intersect | ShapeSize => return shape_op(op, args, loc),
         _ => {}
@@ -277,14 +291,27 @@ macro_rules! cast_from {
             S::U64(x) => x as $t,
             S::F32(x) => x as $t,
             S::F64(x) => x as $t,
+            S::F16(x) => half::f16::from_bits(x).to_f32() as $t,
         }
     };
 }
 
+/// f16 widened to f32 (exactly); other scalars unchanged.
+fn widen(s: ScalarVal) -> ScalarVal {
+    match s {
+        S::F16(b) => S::F32(half::f16::from_bits(b).to_f32()),
+        other => other,
+    }
+}
+
 /// Rust's `as`: integers wrap (truncate or extend), floats round to
 /// nearest, float to integer saturates with NaN to 0, `bool` is 0 or 1.
+/// To f16: the value rounded once to the nearest binary16 (by way of f64,
+/// which holds every source value that can round to a finite f16 exactly).
 pub fn cast(a: ScalarVal, to: ScalarTy) -> ScalarVal {
+    let a = widen(a);
     match to {
+        ScalarTy::F16 => S::F16(half::f16::from_f64(cast_from!(a, f64)).to_bits()),
         ScalarTy::Bool => S::Bool(match a {
             S::Bool(x) => x,
             other => cast_from!(other, f64) != 0.0,
@@ -312,6 +339,7 @@ fn bitcast(a: ScalarVal, to: ScalarTy) -> Option<ScalarVal> {
         S::I32(x) => x as u32 as u64,
         S::U32(x) => x as u64,
         S::F32(x) => x.to_bits() as u64,
+        S::F16(x) => x as u64,
         S::I64(x) => x as u64,
         S::U64(x) => x,
         S::F64(x) => x.to_bits(),
@@ -328,6 +356,7 @@ fn bitcast(a: ScalarVal, to: ScalarTy) -> Option<ScalarVal> {
         ScalarTy::I32 => S::I32(bits as u32 as i32),
         ScalarTy::U32 => S::U32(bits as u32),
         ScalarTy::F32 => S::F32(f32::from_bits(bits as u32)),
+        ScalarTy::F16 => S::F16(bits as u16),
         ScalarTy::I64 => S::I64(bits as i64),
         ScalarTy::U64 => S::U64(bits),
         ScalarTy::F64 => S::F64(f64::from_bits(bits)),
