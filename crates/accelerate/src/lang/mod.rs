@@ -22,8 +22,8 @@ pub use library::index_space::*;
 pub use library::reductions::*;
 pub use library::segmented::*;
 pub use library::sort::{sort_by_key, SortKey};
-pub use stencil::{Boundary, StencilPattern};
 pub use scalar_ops::{iterate, left, right, sfoldl, BitCastTo, Either};
+pub use stencil::{Boundary, StencilPattern};
 
 /// Runs `f` and then frees the program nodes it made (Note [The expression
 /// arena]): build and run a program inside a scope when programs are built
