@@ -105,6 +105,9 @@ pub fn segment_offsets(lengths: impl AsAcc<Vector<i64>>) -> Acc<Vector<i64>> {
     inclusive.backpermute(lengths.shape(), |ix| ix)
 }
 
+/// An exclusive segmented scan and the per-segment totals.
+type WithTotals<Sh, E> = (Array<Snoc<Sh>, E>, Array<Snoc<Sh>, E>);
+
 /// A checked segment descriptor for rows of `n` elements.
 struct Descriptor {
     /// The lengths, each checked to be non-negative.
@@ -163,8 +166,7 @@ impl Descriptor {
 
     /// Is position `p` (of `n`) the last of its segment?
     fn is_tail(&self, p: Exp<i64>) -> Exp<bool> {
-        let heads = self.heads;
-        (p + 1i64).eq(self.n) | heads.index(index1(p + 1i64))
+        (p + 1i64).eq(self.n) | self.heads.index(index1(p + 1i64))
     }
 
     /// For the rows of `scanl_seg`/`scanr_seg`, where segment `k` occupies
@@ -385,7 +387,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
-    ) -> Acc<(Array<Snoc<Sh>, E>, Array<Snoc<Sh>, E>)> {
+    ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
         let (d, post) = postscanl_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller());
         let body = exclusive_left(&d, post, z);
@@ -447,10 +449,10 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// segment `[x0, x1]` becomes `[f(x0, f(x1, z)), f(x1, z)]`. Same shape
     /// as the input. Errors as for [`Acc::scanl1_seg`].
     ///
-    /// The seed is on the right, as in `scanr` and Accelerate's
-    /// `postscanr` (`map (`f` z) . scanr1`); Accelerate 1.3's
-    /// `postscanrSeg` applies `f(z, _)` instead, which differs for a
-    /// non-commutative `f`, and is not followed.
+    /// The seed is on the right, as in `scanr` and in Accelerate's
+    /// (unsegmented) `postscanr`, which applies `\x -> f(x, z)` to `scanr1`.
+    /// Accelerate 1.3's `postscanrSeg` applies `\x -> f(z, x)` instead, which
+    /// differs for a non-commutative `f`; it is not followed.
     #[track_caller]
     pub fn postscanr_seg(
         &self,
@@ -487,7 +489,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
-    ) -> Acc<(Array<Snoc<Sh>, E>, Array<Snoc<Sh>, E>)> {
+    ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
         let (d, post) = postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller());
         let body = exclusive_right(&d, post, z);
