@@ -184,3 +184,23 @@ fn div_floor_of_min_by_minus_one_wraps() {
         vec![(i64::MIN, 0)]
     );
 }
+
+#[test]
+fn slice_specifiers_built_from_run_time_values() {
+    let (rows, cols, col1) = accelerate::scope(|| {
+        let xs = use_array(Vector::from_elems(vec![1i32, 2, 3]));
+        let n = xs.size();
+        // a new innermost dimension of extent n, and a new outermost one
+        let rows = xs.replicate(index0().all().fixed(n));
+        let cols = xs.replicate(any_dims::<Z>().fixed(n - 1i64).all());
+        // column 1 of `rows`, chosen at run time
+        let col1 = rows.slice(index0().all().fixed(n - 2i64));
+        let cfg = Config::default();
+        (run_with(&rows, &cfg).unwrap(), run_with(&cols, &cfg).unwrap(), run_with(&col1, &cfg).unwrap())
+    });
+    assert_eq!(rows.dims(), &[3, 3]);
+    assert_eq!(rows.to_vec(), vec![1, 1, 1, 2, 2, 2, 3, 3, 3]);
+    assert_eq!(cols.dims(), &[2, 3]);
+    assert_eq!(cols.to_vec(), vec![1, 2, 3, 1, 2, 3]);
+    assert_eq!(col1.to_vec(), vec![1, 2, 3]);
+}

@@ -3,7 +3,9 @@
 //! is inlined where it is called, and its sharing recovered later).
 
 use super::graph::{self, Lam, NodeId, NodeKind};
-use crate::array::{Elt, FloatElt, IntElt, IxTuple, NumElt, PrimElt, Shape, Snoc, Val, Z};
+use crate::array::{
+    Any, Elt, FloatElt, IntElt, IxTuple, NumElt, PrimElt, Shape, SliceIx, Snoc, SnocAll, Val, Z,
+};
 use crate::exec::error::SrcLoc;
 use crate::ir::PrimFun;
 use std::marker::PhantomData;
@@ -415,6 +417,33 @@ impl<Sh: Shape> Exp<Sh> {
     pub fn snoc(self, n: impl IntoExp<i64>) -> Exp<Snoc<Sh>> {
         let loc = SrcLoc::caller();
         let mut c = ix_components::<Sh>(self.id, loc);
+        c.push(n.into_exp().id);
+        Exp::node(NodeKind::Tuple(c), loc)
+    }
+}
+
+/// The slice specifier that keeps every dimension of `Sh` (Accelerate's
+/// `Any`), to be extended with `.all()` and `.fixed(n)`.
+#[track_caller]
+pub fn any_dims<Sh: Shape>() -> Exp<Any<Sh>> {
+    Exp::node(NodeKind::Tuple(vec![]), SrcLoc::caller())
+}
+
+impl<S: SliceIx> Exp<S> {
+    /// This slice specifier followed by a dimension kept whole (`:. All`).
+    #[track_caller]
+    pub fn all(self) -> Exp<SnocAll<S>> {
+        // `All` has no run-time component: the value is unchanged
+        Exp::from_id(self.id)
+    }
+
+    /// This slice specifier followed by a dimension fixed at `n` (`:. n`):
+    /// for `replicate`, a new dimension of extent `n`; for `slice`, the
+    /// position `n` of that dimension. `n` may be computed at run time.
+    #[track_caller]
+    pub fn fixed(self, n: impl IntoExp<i64>) -> Exp<Snoc<S>> {
+        let loc = SrcLoc::caller();
+        let mut c = ix_components::<S>(self.id, loc);
         c.push(n.into_exp().id);
         Exp::node(NodeKind::Tuple(c), loc)
     }

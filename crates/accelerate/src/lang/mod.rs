@@ -14,8 +14,8 @@ pub mod stencil;
 
 pub use acc::{acond, awhile, fill, generate, lift_acc, the, unit, use_array, Acc, AsAcc, LiftAcc};
 pub use exp::{
-    cond, constant, from_index, index0, index1, index2, index3, intersect, just, lift, nothing, shape_size,
-    to_index, unindex1, unindex2, unindex3, while_loop, Exp, IntoExp, Lift,
+    any_dims, cond, constant, from_index, index0, index1, index2, index3, intersect, just, lift, nothing,
+    shape_size, to_index, unindex1, unindex2, unindex3, while_loop, Exp, IntoExp, Lift,
 };
 pub use library::gather_scatter::*;
 pub use library::index_space::*;
