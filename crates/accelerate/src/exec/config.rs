@@ -8,9 +8,10 @@
 //!   interpreter exists so far).
 //! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
 //!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
-//!   recovery), `no-exp-sharing` (no scalar sharing recovery). For
-//!   ablations only: without sharing recovery, shared work is repeated.
-//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, or
+//!   recovery), `no-exp-sharing` (no scalar sharing recovery),
+//!   `no-simplify` (no simplifier). For ablations only: without sharing
+//!   recovery, shared work is repeated.
+//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`, or
 //!   `all`) whose IR is printed to standard error.
 
 use super::error::{Error, Result};
@@ -29,6 +30,8 @@ pub enum Backend {
 pub struct Config {
     pub backend: Backend,
     pub sharing: SharingOptions,
+    /// Run the simplifier (`trafo::simplify`).
+    pub simplify: bool,
     /// Phases whose IR is printed to standard error.
     pub dump: Vec<String>,
 }
@@ -38,6 +41,7 @@ impl Default for Config {
         Config {
             backend: Backend::Interpreter,
             sharing: SharingOptions { arrays: true, scalars: true },
+            simplify: true,
             dump: Vec::new(),
         }
     }
@@ -67,9 +71,10 @@ impl Config {
             match flag.as_str() {
                 "no-acc-sharing" => c.sharing.arrays = false,
                 "no-exp-sharing" => c.sharing.scalars = false,
+                "no-simplify" => c.simplify = false,
                 other => {
                     return Err(Error::Config(format!(
-                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing)"
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify)"
                     )))
                 }
             }
@@ -80,6 +85,11 @@ impl Config {
 
     pub fn with_backend(mut self, b: Backend) -> Config {
         self.backend = b;
+        self
+    }
+
+    pub fn with_simplify(mut self, on: bool) -> Config {
+        self.simplify = on;
         self
     }
 

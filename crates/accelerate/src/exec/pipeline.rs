@@ -3,8 +3,9 @@
 //! verified (in tests and debug builds), timed, and can be dumped.
 //!
 //! Note [The pipeline]
-//! sharing recovery (trafo::convert, ICFP'13 §3), then — in later issues —
-//! simplification, fusion, scheduling and code generation. Every phase is
+//! sharing recovery (trafo::convert, ICFP'13 §3), simplification
+//! (trafo::simplify), then — in later work — fusion, scheduling and code
+//! generation. Every phase is
 //! a function from IR to IR listed in `compile_graph`, in order.
 
 use super::config::Config;
@@ -34,7 +35,12 @@ pub(crate) fn compile_graph(
     let mut phases = Vec::new();
     let t = Instant::now();
     let prog = crate::trafo::convert::convert_program(params, root, config.sharing, loc)?;
-    finish(&mut phases, "sharing", prog, t, config)?;
+    finish(&mut phases, "sharing", prog.clone(), t, config)?;
+    if config.simplify {
+        let t = Instant::now();
+        let prog = crate::trafo::simplify::simplify_program(prog);
+        finish(&mut phases, "simplify", prog, t, config)?;
+    }
     Ok(phases)
 }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 pub use super::prim::PrimFun;
 
 /// A scalar expression.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct OpenExp {
     pub kind: ExpKind,
     pub loc: SrcLoc,
@@ -69,7 +69,7 @@ pub struct Fun {
 }
 
 /// An array computation.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct OpenAcc {
     pub kind: AccKind,
     pub loc: SrcLoc,
@@ -277,6 +277,20 @@ impl OpenAcc {
             AccKind::Acond { .. } => "acond",
             AccKind::Awhile { .. } => "awhile",
         }
+    }
+}
+
+// Cloning recurses through the derived `Clone` of the kinds; these
+// impls grow the stack when the term is deep (Note [Dropping deep terms]).
+impl Clone for OpenExp {
+    fn clone(&self) -> Self {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || OpenExp { kind: self.kind.clone(), loc: self.loc })
+    }
+}
+
+impl Clone for OpenAcc {
+    fn clone(&self) -> Self {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || OpenAcc { kind: self.kind.clone(), loc: self.loc })
     }
 }
 

@@ -6,6 +6,7 @@
 mod prim;
 mod scalar;
 
+pub use prim::apply as apply_prim;
 pub use prim::cast;
 
 use crate::array::typed::{for_each_index, linear_index};
