@@ -73,6 +73,7 @@ fn float_identities_keep_signed_zero_and_nan() {
 }
 
 #[test]
+#[allow(clippy::erasing_op, clippy::identity_op)] // the identities are the point
 fn integer_identities_disappear() {
     let xs = use_array(Vector::from_elems(vec![3i64, -7]));
     let ys = xs.map(|x| (x + 0i64) * 1i64 - 0i64 + (0i64 + x * 0i64));
