@@ -157,3 +157,20 @@ fn a_projection_does_not_drop_a_component_that_can_fail() {
     let zs = xs.map(|x| lift((x * 2i32, x + 1i32)).fst());
     assert!(!simplified(&zs).contains("x0 + 1"), "{}", simplified(&zs));
 }
+
+#[test]
+#[allow(clippy::erasing_op)] // x * 0 is what the simplifier must not drop here
+fn simplification_keeps_a_deferred_error_that_a_dropped_variable_carries() {
+    // d fails for x = 0; the tuple reads d, so the program fails, with or
+    // without the simplifier, though the projection does not need d
+    let xs = use_array(Vector::from_elems(vec![0i32, 1]));
+    let ys = xs.map(|x| {
+        let d = constant(10i32) / x;
+        let e = lift((x, d)).fst();
+        e * 0i32 + d * 0i32
+    });
+    let on = run_with(&ys, &Config::default());
+    let off = run_with(&ys, &Config::default().with_simplify(false));
+    assert!(matches!(off, Err(Error::DivisionByZero { .. })), "{off:?}");
+    assert!(matches!(on, Err(Error::DivisionByZero { .. })), "{on:?}");
+}

@@ -26,7 +26,8 @@
 //! - *Known conditions*: `if true then t else e` is `t`.
 //! - *Identity functions*: `map (\x -> x) xs` is `xs`.
 //! - *Projections of tuples*: `(a, b).0` is `a` when `b` cannot fail or
-//!   loop (dropping a failing component would drop its error).
+//!   loop (dropping a failing component would drop its error; a variable
+//!   counts as possibly failing, its binding's error being deferred to it).
 
 use super::debruijn::{shift, subst_top, uses};
 use crate::array::{ScalarVal, Val};
@@ -56,7 +57,7 @@ fn simplify_acc(a: &mut OpenAcc) {
 
 fn simplify_acc_parts(a: &mut OpenAcc) {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-        let fun = |f: &mut Fun| simplify_exp(&mut f.body);
+        let fun = |f: &mut Fun| simplify_body(&mut f.body, f.params.len());
         match &mut a.kind {
             AccKind::Let(b, body) => {
                 simplify_acc(b);
@@ -134,45 +135,60 @@ fn simplify_acc_parts(a: &mut OpenAcc) {
     })
 }
 
-/// Simplifies one expression to a fixed point (or `MAX_ROUNDS` rounds).
+/// Simplifies one closed expression to a fixed point (or `MAX_ROUNDS`
+/// rounds).
 pub fn simplify_exp(e: &mut OpenExp) {
+    simplify_body(e, 0)
+}
+
+/// Simplifies the body of a function of `params` parameters.
+fn simplify_body(e: &mut OpenExp, params: usize) {
+    // which variables may carry a deferred error: parameters never do
+    let mut env = vec![false; params];
     for _ in 0..MAX_ROUNDS {
-        if !round(e) {
+        if !round(e, &mut env) {
             break;
         }
     }
 }
 
-/// One bottom-up round of rewrites; whether anything changed.
-fn round(e: &mut OpenExp) -> bool {
+/// One bottom-up round of rewrites; whether anything changed. `env` says,
+/// for each variable in scope (innermost last), whether it may carry a
+/// deferred error (a let whose bound term can fail).
+fn round(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
         let mut changed = false;
         match &mut e.kind {
             ExpKind::Let(b, body) => {
-                changed |= round(b);
-                changed |= round(body);
+                changed |= round(b, env);
+                let fails = can_fail(b, env);
+                env.push(fails);
+                changed |= round(body, env);
+                env.pop();
             }
             ExpKind::While { cond, body, init } => {
-                changed |= round(init);
-                changed |= round(&mut cond.body);
-                changed |= round(&mut body.body);
+                changed |= round(init, env);
+                env.push(false);
+                changed |= round(&mut cond.body, env);
+                changed |= round(&mut body.body, env);
+                env.pop();
             }
             ExpKind::Var(_) | ExpKind::Const(_) | ExpKind::Shape { .. } => {}
-            ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter_mut().for_each(|x| changed |= round(x)),
-            ExpKind::Prj(_, t) => changed |= round(t),
+            ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter_mut().for_each(|x| changed |= round(x, env)),
+            ExpKind::Prj(_, t) => changed |= round(t, env),
             ExpKind::Cond(c, t, x) => {
-                changed |= round(c);
-                changed |= round(t);
-                changed |= round(x);
+                changed |= round(c, env);
+                changed |= round(t, env);
+                changed |= round(x, env);
             }
-            ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => changed |= round(index),
+            ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => changed |= round(index, env),
         }
-        changed | rewrite(e)
+        changed | rewrite(e, env)
     })
 }
 
 /// The rewrites at the root of `e`; whether one applied.
-fn rewrite(e: &mut OpenExp) -> bool {
+fn rewrite(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
     let loc = e.loc;
     let placeholder = || OpenExp::new(ExpKind::Var(0), loc);
     match &mut e.kind {
@@ -217,7 +233,7 @@ fn rewrite(e: &mut OpenExp) -> bool {
             // x * 0 == 0 on integers (wrapping), if x cannot fail
             if *op == PrimFun::Mul {
                 for (z, other) in [(1, 0), (0, 1)] {
-                    if is_int_const(&args[z], 0) && !can_fail(&args[other]) {
+                    if is_int_const(&args[z], 0) && !can_fail(&args[other], env) {
                         let zero = std::mem::replace(&mut args[z], placeholder());
                         *e = zero;
                         return true;
@@ -243,7 +259,7 @@ fn rewrite(e: &mut OpenExp) -> bool {
             let i = *i;
             match &mut t.kind {
                 ExpKind::Tuple(es)
-                    if i < es.len() && es.iter().enumerate().all(|(k, x)| k == i || !can_fail(x)) =>
+                    if i < es.len() && es.iter().enumerate().all(|(k, x)| k == i || !can_fail(x, env)) =>
                 {
                     *e = es.swap_remove(i);
                     true
@@ -302,18 +318,29 @@ fn identity(op: PrimFun, args: &[OpenExp]) -> Option<usize> {
     }
 }
 
-/// Can evaluating `e` fail or not terminate? (Conservative.)
-fn can_fail(e: &OpenExp) -> bool {
+/// Can evaluating `e` fail or not terminate? (Conservative.) A let-bound
+/// variable can if its bound term can: the error is deferred to its uses
+/// (Note [Deferred errors]); a function's parameter cannot. Reading an
+/// array's shape can (the array's binding may have failed).
+fn can_fail(e: &OpenExp, env: &mut Vec<bool>) -> bool {
     match &e.kind {
-        ExpKind::Var(_) | ExpKind::Const(_) | ExpKind::Shape { .. } => false,
+        ExpKind::Const(_) => false,
+        ExpKind::Var(k) => env.len().checked_sub(k + 1).is_none_or(|i| env[i]),
+        ExpKind::Shape { .. } => true,
         ExpKind::While { .. } | ExpKind::Index { .. } | ExpKind::LinearIndex { .. } => true,
         ExpKind::Prim(
             PrimFun::Quot | PrimFun::Rem | PrimFun::IDiv | PrimFun::Mod | PrimFun::FromIndex,
             _,
         ) => true,
-        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(can_fail),
-        ExpKind::Prj(_, t) => can_fail(t),
-        ExpKind::Cond(c, t, x) => can_fail(c) || can_fail(t) || can_fail(x),
-        ExpKind::Let(b, body) => can_fail(b) || can_fail(body),
+        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(|x| can_fail(x, env)),
+        ExpKind::Prj(_, t) => can_fail(t, env),
+        ExpKind::Cond(c, t, x) => can_fail(c, env) || can_fail(t, env) || can_fail(x, env),
+        ExpKind::Let(b, body) => {
+            let b_fails = can_fail(b, env);
+            env.push(b_fails);
+            let r = b_fails || can_fail(body, env);
+            env.pop();
+            r
+        }
     }
 }
