@@ -295,3 +295,17 @@ fn compile_frees_the_graph_its_function_built() {
     let err = run_with(&leaked.get().unwrap(), &Config::default()).unwrap_err();
     assert!(matches!(err, Error::StaleHandle { .. }), "{err}");
 }
+
+#[test]
+fn the_dot_drawing_shows_a_shared_array_once_with_two_readers() {
+    let xs = use_array(Vector::from_elems(vec![1i32, 2, 3]));
+    let ys = xs.map(|x| x * 10);
+    let zs = ys.zip_with(ys, |a, b| a + b).fold(0, |a, b| a + b);
+    let dot = accelerate::explain_dot(&zs).unwrap();
+    insta::assert_snapshot!(dot);
+    assert_eq!(dot.matches("label=\"map").count(), 1, "{dot}");
+    // the map's node feeds the zip_with twice
+    let map_node =
+        dot.lines().find(|l| l.contains("label=\"map")).unwrap().split_whitespace().next().unwrap();
+    assert_eq!(dot.matches(&format!("{map_node} -> ")).count(), 2, "{dot}");
+}

@@ -43,6 +43,14 @@ pub fn explain_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> 
     Ok(show_phases(&pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?))
 }
 
+/// A Graphviz (DOT) drawing of a computation as it will run (after the
+/// last phase of the pipeline).
+#[track_caller]
+pub fn explain_dot<A: Arrays>(acc: &Acc<A>) -> Result<String> {
+    let phases = pipeline::compile_graph(&[], acc.id, &Config::from_env()?, SrcLoc::caller())?;
+    Ok(ir::dot::program(&phases.last().expect("at least one phase").ir))
+}
+
 fn show_phases(phases: &[Phase]) -> String {
     phases.iter().map(|p| format!("== {} ==\n{}", p.name, ir::pretty::program(&p.ir))).collect()
 }
@@ -140,6 +148,11 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     /// The IR after each phase of the pipeline, as text.
     pub fn explain(&self) -> String {
         show_phases(&self.phases)
+    }
+
+    /// A Graphviz (DOT) drawing of the program as it will run.
+    pub fn explain_dot(&self) -> String {
+        ir::dot::program(self.ir())
     }
 
     /// Each phase's output and how long it took.

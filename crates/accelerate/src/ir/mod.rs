@@ -5,6 +5,7 @@
 //! snapshot tests and `explain()`, and a verifier (`verify`) run after every
 //! pass. The IR knows nothing of the front end or of any backend.
 
+pub mod dot;
 pub mod pretty;
 pub mod prim;
 pub mod term;
