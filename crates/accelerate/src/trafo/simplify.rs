@@ -318,11 +318,26 @@ fn identity(op: PrimFun, args: &[OpenExp]) -> Option<usize> {
     }
 }
 
-/// Can evaluating `e` fail or not terminate? (Conservative.) A let-bound
-/// variable can if its bound term can: the error is deferred to its uses
-/// (Note [Deferred errors]); a function's parameter cannot. Reading an
-/// array's shape can (the array's binding may have failed).
+/// How many nodes `can_fail` looks at before answering "maybe": it is
+/// asked at every let, so a deep bound term must not make it quadratic
+/// (or recurse deeply).
+const CAN_FAIL_BUDGET: usize = 256;
+
+/// Can evaluating `e` fail or not terminate? (Conservative: a term larger
+/// than `CAN_FAIL_BUDGET` nodes may.) A let-bound variable can if its
+/// bound term can: the error is deferred to its uses (Note [Deferred
+/// errors]); a function's parameter cannot. Reading an array's shape can
+/// (the array's binding may have failed).
 fn can_fail(e: &OpenExp, env: &mut Vec<bool>) -> bool {
+    let mut budget = CAN_FAIL_BUDGET;
+    may_fail(e, env, &mut budget)
+}
+
+fn may_fail(e: &OpenExp, env: &mut Vec<bool>, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return true;
+    }
+    *budget -= 1;
     match &e.kind {
         ExpKind::Const(_) => false,
         ExpKind::Var(k) => env.len().checked_sub(k + 1).is_none_or(|i| env[i]),
@@ -332,13 +347,15 @@ fn can_fail(e: &OpenExp, env: &mut Vec<bool>) -> bool {
             PrimFun::Quot | PrimFun::Rem | PrimFun::IDiv | PrimFun::Mod | PrimFun::FromIndex,
             _,
         ) => true,
-        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(|x| can_fail(x, env)),
-        ExpKind::Prj(_, t) => can_fail(t, env),
-        ExpKind::Cond(c, t, x) => can_fail(c, env) || can_fail(t, env) || can_fail(x, env),
+        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(|x| may_fail(x, env, budget)),
+        ExpKind::Prj(_, t) => may_fail(t, env, budget),
+        ExpKind::Cond(c, t, x) => {
+            may_fail(c, env, budget) || may_fail(t, env, budget) || may_fail(x, env, budget)
+        }
         ExpKind::Let(b, body) => {
-            let b_fails = can_fail(b, env);
+            let b_fails = may_fail(b, env, budget);
             env.push(b_fails);
-            let r = b_fails || can_fail(body, env);
+            let r = b_fails || may_fail(body, env, budget);
             env.pop();
             r
         }
