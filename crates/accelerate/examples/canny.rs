@@ -33,6 +33,8 @@
 //! through weak to none, so hysteresis has work to do), a disc, a
 //! rectangle and a triangle, with a little noise.
 
+mod common;
+
 use accelerate::prelude::*;
 use std::f32::consts::FRAC_1_PI;
 use std::process::exit;
@@ -286,14 +288,7 @@ fn synthetic_image(w: usize, h: usize) -> Grid<u32> {
 
 fn write_png(path: &str, w: usize, h: usize, edges: &[bool]) -> Result<(), Box<dyn std::error::Error>> {
     let pixels: Vec<u8> = edges.iter().map(|&e| if e { 255 } else { 0 }).collect();
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, w as u32, h as u32);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header()?;
-    writer.write_image_data(&pixels)?;
-    writer.finish()?;
-    Ok(())
+    common::write_png(path, w, h, png::ColorType::Grayscale, &pixels)
 }
 
 struct Args {

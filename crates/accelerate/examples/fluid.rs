@@ -31,6 +31,8 @@
 //! The time step is converted once with `accelerate::compile` and run
 //! `--steps` times.
 
+mod common;
+
 use accelerate::prelude::*;
 use std::process::exit;
 use std::time::Instant;
@@ -284,14 +286,7 @@ fn write_png(path: &str, g: &Grid) -> Result<(), Box<dyn std::error::Error>> {
     let max = g.data.iter().fold(0.0f32, |m, &x| m.max(x)).max(f32::MIN_POSITIVE);
     let pixels: Vec<u8> =
         g.data.iter().map(|&x| ((x / max).sqrt() * 255.0).round().clamp(0.0, 255.0) as u8).collect();
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, g.w as u32, g.h as u32);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header()?;
-    writer.write_image_data(&pixels)?;
-    writer.finish()?;
-    Ok(())
+    common::write_png(path, g.w, g.h, png::ColorType::Grayscale, &pixels)
 }
 
 struct Args {

@@ -14,6 +14,8 @@
 //! with `lift` and taken apart with `unlift`, so a pixel stops as soon as it
 //! escapes.
 
+mod common;
+
 use accelerate::prelude::*;
 use std::process::exit;
 use std::time::Instant;
@@ -110,14 +112,7 @@ fn write_png(
     limit: i32,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let pixels: Vec<u8> = counts.iter().flat_map(|&i| colour(i, limit)).collect();
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, width as u32, height as u32);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header()?;
-    writer.write_image_data(&pixels)?;
-    writer.finish()?;
-    Ok(())
+    common::write_png(path, width, height, png::ColorType::Rgb, &pixels)
 }
 
 struct Args {

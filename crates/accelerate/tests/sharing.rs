@@ -3,6 +3,9 @@
 
 use accelerate::prelude::*;
 use accelerate::{explain_with, run_with, Config};
+
+mod common;
+use common::callput;
 use std::cell::Cell;
 
 /// The IR after sharing recovery (the simplifier, which runs next, has
@@ -37,32 +40,6 @@ fn figure_2_recovers_nine_and_three_and_no_other_lets() {
     insta::assert_snapshot!(ir);
     assert_eq!(count(&ir, "let "), 2, "{ir}");
     assert_eq!(run_with(&e, &Config::default()).unwrap().value(), 1);
-}
-
-#[allow(clippy::excessive_precision)] // the coefficients as the paper gives them
-fn cnd_prime(d: Exp<f32>) -> Exp<f32> {
-    let coeff = [0.31938153f32, -0.356563782, 1.781477937, -1.821255978, 1.330274429];
-    let rsqrt2pi = 0.398_942_3_f32;
-    let k = 1.0f32 / (d.abs() * 0.2316419f32 + 1.0f32);
-    let poly = k * coeff.iter().rev().skip(1).fold(constant(coeff[4]), |acc, &c| acc * k + c);
-    (d * d * -0.5f32).exp() * rsqrt2pi * poly
-}
-
-fn callput(x: Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
-    let (price, strike, years) = x.unlift();
-    let r = constant(0.02f32);
-    let v = constant(0.30f32);
-    let v_sqrt_t = v * years.sqrt();
-    let d1 = ((price / strike).ln() + (r + v * v * 0.5f32) * years) / v_sqrt_t;
-    let d2 = d1 - v_sqrt_t;
-    let cnd = |d: Exp<f32>| {
-        let c = cnd_prime(d);
-        d.gt(0.0f32).select(1.0f32 - c, c)
-    };
-    let cnd_d1 = cnd(d1);
-    let cnd_d2 = cnd(d2);
-    let x_exp_rt = strike * (-r * years).exp();
-    lift((price * cnd_d1 - x_exp_rt * cnd_d2, x_exp_rt * (1.0f32 - cnd_d2) - price * (1.0f32 - cnd_d1)))
 }
 
 fn blackscholes() -> Acc<Vector<(f32, f32)>> {

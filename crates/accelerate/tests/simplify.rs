@@ -5,6 +5,9 @@
 use accelerate::prelude::*;
 use accelerate::{explain_with, run_with, Config};
 
+mod common;
+use common::callput;
+
 /// The text of the last phase (simplify) of `explain`.
 fn simplified<A: Arrays>(acc: &Acc<A>) -> String {
     let all = explain_with(acc, &Config::default()).unwrap();
@@ -112,28 +115,8 @@ fn nested_lets_float_into_a_chain_and_single_uses_are_inlined() {
 
 #[test]
 fn blackscholes_after_simplification() {
-    #[allow(clippy::excessive_precision)] // the coefficients as the paper gives them
-    fn cnd_prime(d: Exp<f32>) -> Exp<f32> {
-        let coeff = [0.31938153f32, -0.356563782, 1.781477937, -1.821255978, 1.330274429];
-        let k = 1.0f32 / (d.abs() * 0.2316419f32 + 1.0f32);
-        let poly = k * coeff.iter().rev().skip(1).fold(constant(coeff[4]), |acc, &c| acc * k + c);
-        (d * d * -0.5f32).exp() * 0.398_942_3f32 * poly
-    }
     let opts = Vector::from_elems(vec![(30.0f32, 25.0f32, 1.5f32), (10.0, 12.0, 0.5)]);
-    let acc = use_array(opts).map(|x| {
-        let (price, strike, years) = x.unlift();
-        let (r, v) = (constant(0.02f32), constant(0.30f32));
-        let v_sqrt_t = v * years.sqrt();
-        let d1 = ((price / strike).ln() + (r + v * v * 0.5f32) * years) / v_sqrt_t;
-        let d2 = d1 - v_sqrt_t;
-        let cnd = |d: Exp<f32>| {
-            let c = cnd_prime(d);
-            d.gt(0.0f32).select(1.0f32 - c, c)
-        };
-        let (cnd_d1, cnd_d2) = (cnd(d1), cnd(d2));
-        let x_exp_rt = strike * (-r * years).exp();
-        lift((price * cnd_d1 - x_exp_rt * cnd_d2, x_exp_rt * (1.0f32 - cnd_d2) - price * (1.0f32 - cnd_d1)))
-    });
+    let acc = use_array(opts).map(callput);
     let ir = simplified(&acc);
     insta::assert_snapshot!(ir);
     // (r + v * v * 0.5) is folded to one constant, computed in f32

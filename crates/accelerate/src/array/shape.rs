@@ -111,6 +111,25 @@ macro_rules! ix_elt {
 
 ix_elt!([] Z, [Sh: IxTuple] Snoc<Sh>, [S: IxTuple] SnocAll<S>, [Sh: Shape] Any<Sh>);
 
+/// Extents as `usize` for an array whose elements take `elt_bytes` bytes:
+/// `Error::NegativeExtent` for a negative extent, `Error::ShapeTooLarge` if
+/// the array's bytes could not be addressed (more than `isize::MAX`).
+pub(crate) fn checked_extents(
+    dims: &[i64],
+    elt_bytes: usize,
+    loc: crate::exec::error::SrcLoc,
+) -> Result<Vec<usize>, crate::exec::error::Error> {
+    use crate::exec::error::Error;
+    if dims.iter().any(|&d| d < 0) {
+        return Err(Error::NegativeExtent { loc, shape: dims.to_vec() });
+    }
+    dims.iter()
+        .try_fold(elt_bytes.max(1), |a, &d| a.checked_mul(d as usize))
+        .filter(|&bytes| bytes <= isize::MAX as usize)
+        .ok_or_else(|| Error::ShapeTooLarge { loc, shape: dims.to_vec() })?;
+    Ok(dims.iter().map(|&d| d as usize).collect())
+}
+
 /// Shape constructors from `usize` extents.
 pub fn dim1(n: usize) -> DIM1 {
     Snoc(Z, n as i64)

@@ -31,20 +31,9 @@ impl<Sh: Shape, E: Elt> Clone for Array<Sh, E> {
     }
 }
 
-/// Extents as `usize`, checking that none is negative and that an array of
-/// `E`s of this shape could be addressed.
+/// Extents as `usize` for an array of `E`s (see `shape::checked_extents`).
 fn checked_size<E: Elt>(loc: SrcLoc, dims: &[i64]) -> Result<Vec<usize>, Error> {
-    let mut out = Vec::with_capacity(dims.len());
-    let mut size = E::elt_ty().size_bytes().max(1);
-    for &d in dims {
-        if d < 0 {
-            return Err(Error::NegativeExtent { loc, shape: dims.to_vec() });
-        }
-        size =
-            size.checked_mul(d as usize).ok_or_else(|| Error::ShapeTooLarge { loc, shape: dims.to_vec() })?;
-        out.push(d as usize);
-    }
-    Ok(out)
+    super::shape::checked_extents(dims, E::elt_ty().size_bytes(), loc)
 }
 
 impl<Sh: Shape, E: Elt> Array<Sh, E> {

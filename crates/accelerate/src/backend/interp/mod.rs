@@ -515,14 +515,9 @@ impl Interp {
 /// Room for an array of the given shape: `Error::ShapeTooLarge` if its
 /// bytes could not be addressed, `Error::OutOfMemory` if they cannot be had.
 fn reserve(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<ArrayBuilder> {
-    let n = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let bytes = n.and_then(|n| n.checked_mul(elt.size_bytes().max(1)));
-    match (n, bytes) {
-        (Some(n), Some(b)) if b <= isize::MAX as usize => {
-            ArrayData::builder(elt, n).ok_or_else(|| Error::OutOfMemory { loc, shape: dims.to_vec() })
-        }
-        _ => Err(Error::ShapeTooLarge { loc, shape: dims.iter().map(|&d| d as i64).collect() }),
-    }
+    crate::array::shape::checked_extents(&to_i64(dims), elt.size_bytes(), loc)?;
+    ArrayData::builder(elt, dims.iter().product())
+        .ok_or_else(|| Error::OutOfMemory { loc, shape: dims.to_vec() })
 }
 
 /// A coordinate `x` outside `0..n` brought inside by a boundary that reads

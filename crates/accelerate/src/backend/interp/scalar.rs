@@ -174,14 +174,8 @@ impl ScalarEval<'_> {
     }
 }
 
-/// Extents as `usize`, or the error for a negative or overflowing shape.
+/// Extents as `usize`, or the error for a negative or overflowing shape
+/// (the element type's size is checked when the array is reserved).
 pub(crate) fn checked_dims(dims: &[i64], loc: SrcLoc) -> Result<Vec<usize>> {
-    if dims.iter().any(|&d| d < 0) {
-        return Err(Error::NegativeExtent { loc, shape: dims.to_vec() });
-    }
-    dims.iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(|| Error::ShapeTooLarge { loc, shape: dims.to_vec() })?;
-    Ok(dims.iter().map(|&d| d as usize).collect())
+    crate::array::shape::checked_extents(dims, 1, loc)
 }
