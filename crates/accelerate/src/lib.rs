@@ -42,7 +42,10 @@ pub mod trafo;
 pub use accelerate_derive::Elt;
 pub use exec::config::{Backend, Config};
 pub use exec::error::{Error, Result, SrcLoc};
-pub use exec::{compile, compile_with, explain, explain_dot, explain_with, run, run_with, Program};
+pub use exec::{
+    compile, compile_with, explain, explain_dot, explain_dot_with, explain_with, run, run_with, stats,
+    stats_with, Program, Stats,
+};
 /// IEEE binary16, usable as an element type with the `f16` feature.
 #[cfg(feature = "f16")]
 pub use half::f16;

@@ -11,11 +11,12 @@ use std::cell::Cell;
 /// The IR after sharing recovery (the simplifier, which runs next, has
 /// its own tests in `simplify.rs`).
 fn sharing_ir<A: Arrays>(acc: &Acc<A>) -> String {
-    explain_with(acc, &Config::default().with_simplify(false)).expect("converts")
+    explain_with(acc, &Config::default().with_simplify(false).with_fusion(false)).expect("converts")
 }
 
 fn unshared_ir<A: Arrays>(acc: &Acc<A>) -> String {
-    explain_with(acc, &Config::default().with_sharing(false, false).with_simplify(false)).expect("converts")
+    explain_with(acc, &Config::default().with_sharing(false, false).with_simplify(false).with_fusion(false))
+        .expect("converts")
 }
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -181,7 +182,7 @@ fn a_compiled_program_refers_to_its_arguments_by_variables() {
             let s = xs.zip_with(ys, |a, b| a * b);
             s.zip_with(s, |a, b| a - b).fold(0, |a, b| a + b)
         },
-        Config::default().with_simplify(false),
+        Config::default().with_simplify(false).with_fusion(false),
     )
     .unwrap();
     insta::assert_snapshot!(f.explain());
@@ -278,7 +279,7 @@ fn the_dot_drawing_shows_a_shared_array_once_with_two_readers() {
     let xs = use_array(Vector::from_elems(vec![1i32, 2, 3]));
     let ys = xs.map(|x| x * 10);
     let zs = ys.zip_with(ys, |a, b| a + b).fold(0, |a, b| a + b);
-    let dot = accelerate::explain_dot(&zs).unwrap();
+    let dot = accelerate::explain_dot_with(&zs, &Config::default().with_fusion(false)).unwrap();
     insta::assert_snapshot!(dot);
     assert_eq!(dot.matches("label=\"map").count(), 1, "{dot}");
     // the map's node feeds the zip_with twice

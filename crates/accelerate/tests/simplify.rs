@@ -10,7 +10,7 @@ use common::callput;
 
 /// The text of the last phase (simplify) of `explain`.
 fn simplified<A: Arrays>(acc: &Acc<A>) -> String {
-    let all = explain_with(acc, &Config::default()).unwrap();
+    let all = explain_with(acc, &Config::default().with_fusion(false)).unwrap();
     let at = all.find("== simplify ==").expect("a simplify phase");
     all[at..].to_string()
 }

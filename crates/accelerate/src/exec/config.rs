@@ -9,10 +9,11 @@
 //! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
 //!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
 //!   recovery), `no-exp-sharing` (no scalar sharing recovery),
-//!   `no-simplify` (no simplifier). For ablations only: without sharing
-//!   recovery, shared work is repeated.
-//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`, or
-//!   `all`) whose IR is printed to standard error.
+//!   `no-simplify` (no simplifier), `no-fusion` (no array fusion: every
+//!   operation writes its result to memory). For ablations only: without
+//!   sharing recovery, shared work is repeated.
+//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
+//!   `fusion`, or `all`) whose IR is printed to standard error.
 
 use super::error::{Error, Result};
 use crate::trafo::SharingOptions;
@@ -32,6 +33,8 @@ pub struct Config {
     pub sharing: SharingOptions,
     /// Run the simplifier (`trafo::simplify`).
     pub simplify: bool,
+    /// Run array fusion (`trafo::fusion`).
+    pub fusion: bool,
     /// Phases whose IR is printed to standard error.
     pub dump: Vec<String>,
 }
@@ -42,6 +45,7 @@ impl Default for Config {
             backend: Backend::Interpreter,
             sharing: SharingOptions { arrays: true, scalars: true },
             simplify: true,
+            fusion: true,
             dump: Vec::new(),
         }
     }
@@ -72,9 +76,10 @@ impl Config {
                 "no-acc-sharing" => c.sharing.arrays = false,
                 "no-exp-sharing" => c.sharing.scalars = false,
                 "no-simplify" => c.simplify = false,
+                "no-fusion" => c.fusion = false,
                 other => {
                     return Err(Error::Config(format!(
-                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify)"
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-fusion)"
                     )))
                 }
             }
@@ -90,6 +95,11 @@ impl Config {
 
     pub fn with_simplify(mut self, on: bool) -> Config {
         self.simplify = on;
+        self
+    }
+
+    pub fn with_fusion(mut self, on: bool) -> Config {
+        self.fusion = on;
         self
     }
 

@@ -5,6 +5,9 @@
 pub mod config;
 pub mod error;
 pub(crate) mod pipeline;
+pub mod stats;
+
+pub use stats::Stats;
 
 use crate::array::{Arrays, ArraysTy, ArraysVal};
 use crate::backend;
@@ -47,7 +50,12 @@ pub fn explain_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> 
 /// last phase of the pipeline).
 #[track_caller]
 pub fn explain_dot<A: Arrays>(acc: &Acc<A>) -> Result<String> {
-    let phases = pipeline::compile_graph(&[], acc.id, &Config::from_env()?, SrcLoc::caller())?;
+    explain_dot_with(acc, &Config::from_env()?)
+}
+
+#[track_caller]
+pub fn explain_dot_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
+    let phases = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
     Ok(ir::dot::program(&phases.last().expect("at least one phase").ir))
 }
 
@@ -159,6 +167,25 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     pub fn phases(&self) -> &[Phase] {
         &self.phases
     }
+
+    /// The number of kernels, and the intermediate arrays (and their bytes)
+    /// a run on these arguments writes, measured by running the reference
+    /// interpreter on them.
+    pub fn stats(&self, args: Args::Refs<'_>) -> Result<Stats> {
+        stats::measure(self.ir(), Args::values(args))
+    }
+}
+
+/// [`Program::stats`] of a computation of no arguments.
+#[track_caller]
+pub fn stats<A: Arrays>(acc: &Acc<A>) -> Result<Stats> {
+    stats_with(acc, &Config::from_env()?)
+}
+
+#[track_caller]
+pub fn stats_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<Stats> {
+    let phases = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
+    stats::measure(&phases.last().expect("at least one phase").ir, Vec::new())
 }
 
 /// Converts a function of arrays into a program, once. The program graph

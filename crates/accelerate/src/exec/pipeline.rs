@@ -1,12 +1,13 @@
 //! The compiler pipeline, as one visible list of phases (Note [The
-//! pipeline]): graph -> sharing recovery -> IR. Each phase's output is
+//! pipeline]): graph -> sharing recovery -> simplify -> fusion -> IR. Each phase's output is
 //! verified (in tests and debug builds), timed, and can be dumped.
 //!
 //! Note [The pipeline]
 //! sharing recovery (trafo::convert, ICFP'13 §3), simplification
-//! (trafo::simplify), then — in later work — fusion, scheduling and code
-//! generation. Every phase is
-//! a function from IR to IR listed in `compile_graph`, in order.
+//! (trafo::simplify), array fusion (trafo::fusion, ICFP'13 §4, followed
+//! by the simplifier again), then — in later work — scheduling and code
+//! generation. Every phase is a function from IR to IR listed in
+//! `compile_graph`, in order.
 
 use super::config::Config;
 use super::error::{Result, SrcLoc};
@@ -40,6 +41,16 @@ pub(crate) fn compile_graph(
         let t = Instant::now();
         let prog = crate::trafo::simplify::simplify_program(prog);
         finish(&mut phases, "simplify", prog, t, config)?;
+    }
+    if config.fusion {
+        let t = Instant::now();
+        let prog = phases.last().map(|p| p.ir.clone()).expect("sharing recovery ran");
+        let mut prog = crate::trafo::fusion::fuse_program(prog)?;
+        if config.simplify {
+            // fusion composes functions with lets that the simplifier inlines
+            prog = crate::trafo::simplify::simplify_program(prog);
+        }
+        finish(&mut phases, "fusion", prog, t, config)?;
     }
     Ok(phases)
 }

@@ -67,6 +67,23 @@ impl Dot {
                 None => self.node(&format!("unbound a{i}"), "octagon"),
             },
             AccKind::Use(d) => self.node(&format!("use\\n{:?} {}", d.shape(), d.elt_ty()), "ellipse"),
+            AccKind::Delayed { shape, index, linear } => {
+                // a producer embedded in its consumer: drawn dashed, fed by
+                // the arrays its index functions read
+                let mut read = Vec::new();
+                for e in [shape, &index.body, &linear.body] {
+                    super::visit::arrays_read(e, &mut read);
+                }
+                let n = self.node(&label(a), "box");
+                let _ = writeln!(self.out, "  {n} [style=dashed];");
+                for v in read {
+                    if let Some(k) = self.env.len().checked_sub(v + 1) {
+                        let from = self.env[k].clone();
+                        self.edge(&from, &n, None);
+                    }
+                }
+                n
+            }
             AccKind::Awhile { pred, body, init } => {
                 let i = self.acc(init);
                 let n = self.node(&label(a), "box3d");

@@ -10,6 +10,7 @@ pub mod pretty;
 pub mod prim;
 pub mod term;
 pub mod verify;
+pub mod visit;
 
 pub use prim::PrimFun;
 pub use term::{AFun, AccKind, Boundary, Direction, ExpKind, Fun, OpenAcc, OpenExp, Program, StencilArg};

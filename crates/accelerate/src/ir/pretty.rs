@@ -244,6 +244,14 @@ impl Printer {
                 out.push(' ');
                 self.acc_arg(init, indent, out);
             }
+            AccKind::Delayed { shape, index, linear } => {
+                out.push_str("delayed ");
+                self.exp_arg(shape, out);
+                out.push(' ');
+                self.fun_at(index, indent, out);
+                out.push(' ');
+                self.fun_at(linear, indent, out);
+            }
         }
     }
 

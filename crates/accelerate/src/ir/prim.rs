@@ -94,6 +94,10 @@ pub enum PrimFun {
     Intersect,
     /// The number of elements of a shape.
     ShapeSize,
+    /// `bounds_check(shape, index)` is `index` if it lies inside `shape`,
+    /// and otherwise an index-out-of-bounds error: the check an array read
+    /// makes, kept by fusion when it replaces the read by a computation.
+    BoundsCheck,
 }
 
 impl PrimFun {
@@ -279,12 +283,14 @@ impl PrimFun {
                 need(t == ScalarTy::I64, t, "an i64 position")?;
                 Ok(EltTy::shape(r))
             }
-            Intersect => {
+            Intersect | BoundsCheck => {
                 let r = shape_rank(0)?;
                 if shape_rank(1)? != r {
                     return Err(format!(
-                        "intersect of shapes of different ranks: {} and {}",
-                        args[0], args[1]
+                        "{} of shapes of different ranks: {} and {}",
+                        self.name(),
+                        args[0],
+                        args[1]
                     ));
                 }
                 Ok(EltTy::shape(r))

@@ -178,7 +178,33 @@ pub enum AccKind {
         body: AFun,
         init: Box<OpenAcc>,
     },
+    /// A delayed array (Note [Delayed arrays]): fusion's output, allowed
+    /// only as the array argument of a consumer, which evaluates its
+    /// elements where it reads them instead of reading memory.
+    Delayed {
+        shape: OpenExp,
+        /// The element at a multidimensional index of `shape`.
+        index: Fun,
+        /// The element at a row-major position `0 .. size(shape)`.
+        linear: Fun,
+    },
 }
+
+// Note [Delayed arrays]
+// Fusion (ICFP'13 §4, `trafo::fusion`) describes a producer by its shape and
+// a function from an index to its element instead of an array in memory
+// (Accelerate's `Delayed { extentD, indexD, linearIndexD }`). A consumer
+// whose argument is `Delayed` embeds the producer in its own loop: a fold
+// over a delayed `zip_with` reads both source arrays and multiplies as it
+// accumulates, never writing the products. Both index functions describe
+// the same elements; the linear one serves consumers that walk their
+// argument in row-major order (every fold and scan), so that code
+// generation need not turn a position into an index and back. The index
+// functions read other arrays only through array variables, in the scope
+// of the consumer; they check their reads as the operations they replace
+// did (`PrimFun::BoundsCheck`). The consumers that take a delayed argument
+// are `fold` (and `fold1`), `fold_seg`'s array, the scans, `permute`'s
+// source and the stencils' arguments: `ir::verify` rejects one anywhere else.
 
 /// What a stencil reads outside its array (Accelerate's `Boundary`).
 #[derive(Clone, Debug)]
@@ -276,6 +302,7 @@ impl OpenAcc {
             AccKind::Stencil { .. } => "stencil",
             AccKind::Acond { .. } => "acond",
             AccKind::Awhile { .. } => "awhile",
+            AccKind::Delayed { .. } => "delayed",
         }
     }
 }

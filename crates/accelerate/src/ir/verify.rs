@@ -36,6 +36,11 @@
 //!    predicate maps the loop type to a `bool` scalar array and its body
 //!    maps it to itself; `Let` binds and `Tuple`/`Prj` are well formed.
 //! 9. `Use` holds data whose buffers match its element type and shape.
+//! 10. A `Delayed` array (Note [Delayed arrays]) appears only as the array
+//!     argument of a consumer (`fold`, `fold_seg`'s array, a scan,
+//!     `permute`'s source, a stencil's argument); its shape is a shape, its
+//!     index function maps an index of that rank, and its linear function
+//!     an `i64` position, to one element type.
 //!
 //! The check is a single traversal: linear in the size of the term.
 
@@ -83,6 +88,14 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
     let arr = |t: ArrayTy| Ok(ArraysTy::Array(t));
     let sub = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>, what: &str| -> Result<ArrayTy, String> {
         one_array(acc_ty(a, aenv)?, what).map_err(|m| at(acc, m))
+    };
+    // the argument of a consumer, which may be delayed (invariant 10)
+    let arg = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>, what: &str| -> Result<ArrayTy, String> {
+        match &a.kind {
+            AccKind::Delayed { shape, index, linear } => delayed_ty(shape, index, linear, aenv)
+                .map_err(|m| at(a, format!("{what} of {} at {}: {m}", acc.op_name(), acc.loc))),
+            _ => sub(a, aenv, what),
+        }
     };
     match &acc.kind {
         AccKind::Let(bound, body) => {
@@ -182,7 +195,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             arr(ArrayTy { rank: spec.slice_rank(), elt: a.elt })
         }
         AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
-            let a = sub(array, aenv, "the argument")?;
+            let a = arg(array, aenv, "the argument")?;
             if a.rank == 0 {
                 return Err(at(acc, "the argument must have rank at least 1"));
             }
@@ -191,7 +204,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             arr(ArrayTy { rank, elt: a.elt })
         }
         AccKind::FoldSeg { f, seed, array, offsets } => {
-            let a = sub(array, aenv, "the argument")?;
+            let a = arg(array, aenv, "the argument")?;
             if a.rank == 0 {
                 return Err(at(acc, "the argument must have rank at least 1"));
             }
@@ -206,7 +219,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             let mut params = Vec::new();
             let mut rank = None;
             for (k, s) in args.iter().enumerate() {
-                let a = sub(&s.array, aenv, "a stencil argument")?;
+                let a = arg(&s.array, aenv, "a stencil argument")?;
                 if rank.is_some_and(|r| r != a.rank) {
                     return Err(at(acc, "the stencil arguments have different ranks"));
                 }
@@ -244,7 +257,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
         }
         AccKind::Permute { combine, defaults, index, source } => {
             let d = sub(defaults, aenv, "the defaults")?;
-            let s = sub(source, aenv, "the source")?;
+            let s = arg(source, aenv, "the source")?;
             if d.elt != s.elt {
                 return Err(at(acc, format!("defaults hold {} but the source holds {}", d.elt, s.elt)));
             }
@@ -281,7 +294,21 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             }
             Ok(t)
         }
+        AccKind::Delayed { .. } => Err(at(acc, "a delayed array outside the argument of a consumer")),
     }
+}
+
+/// The type of a delayed array (invariant 10).
+fn delayed_ty(shape: &OpenExp, index: &Fun, linear: &Fun, aenv: &[ArraysTy]) -> Result<ArrayTy, String> {
+    let st = exp_ty(shape, &mut Vec::new(), aenv)?;
+    let rank = expect_shape(&st, None, "the shape")?;
+    let elt = fun_ty(index, &[EltTy::shape(rank)], aenv).map_err(|m| format!("the index function: {m}"))?;
+    let lin = fun_ty(linear, &[EltTy::Scalar(ScalarTy::I64)], aenv)
+        .map_err(|m| format!("the linear index function: {m}"))?;
+    if lin != elt {
+        return Err(format!("the index function gives {elt} but the linear index function {lin}"));
+    }
+    Ok(ArrayTy { rank, elt })
 }
 
 fn afun_ty(f: &AFun, arg: &ArraysTy, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {

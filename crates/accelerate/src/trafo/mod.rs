@@ -1,8 +1,11 @@
-//! Program transformations: sharing recovery and conversion to the IR
-//! (ICFP'13 §3). Simplification and fusion (ICFP'13 §4) come next.
+//! Program transformations, in pipeline order: sharing recovery and
+//! conversion to the IR (ICFP'13 §3), simplification, and array fusion
+//! (ICFP'13 §4).
 
+pub(crate) mod avars;
 pub(crate) mod convert;
 pub(crate) mod debruijn;
+pub mod fusion;
 pub(crate) mod sharing;
 pub mod simplify;
 

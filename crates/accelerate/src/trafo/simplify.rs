@@ -131,6 +131,11 @@ fn simplify_acc_parts(a: &mut OpenAcc) {
                 simplify_acc(&mut body.body);
                 simplify_acc(init);
             }
+            AccKind::Delayed { shape, index, linear } => {
+                simplify_exp(shape);
+                fun(index);
+                fun(linear);
+            }
         }
     })
 }
@@ -344,7 +349,12 @@ fn may_fail(e: &OpenExp, env: &mut Vec<bool>, budget: &mut usize) -> bool {
         ExpKind::Shape { .. } => true,
         ExpKind::While { .. } | ExpKind::Index { .. } | ExpKind::LinearIndex { .. } => true,
         ExpKind::Prim(
-            PrimFun::Quot | PrimFun::Rem | PrimFun::IDiv | PrimFun::Mod | PrimFun::FromIndex,
+            PrimFun::Quot
+            | PrimFun::Rem
+            | PrimFun::IDiv
+            | PrimFun::Mod
+            | PrimFun::FromIndex
+            | PrimFun::BoundsCheck,
             _,
         ) => true,
         ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(|x| may_fail(x, env, budget)),

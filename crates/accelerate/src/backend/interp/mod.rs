@@ -11,7 +11,7 @@ pub use prim::cast;
 
 use crate::array::typed::{for_each_index, linear_index};
 use crate::array::value::ArrayBuilder;
-use crate::array::{ArrayData, ArraysTy, ArraysVal, EltTy, SliceDim, Val};
+use crate::array::{ArrayData, ArraysTy, ArraysVal, EltTy, ScalarVal, SliceDim, Val};
 use crate::exec::error::{Error, Result, SrcLoc};
 use crate::ir::verify::{acc_ty, fun_ty};
 use crate::ir::*;
@@ -20,22 +20,77 @@ use std::sync::Arc;
 
 /// Runs a program on its arguments.
 pub fn run_program(p: &Program, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+    run_counted(p, args, false).map(|(v, _)| v)
+}
+
+/// What a run wrote to memory: each kernel's result (in the order
+/// computed), when counting was asked for.
+#[derive(Default)]
+pub struct Written {
+    pub launches: usize,
+    pub arrays: Vec<Arc<ArrayData>>,
+}
+
+/// Runs a program, recording the arrays its kernels write if `count`.
+pub fn run_counted(p: &Program, args: Vec<ArraysVal>, count: bool) -> Result<(ArraysVal, Written)> {
     if args.len() != p.params.len() {
         return Err(Error::Internal(format!("program of {} arguments given {}", p.params.len(), args.len())));
     }
     let aenv = args.into_iter().map(|v| ASlot { ty: v.ty(), val: Ok(v) }).collect();
-    let mut it = Interp { aenv };
-    it.acc(&p.body)
+    let mut it = Interp { aenv, count, written: Written::default() };
+    let v = it.acc(&p.body)?;
+    Ok((v, it.written))
 }
 
 struct Interp {
     aenv: Vec<ASlot>,
+    count: bool,
+    written: Written,
 }
 
 fn array(v: ArraysVal) -> Result<Arc<ArrayData>> {
     match v {
         ArraysVal::Array(a) => Ok(a),
         ArraysVal::Tuple(_) => Err(Error::Internal("expected an array, found a tuple".into())),
+    }
+}
+
+/// A consumer's argument: an array in memory, or a delayed array whose
+/// elements are computed where they are read (Note [Delayed arrays]).
+enum Source<'a> {
+    Manifest(Arc<ArrayData>),
+    Delayed { dims: Vec<usize>, elt: EltTy, index: &'a Fun, linear: &'a Fun },
+}
+
+impl Source<'_> {
+    fn shape(&self) -> &[usize] {
+        match self {
+            Source::Manifest(a) => a.shape(),
+            Source::Delayed { dims, .. } => dims,
+        }
+    }
+
+    fn elt_ty(&self) -> &EltTy {
+        match self {
+            Source::Manifest(a) => a.elt_ty(),
+            Source::Delayed { elt, .. } => elt,
+        }
+    }
+
+    /// The element at row-major position `i`.
+    fn get(&self, s: &ScalarEval<'_>, i: usize, env: &mut Vec<Slot>) -> Result<Val> {
+        match self {
+            Source::Manifest(a) => Ok(a.get(i)),
+            Source::Delayed { linear, .. } => s.apply(linear, &[Val::Scalar(ScalarVal::I64(i as i64))], env),
+        }
+    }
+
+    /// The element at index `ix`, which is at row-major position `i`.
+    fn get_ix(&self, s: &ScalarEval<'_>, ix: &[i64], i: usize, env: &mut Vec<Slot>) -> Result<Val> {
+        match self {
+            Source::Manifest(a) => Ok(a.get(i)),
+            Source::Delayed { index, .. } => s.apply(index, &[Val::from_index(ix)], env),
+        }
     }
 }
 
@@ -65,8 +120,27 @@ impl Interp {
         array(self.acc(a)?)
     }
 
+    /// A consumer's argument, delayed or not.
+    fn source<'a>(&mut self, a: &'a OpenAcc) -> Result<Source<'a>> {
+        match &a.kind {
+            AccKind::Delayed { shape, index, linear } => {
+                let dims = self.scalars().shape(shape)?;
+                let elt = self.result_elt(index, &[EltTy::shape(dims.len())])?;
+                Ok(Source::Delayed { dims, elt, index, linear })
+            }
+            _ => Ok(Source::Manifest(self.sub(a)?)),
+        }
+    }
+
     fn acc(&mut self, a: &OpenAcc) -> Result<ArraysVal> {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.acc_inner(a))
+        let v = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.acc_inner(a))?;
+        if self.count && crate::ir::visit::is_kernel(a) {
+            self.written.launches += 1;
+            if let ArraysVal::Array(d) = &v {
+                self.written.arrays.push(d.clone());
+            }
+        }
+        Ok(v)
     }
 
     fn acc_inner(&mut self, acc: &OpenAcc) -> Result<ArraysVal> {
@@ -205,6 +279,10 @@ impl Interp {
                 let mut dims = Vec::new();
                 let mut template: Vec<Option<i64>> = Vec::new();
                 let mut f = 0;
+                // an index out of bounds is an error when the slice reads
+                // an element through it (so not for an empty slice), as
+                // when the slice is fused into its consumer
+                let mut bad = None;
                 for (k, d) in std::iter::repeat_n(&SliceDim::All, spec.any_rank).chain(&spec.dims).enumerate()
                 {
                     match d {
@@ -215,21 +293,16 @@ impl Interp {
                         SliceDim::Fixed => {
                             let x = fixed[f];
                             f += 1;
-                            if x < 0 || x as usize >= src.shape()[k] {
-                                let index: Vec<i64> = template
-                                    .iter()
-                                    .map(|t| t.unwrap_or(0))
-                                    .chain(std::iter::once(x))
-                                    .collect();
-                                return Err(Error::IndexOutOfBounds {
-                                    loc,
-                                    index,
-                                    shape: src.shape().to_vec(),
-                                });
+                            if (x < 0 || x as usize >= src.shape()[k]) && bad.is_none() {
+                                bad = Some(template.len());
                             }
                             template.push(Some(x));
                         }
                     }
+                }
+                if let Some(k) = bad.filter(|_| !dims.contains(&0)) {
+                    let index: Vec<i64> = template[..=k].iter().map(|t| t.unwrap_or(0)).collect();
+                    return Err(Error::IndexOutOfBounds { loc, index, shape: src.shape().to_vec() });
                 }
                 let elt = src.elt_ty().clone();
                 self.build(&elt, &dims, loc, |_, ix, _| {
@@ -243,7 +316,7 @@ impl Interp {
             }
             AccKind::Fold { f, seed, array: a } => {
                 let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
-                let src = self.sub(a)?;
+                let src = self.source(a)?;
                 let (outer, n) = split_inner(src.shape());
                 if seed.is_none() && n == 0 && outer.iter().product::<usize>() > 0 {
                     return Err(Error::EmptyReduction { loc, op: "fold1", shape: src.shape().to_vec() });
@@ -255,18 +328,19 @@ impl Interp {
                     row += 1;
                     let mut acc = match &seed {
                         Some(z) => z.clone(),
-                        None => src.get(base),
+                        None => src.get(s, base, env)?,
                     };
                     let start = if seed.is_some() { 0 } else { 1 };
                     for k in start..n {
-                        acc = s.apply(f, &[acc, src.get(base + k)], env)?;
+                        let x = src.get(s, base + k, env)?;
+                        acc = s.apply(f, &[acc, x], env)?;
                     }
                     Ok(acc)
                 })
             }
             AccKind::Scan { dir, f, seed, array: a } => {
                 let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
-                let src = self.sub(a)?;
+                let src = self.source(a)?;
                 let (outer, n) = split_inner(src.shape());
                 let rows: usize = outer.iter().product();
                 if seed.is_none() && n == 0 && rows > 0 {
@@ -286,24 +360,26 @@ impl Interp {
                         Direction::Left => {
                             let mut acc = match &seed {
                                 Some(z) => z.clone(),
-                                None => src.get(base),
+                                None => src.get(&s, base, &mut env)?,
                             };
                             line.push(acc.clone());
                             let start = if seed.is_some() { 0 } else { 1 };
                             for k in start..n {
-                                acc = s.apply(f, &[acc, src.get(base + k)], &mut env)?;
+                                let x = src.get(&s, base + k, &mut env)?;
+                                acc = s.apply(f, &[acc, x], &mut env)?;
                                 line.push(acc.clone());
                             }
                         }
                         Direction::Right => {
                             let mut acc = match &seed {
                                 Some(z) => z.clone(),
-                                None => src.get(base + n - 1),
+                                None => src.get(&s, base + n - 1, &mut env)?,
                             };
                             line.push(acc.clone());
                             let end = if seed.is_some() { n } else { n - 1 };
                             for k in (0..end).rev() {
-                                acc = s.apply(f, &[src.get(base + k), acc], &mut env)?;
+                                let x = src.get(&s, base + k, &mut env)?;
+                                acc = s.apply(f, &[x, acc], &mut env)?;
                                 line.push(acc.clone());
                             }
                             line.reverse();
@@ -317,7 +393,7 @@ impl Interp {
             }
             AccKind::FoldSeg { f, seed, array: a, offsets } => {
                 let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
-                let src = self.sub(a)?;
+                let src = self.source(a)?;
                 let offs = self.sub(offsets)?;
                 let (outer, n) = split_inner(src.shape());
                 let offs: Vec<i64> = (0..offs.len())
@@ -342,16 +418,17 @@ impl Interp {
                     let (lo, hi) = (offs[seg] as usize, offs[seg + 1] as usize);
                     let (mut acc, start) = match &seed {
                         Some(z) => (z.clone(), lo),
-                        None => (src.get(base + lo), lo + 1),
+                        None => (src.get(s, base + lo, env)?, lo + 1),
                     };
                     for k in start..hi {
-                        acc = s.apply(f, &[acc, src.get(base + k)], env)?;
+                        let x = src.get(s, base + k, env)?;
+                        acc = s.apply(f, &[acc, x], env)?;
                     }
                     Ok(acc)
                 })
             }
             AccKind::Stencil { f, args } => {
-                let arrays = args.iter().map(|a| self.sub(&a.array)).collect::<Result<Vec<_>>>()?;
+                let arrays = args.iter().map(|a| self.source(&a.array)).collect::<Result<Vec<_>>>()?;
                 let dims = arrays[0].shape().to_vec();
                 if let Some(b) = arrays.get(1).filter(|b| b.shape() != dims.as_slice()) {
                     return Err(Error::ShapeMismatch {
@@ -389,7 +466,7 @@ impl Interp {
                             nb.clear();
                             nb.extend(ix.iter().zip(off).map(|(&i, &d)| i as i64 + d));
                             let v = match linear_index(&dims, &nb) {
-                                Some(i) => arrays[k].get(i),
+                                Some(i) => arrays[k].get_ix(s, &nb, i, env)?,
                                 None => match (&arg.boundary, &constants[k]) {
                                     (_, Some(c)) => c.clone(),
                                     (Boundary::Function(g), _) => s.apply(g, &[Val::from_index(&nb)], env)?,
@@ -399,7 +476,8 @@ impl Interp {
                                             .zip(&dims)
                                             .map(|(&x, &n)| bound(b, x, n as i64))
                                             .collect();
-                                        arrays[k].get(linear_index(&dims, &inside).expect("the pattern fits"))
+                                        let i = linear_index(&dims, &inside).expect("the pattern fits");
+                                        arrays[k].get_ix(s, &inside, i, env)?
                                     }
                                 },
                             };
@@ -411,7 +489,7 @@ impl Interp {
             }
             AccKind::Permute { combine, defaults, index, source } => {
                 let def = self.sub(defaults)?;
-                let src = self.sub(source)?;
+                let src = self.source(source)?;
                 let mut res: Vec<Val> = (0..def.len()).map(|i| def.get(i)).collect();
                 let s = self.scalars();
                 let mut env = Vec::new();
@@ -435,7 +513,9 @@ impl Interp {
                             index: to.clone(),
                             shape: def.shape().to_vec(),
                         })?;
-                        let new = src.get(linear_index(src.shape(), &to_i64(ix)).expect("a source index"));
+                        let ix = to_i64(ix);
+                        let i = linear_index(src.shape(), &ix).expect("a source index");
+                        let new = src.get_ix(&s, &ix, i, &mut env)?;
                         res[j] = s.apply(combine, &[new, res[j].clone()], &mut env)?;
                         Ok(())
                     };
@@ -471,6 +551,12 @@ impl Interp {
                     }
                     x = self.apply_afun(body, x)?;
                 }
+            }
+            // only a consumer's argument (`source`), but meaningful anywhere
+            AccKind::Delayed { shape, index, .. } => {
+                let dims = self.scalars().shape(shape)?;
+                let elt = self.result_elt(index, &[EltTy::shape(dims.len())])?;
+                self.build(&elt, &dims, loc, |s, ix, env| s.apply(index, &[ix_val(ix)], env))
             }
         }
     }

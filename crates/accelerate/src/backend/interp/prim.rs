@@ -35,7 +35,7 @@ pub fn apply(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
         });
     }
     match op {
-        ToIndex | FromIndex | Intersect | ShapeSize => return shape_op(op, args, loc),
+        ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck => return shape_op(op, args, loc),
         _ => {}
     }
     let a = scalar(&args[0])?;
@@ -398,6 +398,18 @@ fn shape_op(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
             Ok(Val::from_index(&r))
         }
         PrimFun::ShapeSize => Ok(Val::Scalar(S::I64(sh.iter().fold(1i64, |a, &d| a.wrapping_mul(d))))),
+        PrimFun::BoundsCheck => {
+            let ix = index_of(&args[1])?;
+            if ix.iter().zip(&sh).all(|(&x, &d)| 0 <= x && x < d) {
+                Ok(args[1].clone())
+            } else {
+                Err(Error::IndexOutOfBounds {
+                    loc,
+                    index: ix,
+                    shape: sh.iter().map(|&d| d.max(0) as usize).collect(),
+                })
+            }
+        }
         _ => Err(ill_typed(op, args)),
     }
 }
