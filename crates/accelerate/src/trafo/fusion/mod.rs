@@ -309,12 +309,16 @@ impl Fuser {
         let loc = a.loc;
         let AccKind::Let(bound, body) = a.kind_owned() else { unreachable!("a let") };
         let (bound, mut body) = (*bound, *body);
-        if let AccKind::Tuple(_) = bound.kind {
-            if only_projected(&mut body, 0) {
-                return self.embed(split_tuple_let(bound, body));
-            }
+        let mut e1 = self.embed(bound)?;
+        let is_tuple = |b: Option<&OpenAcc>| matches!(b.map(|b| &b.kind), Some(AccKind::Tuple(_)));
+        if matches!(e1.cc, Cunctation::Done(0)) && is_tuple(e1.binds.last()) && only_projected(&mut body, 0) {
+            // a tuple whose components are used apart: one let each
+            let tuple = e1.binds.pop().expect("a tuple binding");
+            self.aenv.pop();
+            avars::shift_acc(&mut body, 1, e1.binds.len() as isize);
+            let eb = self.embed(split_tuple_let(tuple, body))?;
+            return Ok(Embed { binds: e1.binds.into_iter().chain(eb.binds).collect(), cc: eb.cc });
         }
-        let e1 = self.embed(bound)?;
         let n1 = e1.binds.len();
         avars::shift_acc(&mut body, 1, n1 as isize);
         let mut binds = e1.binds;
