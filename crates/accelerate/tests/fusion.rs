@@ -341,3 +341,23 @@ fn fused_programs_pass_the_verifier_and_keep_delayed_arrays_in_consumers() {
         assert_eq!(run_with(&p, &fused()).unwrap().to_vec(), run_with(&p, &unfused()).unwrap().to_vec());
     }
 }
+
+#[test]
+fn a_reshaped_producer_is_delayed_and_keeps_reshapes_size_check() {
+    // fold_all flattens with a reshape: the zip_with still fuses into it
+    let m = Matrix::from_vec(dim2(3, 4), (0..12).map(|i| i as f32).collect()).unwrap();
+    let (xs, ys) = (use_array(m.clone()), use_array(m));
+    let total = xs.zip_with(ys, |a, b| a * b).fold_all(0.0, |a, b| a + b);
+    let s = stats_with(&total, &fused()).unwrap();
+    assert_eq!((s.kernels, s.intermediate_arrays), (1, 0), "{}", fused_ir(&total));
+    let want: f32 = (0..12).map(|i| (i * i) as f32).sum();
+    assert_eq!(run_with(&total, &fused()).unwrap().value(), want);
+    // a reshape to another size is an error whether or not it is fused
+    let line = line!() + 1;
+    let bad = xs.map(|x| x + 1.0).reshape(dim1(5)).fold(0.0, |a, b| a + b);
+    for config in [fused(), unfused()] {
+        let err = run_with(&bad, &config).unwrap_err();
+        assert!(matches!(err, accelerate::Error::ReshapeSize { .. }), "{err}");
+        assert!(err.to_string().contains(&format!("fusion.rs:{line}:")), "{err}");
+    }
+}

@@ -98,6 +98,10 @@ pub enum PrimFun {
     /// and otherwise an index-out-of-bounds error: the check an array read
     /// makes, kept by fusion when it replaces the read by a computation.
     BoundsCheck,
+    /// `reshape_check(from, to)` is `to` if the two shapes (of any ranks)
+    /// have the same size, and otherwise a reshape error: `reshape`'s
+    /// check, kept by fusion when it delays a reshape.
+    ReshapeCheck,
 }
 
 impl PrimFun {
@@ -298,6 +302,11 @@ impl PrimFun {
             ShapeSize => {
                 shape_rank(0)?;
                 Ok(s(ScalarTy::I64))
+            }
+            ReshapeCheck => {
+                shape_rank(0)?;
+                shape_rank(1)?;
+                Ok(args[1].clone())
             }
         }
     }

@@ -354,7 +354,8 @@ fn may_fail(e: &OpenExp, env: &mut Vec<bool>, budget: &mut usize) -> bool {
             | PrimFun::IDiv
             | PrimFun::Mod
             | PrimFun::FromIndex
-            | PrimFun::BoundsCheck,
+            | PrimFun::BoundsCheck
+            | PrimFun::ReshapeCheck,
             _,
         ) => true,
         ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(|x| may_fail(x, env, budget)),

@@ -24,7 +24,9 @@ pub(crate) enum Cunctation {
     /// A manifest array: the array in variable `v`.
     Done(usize),
     /// `generate shape index`.
-    Yield { shape: OpenExp, index: Fun },
+    /// `linear`, if known, gives the element at a row-major position
+    /// more cheaply than `index` of `from_index` (a delayed `reshape`).
+    Yield { shape: OpenExp, index: Fun, linear: Option<Fun> },
     /// `map f (backpermute shape ixmap var)`: `None` for an identity, and an
     /// identity `ixmap` means `shape` is the shape of `var`. `at` is the
     /// operation whose index map reads `var`, named by an out-of-bounds
@@ -88,9 +90,12 @@ impl Cunctation {
         };
         match self {
             Cunctation::Done(v) => bump(v),
-            Cunctation::Yield { shape, index } => {
+            Cunctation::Yield { shape, index, linear } => {
                 avars::shift_exp(shape, cutoff, by);
                 avars::shift_exp(&mut index.body, cutoff, by);
+                if let Some(l) = linear {
+                    avars::shift_exp(&mut l.body, cutoff, by);
+                }
             }
             Cunctation::Step { shape, ixmap, f, var, .. } => {
                 avars::shift_exp(shape, cutoff, by);
@@ -148,6 +153,7 @@ impl Cunctation {
     fn linear_at(&self, i: OpenExp, loc: SrcLoc) -> OpenExp {
         match self {
             Cunctation::Done(v) => exp(ExpKind::LinearIndex { array: *v, index: Box::new(i) }, loc),
+            Cunctation::Yield { linear: Some(l), .. } => apply1(l, i),
             Cunctation::Step { ixmap: None, f, var, .. } => {
                 let x = exp(ExpKind::LinearIndex { array: *var, index: Box::new(i) }, loc);
                 match f {
@@ -187,7 +193,9 @@ impl Cunctation {
                 };
                 Cunctation::Step { shape, ixmap, f: Some(f), var, at }
             }
-            Cunctation::Yield { shape, index } => Cunctation::Yield { shape, index: compose(&f, index) },
+            Cunctation::Yield { shape, index, linear } => {
+                Cunctation::Yield { shape, linear: linear.map(|l| compose(&f, l)), index: compose(&f, index) }
+            }
         }
     }
 
@@ -207,8 +215,8 @@ impl Cunctation {
                 var,
                 at: inner_at,
             },
-            Cunctation::Yield { shape: inner, index } => {
-                Cunctation::Yield { shape, index: compose(&index, checked(inner, p, at)) }
+            Cunctation::Yield { shape: inner, index, .. } => {
+                Cunctation::Yield { shape, index: compose(&index, checked(inner, p, at)), linear: None }
             }
         }
     }
@@ -244,7 +252,19 @@ impl Cunctation {
         }
         let shape = prim(PrimFun::Intersect, vec![a.shape(loc), b.shape(loc)], loc);
         let body = apply2(&f, a.index_at(var(0, loc), loc), b.index_at(var(0, loc), loc));
-        Cunctation::Yield { shape, index: Fun { params: vec![EltTy::shape(rank)], body } }
+        Cunctation::Yield { shape, index: Fun { params: vec![EltTy::shape(rank)], body }, linear: None }
+    }
+
+    /// `reshape to` of this (delayed) array, of `rank` dimensions: read
+    /// in row-major order, its elements are this array's (its linear
+    /// function is this one's), and the sizes must agree.
+    pub(crate) fn reshape(self, to: OpenExp, rank: usize, loc: SrcLoc) -> Cunctation {
+        let shape = prim(PrimFun::ReshapeCheck, vec![self.shape(loc), to.clone()], loc);
+        let pos = prim(PrimFun::ToIndex, vec![to, var(0, loc)], loc);
+        let index = Fun { params: vec![EltTy::shape(rank)], body: self.linear_at(pos, loc) };
+        let linear =
+            Fun { params: vec![EltTy::Scalar(ScalarTy::I64)], body: self.linear_at(var(0, loc), loc) };
+        Cunctation::Yield { shape, index, linear: Some(linear) }
     }
 
     /// `replicate spec slix` of this array.
@@ -270,7 +290,9 @@ impl Cunctation {
         let shape = exp(ExpKind::Tuple(full), loc);
         // the kept dimensions are within the source by construction
         match self {
-            Cunctation::Yield { index, shape: _ } => Cunctation::Yield { shape, index: compose(&index, p) },
+            Cunctation::Yield { index, .. } => {
+                Cunctation::Yield { shape, index: compose(&index, p), linear: None }
+            }
             Cunctation::Step { ixmap: Some(q), f, var, at, .. } => {
                 Cunctation::Step { shape, ixmap: Some(compose(&q, p)), f, var, at }
             }
@@ -325,7 +347,7 @@ impl Cunctation {
                 let shape = self.shape(loc);
                 acc(AccKind::Generate { shape, f: Fun { params, body } })
             }
-            Cunctation::Yield { shape, index } => acc(AccKind::Generate { shape, f: index }),
+            Cunctation::Yield { shape, index, .. } => acc(AccKind::Generate { shape, f: index }),
         }
     }
 

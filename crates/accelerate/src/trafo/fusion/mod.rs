@@ -43,7 +43,7 @@ mod cunctation;
 
 use crate::array::ArraysTy;
 use crate::exec::error::{Error, Result};
-use crate::ir::verify::acc_ty;
+use crate::ir::verify::{acc_ty, exp_ty};
 use crate::ir::*;
 use crate::trafo::avars::{self, parts_mut, Part};
 pub(crate) use cunctation::Cunctation;
@@ -149,7 +149,7 @@ impl Fuser {
             AccKind::Let(..) => self.embed_let(a),
             AccKind::Generate { shape, f } => {
                 let (shape, index) = (take_exp(shape), take_fun(f));
-                Ok(Embed { binds: vec![], cc: Cunctation::Yield { shape, index } })
+                Ok(Embed { binds: vec![], cc: Cunctation::Yield { shape, index, linear: None } })
             }
             AccKind::Map { f, array } => {
                 let (mut f, array) = (take_fun(f), take(array));
@@ -179,6 +179,19 @@ impl Fuser {
                     avars::shift_exp(&mut slix, 0, n);
                     cc.slice(&spec, &slix, loc)
                 })
+            }
+            AccKind::Reshape { shape, array } => {
+                let (mut shape, array) = (take_exp(shape), take(array));
+                let e = self.embed(array)?;
+                avars::shift_exp(&mut shape, 0, e.binds.len() as isize);
+                if e.cc.is_done() {
+                    // a manifest array is reshaped where it lies
+                    let m = OpenAcc::new(AccKind::Reshape { shape, array: Box::new(e.cc.compute(loc)) }, loc);
+                    return self.done(e.binds, m);
+                }
+                let t = exp_ty(&shape, &mut Vec::new(), &self.aenv).map_err(internal)?;
+                let rank = t.shape_rank().ok_or_else(|| internal(format!("reshape to a {t}")))?;
+                Ok(Embed { cc: e.cc.reshape(shape, rank, loc), binds: e.binds })
             }
             AccKind::ZipWith { f, a: x, b: y } => {
                 let (f, x, mut y) = (take_fun(f), take(x), take(y));
