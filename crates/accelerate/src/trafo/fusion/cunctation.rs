@@ -258,12 +258,11 @@ impl Cunctation {
     /// `reshape to` of this (delayed) array, of `rank` dimensions: read
     /// in row-major order, its elements are this array's (its linear
     /// function is this one's), and the sizes must agree.
-    pub(crate) fn reshape(self, to: OpenExp, rank: usize, loc: SrcLoc) -> Cunctation {
+    pub(crate) fn reshape(self, to: OpenExp, rank: usize, src_rank: usize, loc: SrcLoc) -> Cunctation {
         let shape = prim(PrimFun::ReshapeCheck, vec![self.shape(loc), to.clone()], loc);
         let pos = prim(PrimFun::ToIndex, vec![to, var(0, loc)], loc);
         let index = Fun { params: vec![EltTy::shape(rank)], body: self.linear_at(pos, loc) };
-        let linear =
-            Fun { params: vec![EltTy::Scalar(ScalarTy::I64)], body: self.linear_at(var(0, loc), loc) };
+        let linear = self.linear_fun(src_rank, loc);
         Cunctation::Yield { shape, index, linear: Some(linear) }
     }
 
@@ -358,9 +357,21 @@ impl Cunctation {
             return self.compute(loc);
         }
         let index = Fun { params: vec![EltTy::shape(rank)], body: self.index_at(var(0, loc), loc) };
-        let linear =
-            Fun { params: vec![EltTy::Scalar(ScalarTy::I64)], body: self.linear_at(var(0, loc), loc) };
+        let linear = self.linear_fun(rank, loc);
         OpenAcc::new(AccKind::Delayed { shape: self.shape(loc), index, linear }, loc)
+    }
+
+    /// The function from a row-major position to the element, for an
+    /// array of `rank` dimensions.
+    fn linear_fun(&self, rank: usize, loc: SrcLoc) -> Fun {
+        // of a vector, the index at position i is (i,): no from_index
+        let body = match (rank, self) {
+            (1, Cunctation::Yield { linear: None, .. } | Cunctation::Step { ixmap: Some(_), .. }) => {
+                self.index_at(exp(ExpKind::Tuple(vec![var(0, loc)]), loc), loc)
+            }
+            _ => self.linear_at(var(0, loc), loc),
+        };
+        Fun { params: vec![EltTy::Scalar(ScalarTy::I64)], body }
     }
 
     // -----------------------------------------------------------------------

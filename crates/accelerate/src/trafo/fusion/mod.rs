@@ -191,7 +191,8 @@ impl Fuser {
                 }
                 let t = exp_ty(&shape, &mut Vec::new(), &self.aenv).map_err(internal)?;
                 let rank = t.shape_rank().ok_or_else(|| internal(format!("reshape to a {t}")))?;
-                Ok(Embed { cc: e.cc.reshape(shape, rank, loc), binds: e.binds })
+                let src_rank = e.cc.rank(&self.aenv);
+                Ok(Embed { cc: e.cc.reshape(shape, rank, src_rank, loc), binds: e.binds })
             }
             AccKind::ZipWith { f, a: x, b: y } => {
                 let (f, x, mut y) = (take_fun(f), take(x), take(y));
