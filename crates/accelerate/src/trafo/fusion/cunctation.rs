@@ -67,9 +67,22 @@ fn apply2(f: &Fun, a: OpenExp, mut b: OpenExp) -> OpenExp {
     exp(ExpKind::Let(Box::new(a), Box::new(inner)), loc)
 }
 
-/// `f . g`
+/// `f . g`. `f` is applied at the end of `g`'s chain of lets rather than
+/// around it, so that a chain of n maps composes into a chain of lets (not
+/// n lets nested in each other's bound terms, which the simplifier would
+/// have to float out one at a time); `f`'s body mentions only its
+/// parameter, so it needs no shifting under `g`'s lets.
 fn compose(f: &Fun, g: Fun) -> Fun {
-    Fun { body: apply1(f, g.body), params: g.params }
+    let Fun { params, mut body } = g;
+    let mut tail = &mut body;
+    while matches!(tail.kind, ExpKind::Let(..)) {
+        let ExpKind::Let(_, next) = &mut tail.kind else { unreachable!("a let") };
+        tail = next;
+    }
+    let loc = tail.loc;
+    let last = std::mem::replace(tail, var(0, loc));
+    *tail = apply1(f, last);
+    Fun { params, body }
 }
 
 /// `g` with its result checked to lie inside `shape` (a closed expression).
