@@ -265,6 +265,32 @@ impl Buffer {
         })
     }
 
+    /// An empty buffer with room for `n` elements that a kernel will
+    /// write (then `set_len`), or `None` if the memory cannot be had.
+    pub(crate) fn uninit(ty: ScalarTy, n: usize) -> Option<Buffer> {
+        Buffer::try_with_capacity(ty, n)
+    }
+
+    /// The address of the first element (of the capacity, for a buffer a
+    /// kernel fills).
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        each_buffer!(self, v => v.as_ptr() as *const u8)
+    }
+
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
+        each_buffer!(self, v => v.as_mut_ptr() as *mut u8)
+    }
+
+    /// Declares the first `n` elements written.
+    ///
+    /// # Safety
+    /// `n` is at most the capacity and a kernel has written every one of
+    /// the first `n` elements with a valid value of the type (`bool`s as
+    /// 0 or 1).
+    pub(crate) unsafe fn set_len(&mut self, n: usize) {
+        each_buffer!(self, v => v.set_len(n))
+    }
+
     pub fn ty(&self) -> ScalarTy {
         match self {
             Buffer::Bool(_) => ScalarTy::Bool,

@@ -1,4 +1,6 @@
 //! Backends. Each runs IR programs; the interpreter is the reference the
 //! others are tested against.
 
+pub(crate) mod c;
+pub mod cpu;
 pub mod interp;

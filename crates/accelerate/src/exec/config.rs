@@ -4,8 +4,10 @@
 //! Environment variables (read by [`Config::from_env`], which `run` and
 //! `compile` use):
 //!
-//! - `ACCELERATE_BACKEND=interp` chooses the backend (only the reference
-//!   interpreter exists so far).
+//! - `ACCELERATE_BACKEND=interp|cpu` chooses the backend. Without it, the
+//!   multicore CPU backend runs programs when a C compiler is found, and
+//!   the reference interpreter otherwise (with a one-time warning saying
+//!   why).
 //! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
 //!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
 //!   recovery), `no-exp-sharing` (no scalar sharing recovery),
@@ -24,6 +26,25 @@ use crate::trafo::SharingOptions;
 pub enum Backend {
     /// The reference interpreter.
     Interpreter,
+    /// The multicore CPU backend (C compiled at run time).
+    Cpu,
+}
+
+impl Backend {
+    /// The CPU backend when a C compiler is found, else the interpreter
+    /// (saying why, once).
+    pub fn default_available() -> Backend {
+        match crate::backend::cpu::unavailable() {
+            None => Backend::Cpu,
+            Some(reason) => {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
+                    eprintln!("accelerate: the CPU backend is unavailable ({reason}); using the interpreter")
+                });
+                Backend::Interpreter
+            }
+        }
+    }
 }
 
 /// Compilation and execution options.
@@ -42,7 +63,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            backend: Backend::Interpreter,
+            backend: Backend::default_available(),
             sharing: SharingOptions { arrays: true, scalars: true },
             simplify: true,
             fusion: true,
@@ -66,9 +87,13 @@ impl Config {
     pub fn from_env() -> Result<Config> {
         let mut c = Config::default();
         match std::env::var("ACCELERATE_BACKEND").as_deref() {
-            Err(_) | Ok("") | Ok("interp") => {}
+            Err(_) | Ok("") => {}
+            Ok("interp") => c.backend = Backend::Interpreter,
+            Ok("cpu") => c.backend = Backend::Cpu,
             Ok(other) => {
-                return Err(Error::Config(format!("ACCELERATE_BACKEND={other}: the backends are: interp")));
+                return Err(Error::Config(format!(
+                    "ACCELERATE_BACKEND={other}: the backends are: interp, cpu"
+                )));
             }
         }
         for flag in list("ACCELERATE_FLAGS") {

@@ -66,6 +66,29 @@ fn show_phases(phases: &[Phase]) -> String {
 fn execute(prog: &ir::Program, args: Vec<ArraysVal>, config: &Config) -> Result<ArraysVal> {
     match config.backend {
         Backend::Interpreter => backend::interp::run_program(prog, args),
+        Backend::Cpu => backend::cpu::CpuProgram::new(prog)?.run(args),
+    }
+}
+
+/// A program prepared for its backend once, at `compile`.
+enum Executable {
+    Interpreter,
+    Cpu(backend::cpu::CpuProgram),
+}
+
+impl Executable {
+    fn new(prog: &ir::Program, config: &Config) -> Result<Executable> {
+        Ok(match config.backend {
+            Backend::Interpreter => Executable::Interpreter,
+            Backend::Cpu => Executable::Cpu(backend::cpu::CpuProgram::new(prog)?),
+        })
+    }
+
+    fn run(&self, prog: &ir::Program, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+        match self {
+            Executable::Interpreter => backend::interp::run_program(prog, args),
+            Executable::Cpu(p) => p.run(args),
+        }
     }
 }
 
@@ -138,14 +161,14 @@ program_args!(A 0, B 1, C 2, D 3);
 /// several at once.
 pub struct Program<Args, R> {
     phases: Vec<Phase>,
-    config: Config,
+    exe: Executable,
     _ty: PhantomData<fn(Args) -> R>,
 }
 
 impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     /// Runs the program on the given arguments.
     pub fn run(&self, args: Args::Refs<'_>) -> Result<R> {
-        R::from_arrays_val(execute(self.ir(), Args::values(args), &self.config)?)
+        R::from_arrays_val(self.exe.run(self.ir(), Args::values(args))?)
     }
 
     /// The program as it will be executed.
@@ -161,6 +184,15 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     /// A Graphviz (DOT) drawing of the program as it will run.
     pub fn explain_dot(&self) -> String {
         ir::dot::program(self.ir())
+    }
+
+    /// The generated C of the program's kernels, when it runs on the CPU
+    /// backend.
+    pub fn c_source(&self) -> Option<&str> {
+        match &self.exe {
+            Executable::Cpu(p) => Some(p.c_source()),
+            Executable::Interpreter => None,
+        }
     }
 
     /// Each phase's output and how long it took.
@@ -208,6 +240,7 @@ pub fn compile_with<Args: ProgramArgs, F: AccFn<Args>>(
     crate::lang::scope(|| {
         let Reified { params, root } = f.reify();
         let phases = pipeline::compile_graph(&params, root, &config, loc)?;
-        Ok(Program { phases, config, _ty: PhantomData })
+        let exe = Executable::new(&phases.last().expect("at least one phase").ir, &config)?;
+        Ok(Program { phases, exe, _ty: PhantomData })
     })
 }

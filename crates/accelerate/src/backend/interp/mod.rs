@@ -4,7 +4,7 @@
 //! sequential loop over row-major indices.
 
 mod prim;
-mod scalar;
+pub(crate) mod scalar;
 
 pub use prim::apply as apply_prim;
 pub use prim::cast;
@@ -621,7 +621,7 @@ fn bound(b: &Boundary, x: i64, n: i64) -> i64 {
 
 /// Segment offsets must run from 0 to the row length `n` without
 /// decreasing (so the segments tile each row exactly).
-fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
+pub(crate) fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
     let bad = |message: String| Err(Error::BadSegments { loc, message });
     match (offs.first(), offs.last()) {
         (None, _) | (_, None) => bad("segment offsets must have at least one element (0)".into()),
@@ -642,7 +642,7 @@ fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
 }
 
 /// The outer extents and the innermost extent of a shape of rank >= 1.
-fn split_inner(shape: &[usize]) -> (Vec<usize>, usize) {
+pub(crate) fn split_inner(shape: &[usize]) -> (Vec<usize>, usize) {
     let (n, outer) = shape.split_last().expect("rank >= 1 checked by the verifier");
     (outer.to_vec(), *n)
 }

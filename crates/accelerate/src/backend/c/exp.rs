@@ -1,0 +1,634 @@
+//! Scalar expressions to C statements.
+//!
+//! Note [Error contexts in generated code]
+//! A failing primitive (a division by zero, a read out of bounds, a failed
+//! `bounds_check`) records its error in the *current error context*, a
+//! local `acc_err`, and goes on with a harmless value (a read that would be
+//! out of bounds reads nothing and yields zero). The kernel's own context
+//! is published to the host when the element loop ends. A `let` whose body
+//! does not use its variable on every path gets a context of its own: the
+//! bound term's error is kept there and handed on (`acc_propagate`) only
+//! where the variable is used, which is Note [Deferred errors] of the
+//! interpreter. A scalar `while` loop stops as soon as its context or any
+//! enclosing one has failed, so that a loop running on a value computed
+//! after an error still ends.
+
+use super::{c_type, helper_suffix, literal, zero};
+use crate::array::{EltTy, ScalarTy};
+use crate::exec::error::SrcLoc;
+use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
+use std::collections::HashMap;
+
+/// A value in C: its type and one C atom (a variable or a literal) per leaf.
+#[derive(Clone, Debug)]
+pub(crate) struct CVal {
+    pub ty: EltTy,
+    pub leaves: Vec<String>,
+}
+
+impl CVal {
+    pub fn scalar(t: ScalarTy, atom: String) -> CVal {
+        CVal { ty: EltTy::Scalar(t), leaves: vec![atom] }
+    }
+
+    /// A shape or index from its extents.
+    pub fn index(atoms: Vec<String>) -> CVal {
+        CVal { ty: EltTy::shape(atoms.len()), leaves: atoms }
+    }
+}
+
+/// A scalar variable in scope: its value and, if its binding's error is
+/// deferred, the error context holding it.
+#[derive(Clone, Debug)]
+pub(crate) struct Bound {
+    pub val: CVal,
+    pub deferred: Option<String>,
+}
+
+/// An array the kernel reads: its C buffer pointers (one per leaf), its
+/// extents, and its element type.
+#[derive(Clone, Debug)]
+pub(crate) struct ArraySlot {
+    pub leaves: Vec<String>,
+    pub extents: Vec<String>,
+    pub elt: EltTy,
+}
+
+/// Generates the statements of scalar code, appended to `out`.
+pub(crate) struct ExpGen<'a> {
+    /// The arrays of the kernel's array environment, by de Bruijn index.
+    pub arrays: &'a HashMap<usize, ArraySlot>,
+    /// Source locations of the operations that can fail; an error names
+    /// its site by position here.
+    pub sites: &'a mut Vec<SrcLoc>,
+    pub out: String,
+    indent: usize,
+    fresh: usize,
+    contexts: Vec<String>,
+    /// Set once any error can be raised by the code generated so far.
+    pub raised: bool,
+    /// Positions (C atoms) known to lie inside these arrays, so that a
+    /// linear read at them needs no check.
+    pub trusted_linear: Vec<(String, usize)>,
+    /// Indices (C atoms per dimension) known to lie inside these arrays.
+    pub trusted_index: Vec<(Vec<String>, usize)>,
+}
+
+impl<'a> ExpGen<'a> {
+    /// A generator whose errors go to the context `err` (a local `acc_err`
+    /// the caller declares), writing statements at `indent` levels.
+    pub fn new(
+        arrays: &'a HashMap<usize, ArraySlot>,
+        sites: &'a mut Vec<SrcLoc>,
+        err: &str,
+        indent: usize,
+        prefix_counter: usize,
+    ) -> ExpGen<'a> {
+        ExpGen {
+            arrays,
+            sites,
+            out: String::new(),
+            indent,
+            fresh: prefix_counter,
+            contexts: vec![err.into()],
+            raised: false,
+            trusted_linear: Vec::new(),
+            trusted_index: Vec::new(),
+        }
+    }
+
+    /// The code generated and the fresh-name counter (to continue the
+    /// numbering in the kernel's next function).
+    pub fn into_parts(self) -> (String, usize) {
+        (self.out, self.fresh)
+    }
+
+    pub fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    pub fn open(&mut self, s: &str) {
+        self.line(s);
+        self.indent += 1;
+    }
+
+    pub fn close(&mut self, s: &str) {
+        self.indent -= 1;
+        self.line(s);
+    }
+
+    pub fn fresh(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        format!("{base}{}", self.fresh)
+    }
+
+    /// A new variable holding `expr`.
+    pub fn bind(&mut self, t: ScalarTy, expr: &str) -> String {
+        let v = self.fresh("v");
+        self.line(&format!("{} {v} = {expr};", c_type(t)));
+        v
+    }
+
+    /// The C condition "this context or an enclosing one has failed".
+    pub fn failed(&self) -> String {
+        self.contexts.iter().map(|c| format!("{c}.code")).collect::<Vec<_>>().join(" | ")
+    }
+
+    /// Records an error in the current context (a skeleton's own check).
+    pub fn raise_at(&mut self, code: &str, loc: SrcLoc, vals: &[String]) {
+        self.raise(code, loc, vals)
+    }
+
+    pub fn indent_in(&mut self) {
+        self.indent += 1;
+    }
+
+    /// Records an error in the current context.
+    fn raise(&mut self, code: &str, loc: SrcLoc, vals: &[String]) {
+        let site = self.sites.len();
+        self.sites.push(loc);
+        self.raised = true;
+        let ctx = self.contexts.last().expect("a context").clone();
+        if vals.is_empty() {
+            self.line(&format!("acc_raise(&{ctx}, {code}, {site}, 0, 0);"));
+        } else {
+            self.line(&format!(
+                "{{ const int64_t ev[] = {{{}}}; acc_raise(&{ctx}, {code}, {site}, {}, ev); }}",
+                vals.join(", "),
+                vals.len()
+            ));
+        }
+    }
+
+    /// `f` applied to arguments, in a scope of its own.
+    pub fn apply(&mut self, f: &Fun, args: Vec<CVal>) -> CVal {
+        let mut env: Vec<Bound> = args.into_iter().map(|val| Bound { val, deferred: None }).collect();
+        self.exp(&f.body, &mut env)
+    }
+
+    /// `f` applied to arguments in an environment that already has
+    /// bindings (a loop function's outer variables).
+    fn apply_in(&mut self, f: &Fun, arg: CVal, env: &mut Vec<Bound>) -> CVal {
+        env.push(Bound { val: arg, deferred: None });
+        let r = self.exp(&f.body, env);
+        env.pop();
+        r
+    }
+
+    pub fn exp(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(e, env))
+    }
+
+    fn exp_inner(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        match &e.kind {
+            ExpKind::Let(b, body) => {
+                if strict(body, 0) {
+                    let val = self.exp(b, env);
+                    env.push(Bound { val, deferred: None });
+                } else {
+                    let ctx = self.fresh("d");
+                    self.line(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
+                    self.contexts.push(ctx.clone());
+                    let val = self.exp(b, env);
+                    self.contexts.pop();
+                    env.push(Bound { val, deferred: Some(ctx) });
+                }
+                let r = self.exp(body, env);
+                env.pop();
+                r
+            }
+            ExpKind::Var(i) => {
+                let b = env[env.len() - 1 - i].clone();
+                if let Some(d) = &b.deferred {
+                    self.raised = true;
+                    let ctx = self.contexts.last().expect("a context").clone();
+                    self.line(&format!("acc_propagate(&{ctx}, &{d});"));
+                }
+                b.val
+            }
+            ExpKind::Const(c) => CVal::scalar(c.ty(), literal(*c)),
+            ExpKind::Tuple(es) => {
+                let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
+                CVal {
+                    ty: EltTy::Tuple(vals.iter().map(|v| v.ty.clone()).collect()),
+                    leaves: vals.into_iter().flat_map(|v| v.leaves).collect(),
+                }
+            }
+            ExpKind::Prj(i, t) => project(self.exp(t, env), *i),
+            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => {
+                let a = self.exp(&args[0], env);
+                let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
+                let test = if *op == PrimFun::LAnd { r.clone() } else { format!("!{r}") };
+                self.open(&format!("if ({test}) {{"));
+                let b = self.exp(&args[1], env);
+                self.line(&format!("{r} = {};", b.leaves[0]));
+                self.close("}");
+                CVal::scalar(ScalarTy::Bool, r)
+            }
+            ExpKind::Prim(op, args) => {
+                let vals: Vec<CVal> = args.iter().map(|x| self.exp(x, env)).collect();
+                self.prim(*op, vals, e.loc)
+            }
+            ExpKind::Cond(c, t, f) => {
+                let c = self.exp(c, env);
+                let (then_code, tv) = self.nested(|g| g.exp(t, env));
+                let (else_code, ev) = self.nested(|g| g.exp(f, env));
+                let leaves = tv.ty.leaves();
+                let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
+                for (r, t) in rs.iter().zip(&leaves) {
+                    self.line(&format!("{} {r};", c_type(*t)));
+                }
+                self.open(&format!("if ({}) {{", c.leaves[0]));
+                self.out.push_str(&then_code);
+                for (r, v) in rs.iter().zip(&tv.leaves) {
+                    self.line(&format!("{r} = {v};"));
+                }
+                self.close("} else {");
+                self.indent += 1;
+                self.out.push_str(&else_code);
+                for (r, v) in rs.iter().zip(&ev.leaves) {
+                    self.line(&format!("{r} = {v};"));
+                }
+                self.close("}");
+                CVal { ty: tv.ty, leaves: rs }
+            }
+            ExpKind::While { cond, body, init } => {
+                let x = self.exp(init, env);
+                let leaves = x.ty.leaves();
+                let vars: Vec<String> = leaves.iter().map(|_| self.fresh("w")).collect();
+                for ((v, t), a) in vars.iter().zip(&leaves).zip(&x.leaves) {
+                    self.line(&format!("{} {v} = {a};", c_type(*t)));
+                }
+                let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
+                self.open("for (;;) {");
+                let c = self.apply_in(cond, state.clone(), env);
+                let failed = self.failed();
+                self.line(&format!("if (!{} || ({failed})) break;", c.leaves[0]));
+                let next = self.apply_in(body, state.clone(), env);
+                // every leaf of `next` is computed before any is assigned
+                let tmps: Vec<String> =
+                    next.leaves.iter().zip(&leaves).map(|(n, t)| self.bind(*t, n)).collect();
+                for (v, t) in vars.iter().zip(&tmps) {
+                    self.line(&format!("{v} = {t};"));
+                }
+                self.close("}");
+                state
+            }
+            ExpKind::Index { array, index } => {
+                let ix = self.exp(index, env);
+                let trusted = self.trusted_index.iter().any(|(t, a)| *a == *array && *t == ix.leaves);
+                self.read_index(*array, &ix.leaves, e.loc, !trusted)
+            }
+            ExpKind::LinearIndex { array, index } => {
+                let i = self.exp(index, env);
+                let trusted = self.trusted_linear.iter().any(|(t, a)| *a == *array && *t == i.leaves[0]);
+                self.read_linear(*array, &i.leaves[0], e.loc, !trusted)
+            }
+            ExpKind::Shape { array } => CVal::index(self.slot(*array).extents),
+        }
+    }
+
+    /// Code generated into a buffer of its own, one level deeper, for a
+    /// branch of a conditional.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut ExpGen<'a>) -> T) -> (String, T) {
+        let saved = std::mem::take(&mut self.out);
+        self.indent += 1;
+        let r = f(self);
+        self.indent -= 1;
+        (std::mem::replace(&mut self.out, saved), r)
+    }
+
+    pub fn slot(&self, array: usize) -> ArraySlot {
+        self.arrays.get(&array).cloned().expect("every array a kernel reads has a slot")
+    }
+
+    /// The element of an array at a multidimensional index; `checked`
+    /// unless the caller knows the index lies inside.
+    pub fn read_index(&mut self, array: usize, ix: &[String], loc: SrcLoc, checked: bool) -> CVal {
+        let slot = self.slot(array);
+        let pos = linear_of(ix, &slot.extents);
+        if !checked {
+            let p = self.bind(ScalarTy::I64, &pos);
+            return self.load(&slot, &p, None);
+        }
+        let ok = in_bounds(ix, &slot.extents);
+        let ok = self.bind(ScalarTy::Bool, &ok);
+        self.open(&format!("if (!{ok}) {{"));
+        let mut vals = vec![ix.len().to_string()];
+        vals.extend(ix.iter().cloned());
+        vals.extend(slot.extents.iter().cloned());
+        self.raise("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+        self.close("}");
+        let p = self.bind(ScalarTy::I64, &format!("{ok} ? {pos} : 0"));
+        self.load(&slot, &p, Some(&ok))
+    }
+
+    /// The element of an array at a row-major position.
+    pub fn read_linear(&mut self, array: usize, i: &str, loc: SrcLoc, checked: bool) -> CVal {
+        let slot = self.slot(array);
+        if !checked {
+            return self.load(&slot, i, None);
+        }
+        let size = product(&slot.extents);
+        let ok = self.bind(ScalarTy::Bool, &format!("{i} >= 0 && {i} < {size}"));
+        self.open(&format!("if (!{ok}) {{"));
+        let mut vals = vec![i.to_string(), size, slot.extents.len().to_string()];
+        vals.extend(slot.extents.iter().cloned());
+        self.raise("ACC_ERR_LINEAR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+        self.close("}");
+        self.load(&slot, i, Some(&ok))
+    }
+
+    /// Loads every leaf at position `p`; when `ok` is given, a failed
+    /// check reads nothing and yields zeros.
+    fn load(&mut self, slot: &ArraySlot, p: &str, ok: Option<&str>) -> CVal {
+        let tys = slot.elt.leaves();
+        let leaves = slot
+            .leaves
+            .iter()
+            .zip(&tys)
+            .map(|(buf, t)| {
+                let read = match ok {
+                    Some(ok) => format!("{ok} ? {buf}[{p}] : {}", zero(*t)),
+                    None => format!("{buf}[{p}]"),
+                };
+                self.bind(*t, &read)
+            })
+            .collect();
+        CVal { ty: slot.elt.clone(), leaves }
+    }
+
+    fn prim(&mut self, op: PrimFun, args: Vec<CVal>, loc: SrcLoc) -> CVal {
+        use PrimFun::*;
+        let tys: Vec<EltTy> = args.iter().map(|a| a.ty.clone()).collect();
+        let result = op.result_ty(&tys).expect("the verifier typed every primitive");
+        match op {
+            ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck => {
+                return self.shape_prim(op, args, loc)
+            }
+            _ => {}
+        }
+        let t = args[0].ty.scalar().expect("a scalar operand");
+        // Note [binary16 arithmetic]: widen, compute in f32, round once
+        if t == ScalarTy::F16 && !matches!(op, Cast(_) | BitCast(_)) {
+            let wide: Vec<CVal> = args
+                .into_iter()
+                .map(|a| match a.ty.scalar() {
+                    Some(ScalarTy::F16) => {
+                        let w = self.bind(ScalarTy::F32, &format!("acc_f16_to_float({})", a.leaves[0]));
+                        CVal::scalar(ScalarTy::F32, w)
+                    }
+                    _ => a,
+                })
+                .collect();
+            let r = self.prim(op, wide, loc);
+            return match r.ty.scalar() {
+                Some(ScalarTy::F32) => {
+                    let h = self.bind(ScalarTy::F16, &format!("acc_float_to_f16({})", r.leaves[0]));
+                    CVal::scalar(ScalarTy::F16, h)
+                }
+                _ => r,
+            };
+        }
+        let rt = result.scalar().expect("a scalar result");
+        let a = args[0].leaves[0].clone();
+        let b = args.get(1).map(|x| x.leaves[0].clone()).unwrap_or_default();
+        let sfx = helper_suffix(t);
+        let ct = c_type(t);
+        let float = t.is_float();
+        let f32 = t == ScalarTy::F32;
+        let libm = |name: &str| if f32 { format!("{name}f") } else { name.to_string() };
+        let expr = match op {
+            Add | Sub | Mul if float => {
+                let sym = match op {
+                    Add => "+",
+                    Sub => "-",
+                    _ => "*",
+                };
+                format!("{a} {sym} {b}")
+            }
+            Add => format!("acc_add_{sfx}({a}, {b})"),
+            Sub => format!("acc_sub_{sfx}({a}, {b})"),
+            Mul => format!("acc_mul_{sfx}({a}, {b})"),
+            Min if float => format!("{}({a}, {b})", libm("fmin")),
+            Max if float => format!("{}({a}, {b})", libm("fmax")),
+            Min => format!("acc_min_{sfx}({a}, {b})"),
+            Max => format!("acc_max_{sfx}({a}, {b})"),
+            Neg if float => format!("-{a}"),
+            Neg => format!("acc_neg_{sfx}({a})"),
+            Abs if float => format!("{}({a})", libm("fabs")),
+            Abs => format!("acc_abs_{sfx}({a})"),
+            Signum => format!("acc_signum_{sfx}({a})"),
+            Quot | Rem | IDiv | Mod => {
+                self.open(&format!("if ({b} == 0) {{"));
+                self.raise("ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
+                self.close("}");
+                let name = match op {
+                    Quot => "quot",
+                    Rem => "rem",
+                    IDiv => "idiv",
+                    _ => "mod",
+                };
+                format!("acc_{name}_{sfx}({a}, {b} == 0 ? ({ct})1 : {b})")
+            }
+            FDiv => format!("{a} / {b}"),
+            Lt | Le | Gt | Ge | Eq | Ne => {
+                let sym = op.infix().expect("a comparison symbol");
+                format!("(acc_bool)({a} {sym} {b})")
+            }
+            LNot => format!("(acc_bool)!{a}"),
+            BAnd | BOr | BXor => {
+                let sym = op.infix().expect("a bit operator symbol");
+                format!("({ct})({a} {sym} {b})")
+            }
+            BNot => format!("({ct})~{a}"),
+            Shl => format!("acc_shl_{sfx}({a}, {b})"),
+            Shr => format!("acc_shr_{sfx}({a}, {b})"),
+            PopCount => format!("acc_popcount_{sfx}({a})"),
+            LeadingZeros => format!("acc_clz_{sfx}({a})"),
+            TrailingZeros => format!("acc_ctz_{sfx}({a})"),
+            Sqrt | Exp | Log | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Floor | Ceil
+            | Round | Trunc => {
+                let name = match op {
+                    Log => "log".to_string(),
+                    other => other.name(),
+                };
+                format!("{}({a})", libm(&name))
+            }
+            IsNan => format!("(acc_bool)(isnan({a}) != 0)"),
+            IsInfinite => format!("(acc_bool)(isinf({a}) != 0)"),
+            Atan2 => format!("{}({a}, {b})", libm("atan2")),
+            Powf => format!("{}({a}, {b})", libm("pow")),
+            LogBase => format!("{l}({a}) / {l}({b})", l = libm("log")),
+            Powi => format!("acc_powi_{sfx}({a}, {b})"),
+            Cast(to) => cast(t, to, &a),
+            BitCast(to) => {
+                let src = self.bind(t, &a);
+                let v = self.fresh("v");
+                self.line(&format!("{} {v}; memcpy(&{v}, &{src}, sizeof {v});", c_type(to)));
+                return CVal::scalar(to, v);
+            }
+            LAnd | LOr | ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck => {
+                unreachable!("handled above")
+            }
+        };
+        CVal::scalar(rt, self.bind(rt, &expr))
+    }
+
+    fn shape_prim(&mut self, op: PrimFun, args: Vec<CVal>, loc: SrcLoc) -> CVal {
+        let sh = &args[0].leaves;
+        match op {
+            PrimFun::ToIndex => {
+                let ix = &args[1].leaves;
+                let mut acc = "(uint64_t)0".to_string();
+                for (d, x) in sh.iter().zip(ix) {
+                    acc = format!("({acc} * (uint64_t){d} + (uint64_t){x})");
+                }
+                CVal::scalar(ScalarTy::I64, self.bind(ScalarTy::I64, &format!("(int64_t){acc}")))
+            }
+            PrimFun::FromIndex => {
+                let r = sh.len();
+                let mut i = self.bind(ScalarTy::I64, &args[1].leaves[0]);
+                let mut ix = vec![String::new(); r];
+                for k in (0..r).rev() {
+                    if k == 0 {
+                        ix[0] = i.clone();
+                    } else {
+                        let d = &sh[k];
+                        self.open(&format!("if ({d} == 0) {{"));
+                        self.raise("ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
+                        self.close("}");
+                        let safe = self.bind(ScalarTy::I64, &format!("{d} == 0 ? 1 : {d}"));
+                        ix[k] = self.bind(ScalarTy::I64, &format!("acc_rem_int64_t({i}, {safe})"));
+                        i = self.bind(ScalarTy::I64, &format!("acc_quot_int64_t({i}, {safe})"));
+                    }
+                }
+                CVal::index(ix)
+            }
+            PrimFun::Intersect => {
+                let other = &args[1].leaves;
+                let atoms = sh
+                    .iter()
+                    .zip(other)
+                    .map(|(a, b)| self.bind(ScalarTy::I64, &format!("acc_min_int64_t({a}, {b})")))
+                    .collect();
+                CVal::index(atoms)
+            }
+            PrimFun::ShapeSize => {
+                let mut acc = "(uint64_t)1".to_string();
+                for d in sh {
+                    acc = format!("({acc} * (uint64_t){d})");
+                }
+                CVal::scalar(ScalarTy::I64, self.bind(ScalarTy::I64, &format!("(int64_t){acc}")))
+            }
+            PrimFun::BoundsCheck => {
+                let ix = args[1].leaves.clone();
+                let ok = self.bind(ScalarTy::Bool, &in_bounds(&ix, sh));
+                self.open(&format!("if (!{ok}) {{"));
+                let mut vals = vec![ix.len().to_string()];
+                vals.extend(ix.iter().cloned());
+                vals.extend(sh.iter().map(|d| format!("({d} < 0 ? 0 : {d})")));
+                self.raise("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+                self.close("}");
+                CVal::index(ix)
+            }
+            PrimFun::ReshapeCheck => {
+                let to = &args[1].leaves;
+                let (sa, oka) = self.checked_size(sh);
+                let (sb, okb) = self.checked_size(to);
+                self.open(&format!("if ({oka} && {okb} && {sa} != {sb}) {{"));
+                let mut vals = vec![sh.len().to_string()];
+                vals.extend(sh.iter().cloned());
+                vals.push(to.len().to_string());
+                vals.extend(to.iter().cloned());
+                self.raise("ACC_ERR_RESHAPE", loc, &vals);
+                self.close("}");
+                args[1].clone()
+            }
+            _ => unreachable!("not a shape primitive"),
+        }
+    }
+
+    /// The size of a shape and whether it is valid (no negative extent,
+    /// no overflow).
+    fn checked_size(&mut self, sh: &[String]) -> (String, String) {
+        let size = self.bind(ScalarTy::I64, "1");
+        let ok = self.bind(ScalarTy::Bool, "1");
+        for d in sh {
+            self.line(&format!("if ({d} < 0 || __builtin_mul_overflow({size}, {d}, &{size})) {ok} = 0;"));
+        }
+        (size, ok)
+    }
+}
+
+/// Component `i` of a tuple value.
+fn project(t: CVal, i: usize) -> CVal {
+    let EltTy::Tuple(ts) = &t.ty else { panic!("projection of a scalar (the verifier rejects it)") };
+    let start: usize = ts[..i].iter().map(|c| c.leaves().len()).sum();
+    let n = ts[i].leaves().len();
+    CVal { ty: ts[i].clone(), leaves: t.leaves[start..start + n].to_vec() }
+}
+
+/// The row-major position of an index inside extents (both C atoms).
+pub(crate) fn linear_of(ix: &[String], extents: &[String]) -> String {
+    let mut pos = "0".to_string();
+    for (k, (x, d)) in ix.iter().zip(extents).enumerate() {
+        pos = if k == 0 { x.clone() } else { format!("({pos}) * {d} + {x}") };
+    }
+    pos
+}
+
+fn in_bounds(ix: &[String], extents: &[String]) -> String {
+    if ix.is_empty() {
+        return "1".into();
+    }
+    ix.iter().zip(extents).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect::<Vec<_>>().join(" && ")
+}
+
+/// The product of extents, as a C expression.
+pub(crate) fn product(extents: &[String]) -> String {
+    if extents.is_empty() {
+        return "1".into();
+    }
+    extents.join(" * ")
+}
+
+/// Rust's `as` from `from` to `to` of the C atom `a`.
+fn cast(from: ScalarTy, to: ScalarTy, a: &str) -> String {
+    if from == to {
+        return a.to_string();
+    }
+    if from == ScalarTy::F16 {
+        return cast(ScalarTy::F32, to, &format!("acc_f16_to_float({a})"));
+    }
+    match to {
+        ScalarTy::Bool => format!("(acc_bool)({a} != 0)"),
+        ScalarTy::F16 => format!("acc_double_to_f16((double){a})"),
+        ScalarTy::F32 | ScalarTy::F64 => format!("({}){a}", c_type(to)),
+        _ if from.is_float() => format!("acc_{}_to_{}({a})", helper_suffix(from), c_type(to)),
+        _ => format!("({}){a}", c_type(to)),
+    }
+}
+
+/// Is `var` used on every evaluation path of `e`? Then a failure of its
+/// binding can be raised where it is bound (Note [Error contexts in
+/// generated code]).
+pub(crate) fn strict(e: &OpenExp, var: usize) -> bool {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+        ExpKind::Var(k) => *k == var,
+        ExpKind::Let(b, body) => strict(b, var) || strict(body, var + 1),
+        ExpKind::Const(_) | ExpKind::Shape { .. } => false,
+        ExpKind::Tuple(es) => es.iter().any(|x| strict(x, var)),
+        ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, es) => strict(&es[0], var),
+        ExpKind::Prim(_, es) => es.iter().any(|x| strict(x, var)),
+        ExpKind::Prj(_, t) => strict(t, var),
+        ExpKind::Cond(c, t, f) => strict(c, var) || (strict(t, var) && strict(f, var)),
+        // the condition runs at least once, on the initial value
+        ExpKind::While { cond, init, .. } => strict(init, var) || strict(&cond.body, var + 1),
+        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => strict(index, var),
+    })
+}

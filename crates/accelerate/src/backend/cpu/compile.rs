@@ -1,0 +1,255 @@
+//! Compiling generated C into a shared object and loading it, through a
+//! kernel cache in memory and on disk (Note [The kernel cache]).
+//!
+//! The system C compiler (`$CC`, else `cc`) is run with
+//! `std::process::Command`, as Accelerate's native backend runs clang and
+//! Futhark's and TorchInductor's C backends run theirs; the object is
+//! loaded with `libloading`.
+//!
+//! Flags (`FLAGS`), each justified against `docs/semantics.md`:
+//! - `-O3 -march=native`: vectorised loops for this machine's vector unit;
+//! - `-ffp-contract=off`: no fused multiply-add, so `a * b + c` rounds twice
+//!   as the interpreter and Rust do;
+//! - `-fno-math-errno`: `errno` is not observable from a program, and
+//!   without it `sqrt` becomes one instruction and loops calling it can be
+//!   vectorised;
+//! - `-fno-trapping-math`: programs cannot observe floating-point traps,
+//!   and the compiler may then evaluate both sides of a conditional;
+//! - never `-ffast-math`: it would assume no NaN or infinity and
+//!   reassociate, breaking the float rules (reductions reassociate
+//!   explicitly instead, Note [Multi-accumulator reductions]).
+//!
+//! Note [The kernel cache]
+//! A program's kernels are one C file, compiled once. The key is a SHA-256
+//! of everything the object depends on: the full C source (which is a
+//! function of the kernels' IR alone: source locations enter only through
+//! comments and the host's table of error sites), this crate's version,
+//! the compiler and its version, the flags, and the processor's features
+//! (`-march=native` makes the object depend on them). In memory the key
+//! maps to the loaded object; on disk to `<key>.so` with its checksum in
+//! `<key>.sum`. An object is loaded only when its checksum matches, so a
+//! truncated or corrupt entry is rebuilt, never loaded. Entries are written
+//! to a temporary file and renamed into place, so that processes filling
+//! one cache at once never see half a file. `ACCELERATE_CACHE_DIR` moves
+//! the cache; `ACCELERATE_CACHE=off` keeps objects in a temporary folder
+//! that is not reused.
+
+use crate::backend::c::PRELUDE;
+use crate::exec::error::{Error, Result};
+use libloading::Library;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The flags every kernel is compiled with (see the module docs).
+pub(crate) const FLAGS: &[&str] = &[
+    "-O3",
+    "-march=native",
+    "-std=gnu11",
+    "-fPIC",
+    "-shared",
+    "-ffp-contract=off",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-w",
+];
+
+/// The signature of every kernel function.
+pub(crate) type KernelFn = unsafe extern "C" fn(*const super::exec::AccArgs, i64, i64);
+
+/// A loaded shared object and its kernel functions by name.
+pub(crate) struct Module {
+    fns: HashMap<String, KernelFn>,
+    _lib: Library,
+}
+
+impl Module {
+    pub fn get(&self, name: &str) -> Result<KernelFn> {
+        self.fns
+            .get(name)
+            .copied()
+            .ok_or_else(|| Error::Internal(format!("kernel function {name} not loaded")))
+    }
+}
+
+/// The C compiler: its command and the first line of its `--version`.
+struct Compiler {
+    command: String,
+    version: String,
+}
+
+fn compiler() -> std::result::Result<&'static Compiler, String> {
+    static CC: OnceLock<std::result::Result<Compiler, String>> = OnceLock::new();
+    CC.get_or_init(|| {
+        let command = std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into());
+        match Command::new(&command).arg("--version").output() {
+            Ok(o) if o.status.success() => {
+                let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string();
+                Ok(Compiler { command, version })
+            }
+            Ok(o) => Err(format!(
+                "the C compiler `{command}` failed to report its version: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )),
+            Err(e) => Err(format!("no C compiler: running `{command}` failed ({e}); install one or set CC")),
+        }
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
+}
+
+/// Why the CPU backend cannot run here, if it cannot.
+pub(crate) fn unavailable() -> Option<String> {
+    compiler().err()
+}
+
+/// Extra flags from `ACCELERATE_CFLAGS` (for example the sanitizer flags
+/// of the CI step), appended after `FLAGS`.
+fn extra_flags() -> Vec<String> {
+    std::env::var("ACCELERATE_CFLAGS").unwrap_or_default().split_whitespace().map(String::from).collect()
+}
+
+/// The processor's features, which `-march=native` compiles for.
+fn cpu_features() -> &'static str {
+    static FEATURES: OnceLock<String> = OnceLock::new();
+    FEATURES.get_or_init(|| {
+        std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with("flags") || l.starts_with("Features")).map(String::from)
+            })
+            .unwrap_or_default()
+    })
+}
+
+fn cache_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(d) = std::env::var_os("ACCELERATE_CACHE_DIR").filter(|d| !d.is_empty()) {
+            return PathBuf::from(d);
+        }
+        if std::env::var("ACCELERATE_CACHE").as_deref() == Ok("off") {
+            return std::env::temp_dir().join(format!("accelerate-rs-nocache-{}", std::process::id()));
+        }
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(std::env::temp_dir);
+        base.join("accelerate-rs")
+    })
+    .clone()
+}
+
+/// How many times this process ran the C compiler (for the cache tests).
+pub fn compilations() -> usize {
+    COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The loaded object of a program's kernels (`source`, without the
+/// prelude), with the functions `symbols`, from the cache or compiled.
+pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
+    let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
+    let cc = compiler().map_err(unavailable)?;
+    let full = format!("{PRELUDE}\n{source}");
+    let flags: Vec<String> = FLAGS.iter().map(|s| s.to_string()).chain(extra_flags()).collect();
+    let mut h = Sha256::new();
+    for part in [env!("CARGO_PKG_VERSION"), &cc.command, &cc.version, &flags.join(" "), cpu_features(), &full]
+    {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    let key = hex(&h.finalize());
+
+    static MEMORY: OnceLock<Mutex<HashMap<String, Arc<Module>>>> = OnceLock::new();
+    let memory = MEMORY.get_or_init(Default::default);
+    if let Some(m) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(m.clone());
+    }
+    let dir = cache_dir();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| unavailable(format!("cannot create the kernel cache {}: {e}", dir.display())))?;
+    let so = dir.join(format!("{key}.so"));
+    let sum = dir.join(format!("{key}.sum"));
+    let module = match cached(&so, &sum) {
+        Some(path) => open(&path, symbols)?,
+        None => {
+            let tmp = dir.join(format!("{key}.{}.{}", std::process::id(), unique()));
+            let c = tmp.with_extension("c");
+            let obj = tmp.with_extension("so");
+            std::fs::write(&c, &full)
+                .map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
+            let out = Command::new(&cc.command).args(&flags).arg("-o").arg(&obj).arg(&c).arg("-lm").output();
+            COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let _ = std::fs::remove_file(&c);
+            let out = out.map_err(|e| unavailable(format!("running `{}` failed: {e}", cc.command)))?;
+            if !out.status.success() {
+                let _ = std::fs::remove_file(&obj);
+                return Err(Error::Internal(format!(
+                    "the C compiler `{}` rejected the generated kernels:\n{}",
+                    cc.command,
+                    String::from_utf8_lossy(&out.stderr)
+                )));
+            }
+            let module = open(&obj, symbols)?;
+            // publish: the object, then its checksum, each renamed into place
+            if let Ok(bytes) = std::fs::read(&obj) {
+                let digest = hex(&Sha256::digest(&bytes));
+                let sum_tmp = tmp.with_extension("sum");
+                let ok = std::fs::rename(&obj, &so).is_ok()
+                    && std::fs::write(&sum_tmp, digest).is_ok()
+                    && std::fs::rename(&sum_tmp, &sum).is_ok();
+                if !ok {
+                    let _ = std::fs::remove_file(&sum_tmp);
+                }
+            }
+            let _ = std::fs::remove_file(&obj);
+            module
+        }
+    };
+    let module = Arc::new(module);
+    memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, module.clone());
+    Ok(module)
+}
+
+/// The cached object, if its checksum file matches its contents.
+fn cached(so: &Path, sum: &Path) -> Option<PathBuf> {
+    let expected = std::fs::read_to_string(sum).ok()?;
+    let bytes = std::fs::read(so).ok()?;
+    (hex(&Sha256::digest(&bytes)) == expected.trim()).then(|| so.to_path_buf())
+}
+
+fn open(path: &Path, symbols: &[String]) -> Result<Module> {
+    // SAFETY: the object is one this backend compiled from its own
+    // generated C (checked against its checksum when it comes from the
+    // disk cache); loading it runs no initialisers of ours.
+    let lib = unsafe { Library::new(path) }
+        .map_err(|e| Error::Internal(format!("cannot load the compiled kernels {}: {e}", path.display())))?;
+    let mut fns = HashMap::new();
+    for s in symbols {
+        // SAFETY: every kernel function is generated with the signature
+        // `KernelFn` (kernel.rs, `open_function`).
+        let f: KernelFn = unsafe {
+            *lib.get::<KernelFn>(s.as_bytes()).map_err(|e| {
+                Error::Internal(format!("kernel function {s} missing from {}: {e}", path.display()))
+            })?
+        };
+        fns.insert(s.clone(), f);
+    }
+    Ok(Module { fns, _lib: lib })
+}
+
+fn unique() -> u128 {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let t =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    t ^ (N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as u128) << 100
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

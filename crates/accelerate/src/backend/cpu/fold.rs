@@ -1,0 +1,198 @@
+//! The fold skeleton: reduction of the innermost dimension (`fold`,
+//! `fold1`, and so every whole-array reduction, which reshapes to a
+//! vector first).
+//!
+//! Algorithm. A row of `n` elements reduces to `f(seed, x0 ⊕ .. ⊕ x_{n-1})`
+//! (the operator is associative, `docs/semantics.md`), so the seed is
+//! applied once, whatever the split:
+//!
+//! 1. Many rows (`_rows`): the executor gives each worker whole rows.
+//! 2. Few long rows: each row is cut into `m` pieces of `L` elements;
+//!    `_part` reduces pieces in parallel into a temporary array of
+//!    `rows * m` partial results, and `_combine` folds each row's
+//!    partials with the seed.
+//!
+//! Within a piece the reduction keeps `K` independent accumulators
+//! (Note [Multi-accumulator reductions]), so that the loop has no chain of
+//! dependent additions and the C compiler can vectorise it:
+//!
+//! ```text
+//! acc[q] = x[lo + q]                       for q < K
+//! for k in lo+K, lo+2K .. while k+K <= hi: acc[q] = f(acc[q], x[k + q])
+//! r = acc[0] ⊕ acc[1] ⊕ .. ⊕ acc[K-1];  then the remaining elements
+//! ```
+//!
+//! Note [Multi-accumulator reductions]
+//! C compilers do not reassociate floating-point operations without
+//! `-ffast-math`, which would also give up NaN and infinity rules
+//! (`docs/semantics.md`); `fold` declares its operator associative, so
+//! the generated code reassociates explicitly instead, as CUB and every
+//! hand-written vector reduction do, and nothing else changes.
+
+use super::kernel::{assign, declare, read_at, store, KernelGen, Source};
+use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::{c_type, CVal, ExpGen};
+use crate::exec::error::SrcLoc;
+use crate::ir::{Fun, OpenExp};
+
+/// Independent accumulators of a reduction loop: 16 lanes cover two AVX2
+/// vectors of f32, enough to hide the latency of a vector addition.
+pub(crate) const LANES: usize = 16;
+
+/// The C functions `_rows`, `_part` and `_combine` of a fold kernel.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fold(
+    k: &mut KernelGen,
+    out: &mut String,
+    f: &Fun,
+    seed: Option<&OpenExp>,
+    src: &Source,
+    rank: usize,
+    elt: &EltTy,
+    what: &str,
+    loc: SrcLoc,
+) {
+    // _rows: whole rows start..end
+    k.open_function(out, "_rows", what, loc);
+    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.open("for (int64_t r = start; r < end; r++) {");
+    g.line(&format!("const int64_t base = r * {n};"));
+    let r = reduce_row(&mut g, f, z.as_ref(), src, "base", "0", &n, loc);
+    store(&mut g, &obufs, "r", &r);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+
+    // _part: pieces start..end of P[0] pieces per row, P[1] elements each
+    k.open_function(out, "_part", what, loc);
+    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let mut g = k.exp_gen(1);
+    g.open("for (int64_t c = start; c < end; c++) {");
+    g.line(&format!("const int64_t base = (c / P[0]) * {n};"));
+    g.line("const int64_t lo = (c % P[0]) * P[1];");
+    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+    let r = reduce1(&mut g, f, src, "base", "lo", "hi", loc);
+    store(&mut g, &tbufs, "c", &r);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+
+    // _combine: rows start..end from their P[0] partials each
+    k.open_function(out, "_combine", what, loc);
+    let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.open("for (int64_t r = start; r < end; r++) {");
+    let first = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[r * P[0]]")).collect() };
+    let acc = match &z {
+        Some(z) => {
+            let v = g.apply(f, vec![z.clone(), first]);
+            declare(&mut g, "acc", &v)
+        }
+        None => declare(&mut g, "acc", &first),
+    };
+    g.open("for (int64_t j = 1; j < P[0]; j++) {");
+    let x = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[r * P[0] + j]")).collect() };
+    let v = g.apply(f, vec![acc.clone(), x]);
+    assign(&mut g, &acc, &v);
+    g.close("}");
+    store(&mut g, &obufs, "r", &acc);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+}
+
+/// The reduction of positions `base + lo .. base + hi` of a row, with the
+/// seed if any (an empty range gives the seed; without a seed the range
+/// is not empty).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_row(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    seed: Option<&CVal>,
+    src: &Source,
+    base: &str,
+    lo: &str,
+    hi: &str,
+    loc: SrcLoc,
+) -> CVal {
+    match seed {
+        None => reduce1(g, f, src, base, lo, hi, loc),
+        Some(z) => {
+            let acc = declare(g, "acc", z);
+            g.open(&format!("if ({hi} > {lo}) {{"));
+            let r = reduce1(g, f, src, base, lo, hi, loc);
+            let v = g.apply(f, vec![z.clone(), r]);
+            assign(g, &acc, &v);
+            g.close("}");
+            acc
+        }
+    }
+}
+
+/// The reduction of the non-empty range `base + lo .. base + hi`, with
+/// `LANES` accumulators when it is long enough.
+pub(crate) fn reduce1(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    src: &Source,
+    base: &str,
+    lo: &str,
+    hi: &str,
+    loc: SrcLoc,
+) -> CVal {
+    let p0 = g.bind(ScalarTy::I64, &format!("{base} + {lo}"));
+    let x0 = read_at(g, src, &p0, loc);
+    let acc = declare(g, "acc", &x0);
+    let k = g.fresh("k");
+    g.line(&format!("int64_t {k} = {lo} + 1;"));
+    // K accumulators
+    g.open(&format!("if ({hi} - {lo} >= {}) {{", 2 * LANES));
+    let lanes: Vec<String> = acc.ty.leaves().iter().map(|_| g.fresh("lane")).collect();
+    for (l, t) in lanes.iter().zip(acc.ty.leaves()) {
+        g.line(&format!("{} {l}[{LANES}];", c_type(t)));
+    }
+    let lane_val =
+        |q: &str| CVal { ty: acc.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[{q}]")).collect() };
+    g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+    let p = g.bind(ScalarTy::I64, &format!("{base} + {lo} + q"));
+    let x = read_at(g, src, &p, loc);
+    for (l, v) in lanes.iter().zip(&x.leaves) {
+        g.line(&format!("{l}[q] = {v};"));
+    }
+    g.close("}");
+    g.line(&format!("{k} = {lo} + {LANES};"));
+    g.open(&format!("for (; {k} + {LANES} <= {hi}; {k} += {LANES}) {{"));
+    g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+    let p = g.bind(ScalarTy::I64, &format!("{base} + {k} + q"));
+    let x = read_at(g, src, &p, loc);
+    let v = g.apply(f, vec![lane_val("q"), x]);
+    for (l, v) in lanes.iter().zip(&v.leaves) {
+        g.line(&format!("{l}[q] = {v};"));
+    }
+    g.close("}");
+    g.close("}");
+    // the lanes, combined in order
+    assign(g, &acc, &lane_val("0"));
+    g.open(&format!("for (int q = 1; q < {LANES}; q++) {{"));
+    let v = g.apply(f, vec![acc.clone(), lane_val("q")]);
+    assign(g, &acc, &v);
+    g.close("}");
+    g.close("}");
+    // the rest, one at a time
+    g.open(&format!("for (; {k} < {hi}; {k}++) {{"));
+    let p = g.bind(ScalarTy::I64, &format!("{base} + {k}"));
+    let x = read_at(g, src, &p, loc);
+    let v = g.apply(f, vec![acc.clone(), x]);
+    assign(g, &acc, &v);
+    g.close("}");
+    acc
+}

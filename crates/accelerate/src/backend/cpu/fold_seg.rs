@@ -1,0 +1,56 @@
+//! The segmented fold skeleton (`fold_seg`, `fold1_seg`): every row of the
+//! source is cut into segments by one vector of offsets (segment `s` is
+//! `offsets[s] .. offsets[s+1]`), and each segment reduces to one element.
+//!
+//! Algorithm: the iteration space is the (row, segment) pairs, `rows *
+//! nseg` of them in row-major order; each is one reduction (the fold
+//! skeleton's `reduce_row`, with its multi-accumulator loop for long
+//! segments). The executor balances the work by elements, not by segment
+//! count: for one row it cuts the pairs where the offsets cross multiples
+//! of `elements / chunks` (a binary search in the offsets), so that one
+//! long segment and many short ones cost each worker alike.
+//!
+//! ```text
+//! for q in start..end: (r, s) = (q / nseg, q % nseg)
+//!     out[q] = seed ⊕ x[r*n + offsets[s]] ⊕ .. ⊕ x[r*n + offsets[s+1] - 1]
+//! ```
+
+use super::fold::reduce_row;
+use super::kernel::{store, KernelGen, Source};
+use crate::array::EltTy;
+use crate::exec::error::SrcLoc;
+use crate::ir::{Fun, OpenExp};
+
+/// The C function of a segmented fold; `offsets` is the array variable of
+/// the offsets (an `i64` vector).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fold_seg(
+    k: &mut KernelGen,
+    out: &mut String,
+    f: &Fun,
+    seed: Option<&OpenExp>,
+    src: &Source,
+    offsets: usize,
+    rank: usize,
+    elt: &EltTy,
+    what: &str,
+    loc: SrcLoc,
+) {
+    k.open_function(out, "", what, loc);
+    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let offs = k.slots[&offsets].clone();
+    let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.line(&format!("const int64_t nseg = {nseg1} - 1;"));
+    g.open("for (int64_t q = start; q < end; q++) {");
+    g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
+    g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
+    let r = reduce_row(&mut g, f, z.as_ref(), src, "base", "lo", "hi", loc);
+    store(&mut g, &obufs, "q", &r);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+}

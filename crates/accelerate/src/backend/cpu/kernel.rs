@@ -1,0 +1,326 @@
+//! What every kernel of the CPU backend shares: its C signature and
+//! prologue (the arrays it reads, by slot), the description the executor
+//! launches it by, and the readers of a consumer's argument.
+//!
+//! Every kernel function has the signature
+//! `void name(const acc_args *A, int64_t start, int64_t end)` and computes
+//! the part `start .. end` of its iteration space, so that the executor can
+//! split the space between workers (Note [Chunks]). `A->bufs` holds the
+//! buffers of the arrays the kernel reads (every leaf of slot 0, then of
+//! slot 1, ...), then its outputs; `A->extents` the extents of those
+//! arrays, then of the iteration space; `A->params` the skeleton's own
+//! integers.
+
+use crate::array::{ArrayTy, ArraysTy, EltTy, ScalarTy};
+use crate::backend::c::{c_type, ArraySlot, CVal, ExpGen};
+use crate::exec::error::SrcLoc;
+use crate::ir::{AccKind, Direction, Fun, OpenAcc, OpenExp};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// A consumer's argument as its kernel reads it: a manifest array in a
+/// slot, or a delayed array computed where it is read.
+#[derive(Clone, Debug)]
+pub(crate) enum Source {
+    Manifest(usize),
+    Delayed { shape: OpenExp, index: Fun, linear: Fun },
+}
+
+impl Source {
+    pub fn of(a: &OpenAcc) -> Source {
+        match &a.kind {
+            AccKind::Var(v) => Source::Manifest(*v),
+            AccKind::Delayed { shape, index, linear } => {
+                Source::Delayed { shape: shape.clone(), index: index.clone(), linear: linear.clone() }
+            }
+            other => unreachable!("a kernel argument is a variable or delayed after lowering, not {other:?}"),
+        }
+    }
+
+    /// The arrays the kernel reads for this source.
+    pub fn arrays(&self, out: &mut Vec<usize>) {
+        match self {
+            Source::Manifest(v) => out.push(*v),
+            Source::Delayed { index, linear, .. } => {
+                crate::ir::visit::arrays_read(&index.body, out);
+                crate::ir::visit::arrays_read(&linear.body, out);
+            }
+        }
+    }
+}
+
+/// How the executor finds the shape of a kernel's argument at run time.
+#[derive(Clone, Debug)]
+pub(crate) enum ShapeOf {
+    /// The shape of the array variable.
+    Var(usize),
+    /// A closed expression, evaluated on the host.
+    Exp(OpenExp),
+}
+
+impl ShapeOf {
+    pub fn of(s: &Source) -> ShapeOf {
+        match s {
+            Source::Manifest(v) => ShapeOf::Var(*v),
+            Source::Delayed { shape, .. } => ShapeOf::Exp(shape.clone()),
+        }
+    }
+}
+
+/// The skeleton of a kernel and what its launch needs on the host.
+#[derive(Clone, Debug)]
+pub(crate) enum Skeleton {
+    /// An array computed element by element (every producer).
+    Generate {
+        shape: ShapeOf,
+    },
+    /// Reduction of the innermost dimension.
+    Fold {
+        seed: bool,
+        source: ShapeOf,
+        op: &'static str,
+    },
+    /// Segmented reduction; `offsets` is the variable of the offsets.
+    FoldSeg {
+        seed: bool,
+        source: ShapeOf,
+        offsets: usize,
+        op: &'static str,
+    },
+    Scan {
+        seed: bool,
+        dir: Direction,
+        source: ShapeOf,
+        op: &'static str,
+    },
+    /// `defaults` is the variable of the default array; `atomic` says
+    /// whether the kernel combines with atomic compare-and-swap (else it
+    /// runs on one worker).
+    Permute {
+        defaults: usize,
+        source: ShapeOf,
+        atomic: bool,
+    },
+    Stencil {
+        sources: Vec<ShapeOf>,
+        extents: Vec<Vec<usize>>,
+    },
+}
+
+/// One kernel: its C name, skeleton, the arrays it reads (as de Bruijn
+/// indices in the environment where it runs), its result, and the source
+/// locations its errors name.
+#[derive(Clone, Debug)]
+pub(crate) struct Kernel {
+    pub name: String,
+    pub skeleton: Skeleton,
+    pub inputs: Vec<usize>,
+    pub elt: EltTy,
+    pub sites: Vec<SrcLoc>,
+    pub loc: SrcLoc,
+}
+
+/// The code generation state of one kernel.
+pub(crate) struct KernelGen {
+    pub name: String,
+    pub slots: HashMap<usize, ArraySlot>,
+    pub inputs: Vec<usize>,
+    pub sites: Vec<SrcLoc>,
+    pub fresh: usize,
+    n_leaves: usize,
+    n_extents: usize,
+    input_tys: Vec<ArrayTy>,
+}
+
+impl KernelGen {
+    /// A kernel reading the given array variables of the environment
+    /// `aenv` (innermost last).
+    pub fn new(name: String, mut inputs: Vec<usize>, aenv: &[ArraysTy]) -> KernelGen {
+        inputs.sort_unstable();
+        inputs.dedup();
+        let mut slots = HashMap::new();
+        let mut input_tys = Vec::new();
+        for (j, &v) in inputs.iter().enumerate() {
+            let ty = match &aenv[aenv.len() - 1 - v] {
+                ArraysTy::Array(t) => t.clone(),
+                other => unreachable!("kernel input {v} is a tuple {other} (the verifier rejects it)"),
+            };
+            let leaves = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
+            let extents = (0..ty.rank).map(|d| format!("a{j}_s{d}")).collect();
+            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone() });
+            input_tys.push(ty);
+        }
+        let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
+        let n_extents = input_tys.iter().map(|t| t.rank).sum();
+        KernelGen { name, slots, inputs, sites: Vec::new(), fresh: 0, n_leaves, n_extents, input_tys }
+    }
+
+    /// The index in `A->bufs` of the first buffer after the inputs.
+    pub fn first_own_buf(&self) -> usize {
+        self.n_leaves
+    }
+
+    /// The index in `A->extents` of the first extent after the inputs'.
+    pub fn first_own_extent(&self) -> usize {
+        self.n_extents
+    }
+
+    /// A scalar-code generator writing at `indent`, with errors to `e0`.
+    pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
+        ExpGen::new(&self.slots, &mut self.sites, "e0", indent, self.fresh)
+    }
+
+    /// Opens the C function `suffix` of this kernel: the signature, the
+    /// input arrays as restrict pointers and extents, and the error
+    /// context `e0`.
+    pub fn open_function(&self, out: &mut String, suffix: &str, what: &str, loc: SrcLoc) {
+        let _ = writeln!(out, "\n/* {} at {loc} */", crate::backend::c::comment(what));
+        let _ = writeln!(out, "void {}{suffix}(const acc_args *A, int64_t start, int64_t end) {{", self.name);
+        out.push_str(
+            "    void *const *B = A->bufs; const int64_t *X = A->extents; const int64_t *P = A->params;\n",
+        );
+        out.push_str("    (void)B; (void)X; (void)P;\n");
+        let (mut b, mut x) = (0, 0);
+        for (j, t) in self.input_tys.iter().enumerate() {
+            for (l, s) in t.elt.leaves().into_iter().enumerate() {
+                let ct = c_type(s);
+                let _ = writeln!(out, "    const {ct} *restrict a{j}_{l} = (const {ct} *)B[{b}];");
+                b += 1;
+            }
+            for d in 0..t.rank {
+                let _ = writeln!(out, "    const int64_t a{j}_s{d} = X[{x}];");
+                x += 1;
+            }
+        }
+        out.push_str("    acc_err e0; e0.code = ACC_ERR_NONE;\n");
+    }
+
+    /// Declares output buffers `name_l` of the element type, from
+    /// `A->bufs[first ..]`; returns their names and the next buffer index.
+    pub fn out_buffers(out: &mut String, name: &str, elt: &EltTy, first: usize) -> (Vec<String>, usize) {
+        let mut names = Vec::new();
+        for (l, s) in elt.leaves().into_iter().enumerate() {
+            let ct = c_type(s);
+            let n = format!("{name}_{l}");
+            let _ = writeln!(out, "    {ct} *restrict {n} = ({ct} *)B[{}];", first + l);
+            names.push(n);
+        }
+        let next = first + names.len();
+        (names, next)
+    }
+
+    /// Declares `count` extents `name0 ..` from `A->extents[first ..]`.
+    pub fn extents(out: &mut String, name: &str, count: usize, first: usize) -> Vec<String> {
+        (0..count)
+            .map(|d| {
+                let n = format!("{name}{d}");
+                let _ = writeln!(out, "    const int64_t {n} = X[{}];", first + d);
+                n
+            })
+            .collect()
+    }
+
+    /// Closes a function with its body (`ExpGen::into_parts`): the error
+    /// reaches the host.
+    pub fn close_function(&mut self, out: &mut String, (code, fresh): (String, usize)) {
+        self.fresh = fresh;
+        out.push_str(&code);
+        out.push_str("    acc_publish(A->err, &e0);\n}\n");
+    }
+}
+
+/// Stores a value's leaves into buffers at a position.
+pub(crate) fn store(g: &mut ExpGen<'_>, bufs: &[String], pos: &str, v: &CVal) {
+    for (b, x) in bufs.iter().zip(&v.leaves) {
+        g.line(&format!("{b}[{pos}] = {x};"));
+    }
+}
+
+/// Declares variables holding a copy of a value (an accumulator).
+pub(crate) fn declare(g: &mut ExpGen<'_>, base: &str, v: &CVal) -> CVal {
+    let leaves =
+        v.ty.leaves()
+            .into_iter()
+            .zip(&v.leaves)
+            .map(|(t, x)| {
+                let n = g.fresh(base);
+                g.line(&format!("{} {n} = {x};", c_type(t)));
+                n
+            })
+            .collect();
+    CVal { ty: v.ty.clone(), leaves }
+}
+
+/// Assigns a value to variables declared by `declare`.
+pub(crate) fn assign(g: &mut ExpGen<'_>, to: &CVal, v: &CVal) {
+    for (a, x) in to.leaves.iter().zip(&v.leaves) {
+        g.line(&format!("{a} = {x};"));
+    }
+}
+
+/// The element of a source at row-major position `pos` (a C atom known to
+/// lie inside the source's shape).
+pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) -> CVal {
+    match src {
+        Source::Manifest(v) => g.read_linear(*v, pos, loc, false),
+        Source::Delayed { shape, linear, .. } => {
+            trust(g, shape, pos, None);
+            g.apply(linear, vec![CVal::scalar(ScalarTy::I64, pos.to_string())])
+        }
+    }
+}
+
+/// The element of a source at a multidimensional index inside its shape.
+pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcLoc) -> CVal {
+    match src {
+        Source::Manifest(v) => g.read_index(*v, ix, loc, false),
+        Source::Delayed { shape, index, .. } => {
+            trust(g, shape, "", Some(ix));
+            g.apply(index, vec![CVal::index(ix.to_vec())])
+        }
+    }
+}
+
+/// Records that a position (or an index) inside a delayed array's shape
+/// lies inside every array whose shape bounds that shape, so reads of
+/// them there need no check: a `map` of an array reads it at its own
+/// positions, a `zip_with` reads both arrays inside their intersection.
+pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&[String]>) {
+    let mut bounding = Vec::new();
+    bounded_by(shape, &mut bounding);
+    let exact = match &shape.kind {
+        crate::ir::ExpKind::Shape { array } => Some(*array),
+        _ => None,
+    };
+    for a in bounding {
+        let rank = g.arrays.get(&a).map(|s| s.extents.len());
+        match ix {
+            Some(ix) => {
+                g.trusted_index.push((ix.to_vec(), a));
+                if ix.len() == 1 {
+                    g.trusted_linear.push((ix[0].clone(), a));
+                }
+            }
+            None => {
+                // a position inside an intersection is a position inside
+                // each array only for vectors (or the exact shape)
+                if exact == Some(a) || rank == Some(1) {
+                    g.trusted_linear.push((pos.to_string(), a));
+                }
+                if rank == Some(1) {
+                    g.trusted_index.push((vec![pos.to_string()], a));
+                }
+            }
+        }
+    }
+}
+
+/// The arrays whose shape is at least `shape` in every dimension.
+fn bounded_by(shape: &OpenExp, out: &mut Vec<usize>) {
+    use crate::ir::{ExpKind, PrimFun};
+    match &shape.kind {
+        ExpKind::Shape { array } => out.push(*array),
+        ExpKind::Prim(PrimFun::Intersect, args) => args.iter().for_each(|a| bounded_by(a, out)),
+        _ => {}
+    }
+}

@@ -1,0 +1,256 @@
+//! The scan skeleton: inclusive scans along the innermost dimension, from
+//! the left or the right, with a seed (`scanl`, `scanr`: one more element
+//! per row) or without (`scanl1`, `scanr1`).
+//!
+//! Algorithm, for a row of `n` elements and result rows of `m`:
+//!
+//! 1. Many rows (`_rows`): each worker scans whole rows sequentially.
+//! 2. Few long rows, three phases (as Accelerate's native backend and the
+//!    classic multicore scan): the row is cut into `P[0]` pieces of `P[1]`
+//!    elements; `_part` reduces every piece into a temporary array
+//!    (in parallel); `_carry` scans each row's piece totals sequentially
+//!    into the value each piece starts from (the seed, then the totals of
+//!    the pieces before it, in scan order); `_piece` scans every piece from
+//!    its carry (in parallel), writing the result.
+//!
+//! For a left scan with seed `z`, result `k` is `z ⊕ x0 ⊕ .. ⊕ x_{k-1}`
+//! (result 0 is `z`); a right scan mirrors it (result `m-1` is `z`). Each
+//! piece's carry includes the seed exactly once.
+
+use super::fold::reduce1;
+use super::kernel::{assign, declare, read_at, store, KernelGen, Source};
+use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::{CVal, ExpGen};
+use crate::exec::error::SrcLoc;
+use crate::ir::{Direction, Fun, OpenExp};
+
+/// The C functions of a scan kernel.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan(
+    k: &mut KernelGen,
+    out: &mut String,
+    f: &Fun,
+    seed: Option<&OpenExp>,
+    dir: Direction,
+    src: &Source,
+    rank: usize,
+    elt: &EltTy,
+    what: &str,
+    loc: SrcLoc,
+) {
+    let left = dir == Direction::Left;
+    let extra = usize::from(seed.is_some());
+    // `op(acc, x)` in scan order: a right scan combines `f(x, acc)`
+    let op = |g: &mut ExpGen<'_>, acc: &CVal, x: CVal| {
+        if left {
+            g.apply(f, vec![acc.clone(), x])
+        } else {
+            g.apply(f, vec![x, acc.clone()])
+        }
+    };
+
+    // _rows: whole rows start..end
+    k.open_function(out, "_rows", what, loc);
+    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.open("for (int64_t r = start; r < end; r++) {");
+    g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
+    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("0", &n), left, extra, loc);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+
+    // _part: piece totals
+    k.open_function(out, "_part", what, loc);
+    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let mut g = k.exp_gen(1);
+    g.open("for (int64_t c = start; c < end; c++) {");
+    g.line(&format!("const int64_t base = (c / P[0]) * {n};"));
+    g.line("const int64_t lo = (c % P[0]) * P[1];");
+    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+    let r = reduce1(&mut g, f, src, "base", "lo", "hi", loc);
+    store(&mut g, &tbufs, "c", &r);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+
+    // _carry: rows start..end; the totals become carries in place (a piece
+    // without a carry, the first in scan order of a scan without a seed,
+    // keeps a value it does not read)
+    k.open_function(out, "_carry", what, loc);
+    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.open("for (int64_t r = start; r < end; r++) {");
+    let at = |j: &str| CVal {
+        ty: elt.clone(),
+        leaves: tbufs.iter().map(|t| format!("{t}[r * P[0] + ({j})]")).collect(),
+    };
+    let (first, step) = if left { ("0", "j + 1") } else { ("P[0] - 1", "j - 1") };
+    let _ = step;
+    let acc = match &z {
+        Some(z) => declare(&mut g, "acc", z),
+        None => declare(&mut g, "acc", &at(first)),
+    };
+    let (init, cond, inc) = match (left, z.is_some()) {
+        (true, true) => ("0", "j < P[0]", "j++"),
+        (true, false) => ("1", "j < P[0]", "j++"),
+        (false, true) => ("P[0] - 1", "j >= 0", "j--"),
+        (false, false) => ("P[0] - 2", "j >= 0", "j--"),
+    };
+    g.open(&format!("for (int64_t j = {init}; {cond}; {inc}) {{"));
+    let total = declare(&mut g, "tot", &at("j"));
+    for (t, a) in tbufs.iter().zip(&acc.leaves) {
+        g.line(&format!("{t}[r * P[0] + j] = {a};"));
+    }
+    let v = op(&mut g, &acc, total);
+    assign(&mut g, &acc, &v);
+    g.close("}");
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+
+    // _piece: pieces start..end scanned from their carries
+    k.open_function(out, "_piece", what, loc);
+    let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.open("for (int64_t c = start; c < end; c++) {");
+    g.line(&format!("const int64_t r = c / P[0], j = c % P[0];"));
+    g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
+    g.line("const int64_t lo = j * P[1];");
+    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+    let carry = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[c]")).collect() };
+    // the piece that starts the scan has no carry unless there is a seed
+    let starts = if left { "j == 0" } else { "j == P[0] - 1" };
+    let _ = &z;
+    g.open(&format!("if ({starts}) {{"));
+    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("lo", "hi"), left, extra, loc);
+    g.close("} else {");
+    g.open("{");
+    piece_from(&mut g, &op, &carry, src, &obufs, ("base", "obase"), ("lo", "hi"), left, extra, loc);
+    g.close("}");
+    g.close("}");
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+}
+
+type Op<'o> = dyn Fn(&mut ExpGen<'_>, &CVal, CVal) -> CVal + 'o;
+
+/// Scans source positions `lo .. hi` of a row (the part of the row that
+/// begins the scan: from the left, `lo` is 0; from the right, `hi` is
+/// `n`), writing results at output row offset `obase`. With a seed the
+/// scan starts from it and writes it too (at position `lo`, or `hi` from
+/// the right, where the output row is one longer).
+#[allow(clippy::too_many_arguments)]
+fn scan_range(
+    g: &mut ExpGen<'_>,
+    op: &Op<'_>,
+    seed: Option<&CVal>,
+    src: &Source,
+    obufs: &[String],
+    (base, obase): (&str, &str),
+    (lo, hi): (&str, &str),
+    left: bool,
+    extra: usize,
+    loc: SrcLoc,
+) {
+    let _ = extra;
+    match (seed, left) {
+        (Some(z), true) => {
+            let acc = declare(g, "acc", z);
+            store(g, obufs, &format!("{obase} + {lo}"), &acc);
+            g.open(&format!("for (int64_t k = {lo}; k < {hi}; k++) {{"));
+            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
+            let x = read_at(g, src, &p, loc);
+            let v = op(g, &acc, x);
+            assign(g, &acc, &v);
+            store(g, obufs, &format!("{obase} + k + 1"), &acc);
+            g.close("}");
+        }
+        (Some(z), false) => {
+            let acc = declare(g, "acc", z);
+            store(g, obufs, &format!("{obase} + {hi}"), &acc);
+            g.open(&format!("for (int64_t k = {hi} - 1; k >= {lo}; k--) {{"));
+            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
+            let x = read_at(g, src, &p, loc);
+            let v = op(g, &acc, x);
+            assign(g, &acc, &v);
+            store(g, obufs, &format!("{obase} + k"), &acc);
+            g.close("}");
+        }
+        (None, true) => {
+            g.open(&format!("if ({hi} > {lo}) {{"));
+            let p = g.bind(ScalarTy::I64, &format!("{base} + {lo}"));
+            let x = read_at(g, src, &p, loc);
+            let acc = declare(g, "acc", &x);
+            store(g, obufs, &format!("{obase} + {lo}"), &acc);
+            g.open(&format!("for (int64_t k = {lo} + 1; k < {hi}; k++) {{"));
+            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
+            let x = read_at(g, src, &p, loc);
+            let v = op(g, &acc, x);
+            assign(g, &acc, &v);
+            store(g, obufs, &format!("{obase} + k"), &acc);
+            g.close("}");
+            g.close("}");
+        }
+        (None, false) => {
+            g.open(&format!("if ({hi} > {lo}) {{"));
+            let p = g.bind(ScalarTy::I64, &format!("{base} + {hi} - 1"));
+            let x = read_at(g, src, &p, loc);
+            let acc = declare(g, "acc", &x);
+            store(g, obufs, &format!("{obase} + {hi} - 1"), &acc);
+            g.open(&format!("for (int64_t k = {hi} - 2; k >= {lo}; k--) {{"));
+            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
+            let x = read_at(g, src, &p, loc);
+            let v = op(g, &acc, x);
+            assign(g, &acc, &v);
+            store(g, obufs, &format!("{obase} + k"), &acc);
+            g.close("}");
+            g.close("}");
+        }
+    }
+}
+
+/// Scans a piece `lo .. hi` that does not begin the scan, from its carry
+/// (the combination of everything before it in scan order, seed
+/// included). With a seed, a left scan's result `k + 1` is the value after
+/// element `k`; without one, result `k`.
+#[allow(clippy::too_many_arguments)]
+fn piece_from(
+    g: &mut ExpGen<'_>,
+    op: &Op<'_>,
+    carry: &CVal,
+    src: &Source,
+    obufs: &[String],
+    (base, obase): (&str, &str),
+    (lo, hi): (&str, &str),
+    left: bool,
+    extra: usize,
+    loc: SrcLoc,
+) {
+    let acc = declare(g, "acc", carry);
+    if left {
+        g.open(&format!("for (int64_t k = {lo}; k < {hi}; k++) {{"));
+    } else {
+        g.open(&format!("for (int64_t k = {hi} - 1; k >= {lo}; k--) {{"));
+    }
+    let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
+    let x = read_at(g, src, &p, loc);
+    let v = op(g, &acc, x);
+    assign(g, &acc, &v);
+    let at = if left { format!("{obase} + k + {extra}") } else { format!("{obase} + k") };
+    store(g, obufs, &at, &acc);
+    g.close("}");
+}
