@@ -274,11 +274,11 @@ impl Buffer {
     /// The address of the first element (of the capacity, for a buffer a
     /// kernel fills).
     pub(crate) fn as_ptr(&self) -> *const u8 {
-        each_buffer!(self, v => v.as_ptr() as *const u8)
+        each_buffer!(self, v => v.as_ptr().cast::<u8>())
     }
 
     pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
-        each_buffer!(self, v => v.as_mut_ptr() as *mut u8)
+        each_buffer!(self, v => v.as_mut_ptr().cast::<u8>())
     }
 
     /// Declares the first `n` elements written.

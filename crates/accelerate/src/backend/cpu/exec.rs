@@ -377,7 +377,6 @@ impl Launch<'_> {
         } else {
             pool().install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
         }
-        drop(call);
         if err.code != 0 {
             return Err(to_error(&err, self.k));
         }

@@ -127,11 +127,21 @@ pub(crate) fn reduce_row(
     match seed {
         None => reduce1(g, f, src, base, lo, hi, loc),
         Some(z) => {
+            // a short range folds from the seed in order (the interpreter's
+            // order exactly); a long one reduces with lanes, then the seed
             let acc = declare(g, "acc", z);
-            g.open(&format!("if ({hi} > {lo}) {{"));
+            g.open(&format!("if ({hi} - {lo} >= {}) {{", 2 * LANES));
             let r = reduce1(g, f, src, base, lo, hi, loc);
             let v = g.apply(f, vec![z.clone(), r]);
             assign(g, &acc, &v);
+            g.close("} else {");
+            g.indent_in();
+            g.open(&format!("for (int64_t k = {lo}; k < {hi}; k++) {{"));
+            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
+            let x = read_at(g, src, &p, loc);
+            let v = g.apply(f, vec![acc.clone(), x]);
+            assign(g, &acc, &v);
+            g.close("}");
             g.close("}");
             acc
         }

@@ -61,7 +61,7 @@ pub(crate) fn generate(
             }
         }
         g.line(&format!("const int64_t base = r * {n};"));
-        g.line(&format!("const int64_t lo = start > base ? start - base : 0;"));
+        g.line("const int64_t lo = start > base ? start - base : 0;");
         g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
         g.open("for (int64_t j = lo; j < hi; j++) {");
         let mut ix = outer;

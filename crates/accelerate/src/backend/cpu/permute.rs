@@ -85,7 +85,7 @@ pub(crate) fn permute(
         let ct = c_type(t);
         let o = &obufs[0];
         let old = g.fresh("old");
-        g.line(&format!("{ct} {old} = __atomic_load_n(&{o}[{j}], __ATOMIC_RELAXED);"));
+        g.line(&format!("{ct} {old}; __atomic_load(&{o}[{j}], &{old}, __ATOMIC_RELAXED);"));
         g.open("for (;;) {");
         let v = g.apply(combine, vec![new, CVal::scalar(t, old.clone())]);
         let nv = g.bind(t, &v.leaves[0]);

@@ -126,7 +126,7 @@ pub(crate) fn scan(
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
     g.open("for (int64_t c = start; c < end; c++) {");
-    g.line(&format!("const int64_t r = c / P[0], j = c % P[0];"));
+    g.line("const int64_t r = c / P[0], j = c % P[0];");
     g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
     g.line("const int64_t lo = j * P[1];");
     g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));

@@ -1,0 +1,251 @@
+//! The multicore CPU backend against the reference interpreter: each
+//! program runs on both and the results must be identical to the bit
+//! (the data are chosen so that every reduction is exact in any order,
+//! since `fold` and `scan` may reassociate, `docs/semantics.md`), errors
+//! included. Skeletons are exercised on both sides of their strategy
+//! switches: many short rows and few long ones (the split fold and the
+//! three-phase scan start at 32 Ki and 64 Ki elements a row).
+//!
+//! Skipped, saying so, when the machine has no C compiler.
+
+mod common;
+
+use accelerate::prelude::*;
+use accelerate::{compile_with, run_with, Backend, Config};
+use common::callput;
+
+fn cpu() -> Option<Config> {
+    match accelerate::backend::cpu::unavailable() {
+        None => Some(Config::default().with_backend(Backend::Cpu)),
+        Some(why) => {
+            eprintln!("skipped: the CPU backend is unavailable here: {why}");
+            None
+        }
+    }
+}
+
+fn interp() -> Config {
+    Config::default().with_backend(Backend::Interpreter)
+}
+
+/// Runs `build` on the interpreter and on the CPU backend, with fusion on
+/// and off, and checks that all agree (values or errors).
+fn agree<A: Arrays + std::fmt::Debug>(build: impl Fn() -> Acc<A>, same: impl Fn(&A, &A) -> bool) {
+    let Some(cpu) = cpu() else { return };
+    for fusion in [true, false] {
+        let (want, got) = accelerate::scope(|| {
+            let p = build();
+            (run_with(&p, &interp().with_fusion(fusion)), run_with(&p, &cpu.clone().with_fusion(fusion)))
+        });
+        match (&want, &got) {
+            (Ok(w), Ok(g)) => assert!(same(w, g), "fusion {fusion}: interpreter {w:?}, cpu {g:?}"),
+            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "fusion {fusion}"),
+            _ => panic!("fusion {fusion}: interpreter {want:?}, cpu {got:?}"),
+        }
+    }
+}
+
+fn eq<T: PartialEq>(a: &T, b: &T) -> bool {
+    a == b
+}
+
+fn bits_f32<Sh: Shape>(a: &Array<Sh, f32>, b: &Array<Sh, f32>) -> bool {
+    a.dims() == b.dims() && a.to_vec().iter().zip(b.to_vec()).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+fn small_ints(n: usize, m: usize) -> Vector<f32> {
+    Vector::from_elems((0..n).map(|i| (i % m) as f32).collect())
+}
+
+#[test]
+fn dot_products_agree_at_every_size() {
+    for n in [0, 1, 31, 32, 100, 70_000, 300_000] {
+        agree(
+            || {
+                let xs = use_array(small_ints(n, 13));
+                let ys = use_array(small_ints(n, 7));
+                xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b)
+            },
+            bits_f32,
+        );
+    }
+}
+
+#[test]
+fn blackscholes_agrees_to_the_bit() {
+    let n = 5000;
+    let opts: Vec<(f32, f32, f32)> = (0..n)
+        .map(|i| (5.0 + (i % 25) as f32, 1.0 + (i % 100) as f32, 0.25 + (i % 10) as f32 * 0.1))
+        .collect();
+    agree(
+        || use_array(Vector::from_elems(opts.clone())).map(callput),
+        |a, b| {
+            a.to_vec()
+                .iter()
+                .zip(b.to_vec())
+                .all(|(x, y)| x.0.to_bits() == y.0.to_bits() && x.1.to_bits() == y.1.to_bits())
+        },
+    );
+}
+
+#[test]
+fn integer_arithmetic_wraps_and_casts_saturate_alike() {
+    let xs: Vec<i32> = vec![i32::MIN, -7, -1, 0, 1, 7, i32::MAX, 12345, -98765];
+    let fs: Vec<f32> = vec![f32::NAN, f32::INFINITY, -1e30, -1.5, -0.0, 0.5, 2.5e9, 1e30, f32::NEG_INFINITY];
+    agree(
+        || {
+            let a = use_array(Vector::from_elems(xs.clone()));
+            let f = use_array(Vector::from_elems(fs.clone()));
+            a.zip_with(f, |x, y| {
+                let w = x * 65599i32 + (x << 7i32) - (x >> 3i32);
+                let q = x.div_floor(7i32) + x.mod_floor(-5i32) + x.abs() + x.signum();
+                let c = y.cast::<i32>() ^ y.cast::<u8>().cast::<i32>() ^ y.cast::<i64>().cast::<i32>();
+                w + q + c
+            })
+        },
+        eq,
+    );
+}
+
+#[test]
+fn division_by_zero_is_the_same_error_naming_the_line() {
+    agree(
+        || {
+            let a = use_array(Vector::from_elems(vec![1i32, 2, 3, 4]));
+            let b = use_array(Vector::from_elems(vec![1i32, 1, 0, 1]));
+            a.zip_with(b, |x, y| x / y)
+        },
+        eq,
+    );
+}
+
+#[test]
+fn reads_outside_an_array_are_the_same_error() {
+    agree(
+        || {
+            let a = use_array(Vector::from_elems((0..10).collect::<Vec<i64>>()));
+            generate(index1(12i64), move |ix| a.index(index1(unindex1(ix) * 2i64)))
+        },
+        eq,
+    );
+}
+
+#[test]
+fn folds_of_many_short_rows_and_of_few_long_rows_agree() {
+    for (rows, n) in [(1000, 3), (3, 100_000), (1, 0), (0, 5), (2, 40_000)] {
+        let data: Vec<i64> = (0..rows * n).map(|i| (i as i64 * 7919) % 1000 - 500).collect();
+        agree(
+            || {
+                let a = use_array(Array::from_vec(dim2(rows, n), data.clone()).unwrap());
+                lift_acc((a.fold(3i64, |x, y| x + y), a.map(|x| x * 2i64).fold(0i64, |x, y| x.max(y))))
+            },
+            eq,
+        );
+    }
+}
+
+#[test]
+fn scans_of_short_and_long_rows_agree_in_both_directions() {
+    for (rows, n) in [(50, 7), (1, 200_000), (2, 70_000), (3, 0)] {
+        let data: Vec<i64> = (0..rows * n).map(|i| (i as i64 * 31) % 17 - 8).collect();
+        let arr = Array::from_vec(dim2(rows, n), data).unwrap();
+        agree(
+            || {
+                let a = use_array(arr.clone());
+                lift_acc((
+                    a.scanl(5i64, |x, y| x + y),
+                    a.scanr(-2i64, |x, y| x + y),
+                    a.map(|x| x * 3i64).scanl1(|x, y| x + y),
+                    a.scanr1(|x, y| x + y),
+                ))
+            },
+            eq,
+        );
+    }
+}
+
+#[test]
+fn segmented_folds_agree() {
+    let lens: Vec<i64> = vec![0, 1, 5, 0, 100_000, 3, 2];
+    let n: i64 = lens.iter().sum();
+    let xs: Vec<i32> = (0..n).map(|i| (i % 11) as i32 - 5).collect();
+    agree(
+        || {
+            let a = use_array(Vector::from_elems(xs.clone()));
+            a.fold_seg(1i32, |x, y| x + y, use_array(Vector::from_elems(lens.clone())))
+        },
+        eq,
+    );
+}
+
+#[test]
+fn permute_histograms_agree() {
+    let vals: Vec<i64> = (0..50_000).map(|i| (i * 7919) % 23 - 3).collect();
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            let zeros = fill(index1(16i64), 0i64);
+            xs.map(|_| constant(1i64)).permute(
+                |new, old| new + old,
+                zeros,
+                move |ix| {
+                    let v = xs.index(ix);
+                    cond(v.ge(0i64).and(v.lt(16i64)), just(index1(v)), nothing())
+                },
+            )
+        },
+        eq,
+    );
+}
+
+#[test]
+fn stencils_agree_on_every_boundary() {
+    let m = Array::from_vec(dim2(7, 9), (0..63).map(|i| i * 3 % 11).collect::<Vec<i32>>()).unwrap();
+    for b in 0..4 {
+        agree(
+            || {
+                let a = use_array(m.clone());
+                let boundary = match b {
+                    0 => Boundary::clamp(),
+                    1 => Boundary::mirror(),
+                    2 => Boundary::wrap(),
+                    _ => Boundary::constant(-1i32),
+                };
+                a.stencil(
+                    |p: [[Exp<i32>; 3]; 3]| p.into_iter().flatten().fold(constant(0i32), |s, x| s * 3i32 + x),
+                    boundary,
+                )
+            },
+            eq,
+        );
+    }
+}
+
+#[test]
+fn a_compiled_program_is_reused_from_the_cache_without_the_compiler() {
+    let Some(cpu) = cpu() else { return };
+    let f = |xs: Acc<Vector<i64>>| xs.map(|x| x * 1234567i64 + 89i64).fold(0i64, |a, b| a + b);
+    let p = compile_with(f, cpu.clone()).unwrap();
+    let before = accelerate::backend::cpu::compilations();
+    let q = compile_with(f, cpu).unwrap();
+    assert_eq!(
+        accelerate::backend::cpu::compilations(),
+        before,
+        "the second compile found the kernels cached"
+    );
+    let xs = Vector::from_elems((0..1000i64).collect());
+    assert_eq!(p.run(&xs).unwrap().to_vec(), q.run(&xs).unwrap().to_vec());
+    assert!(p.c_source().unwrap().contains("void k0"), "the generated C is available");
+}
+
+#[test]
+fn a_reshape_to_another_size_inside_a_kernel_is_the_same_error() {
+    // a reshape of a delayed array to another size fails inside a kernel
+    agree(
+        || {
+            let a = use_array(Vector::from_elems((0..12i32).collect::<Vec<_>>()));
+            a.map(|x| x + 1i32).reshape(dim2(1, 5)).fold(0i32, |x, y| x + y)
+        },
+        |a: &Vector<i32>, b: &Vector<i32>| a.to_vec() == b.to_vec(),
+    );
+}
