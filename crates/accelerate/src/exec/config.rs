@@ -11,7 +11,8 @@
 //! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
 //!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
 //!   recovery), `no-exp-sharing` (no scalar sharing recovery),
-//!   `no-simplify` (no simplifier), `no-fusion` (no array fusion: every
+//!   `no-simplify` (no simplifier), `no-cse` (no common-subexpression
+//!   elimination in the simplifier), `no-fusion` (no array fusion: every
 //!   operation writes its result to memory). For ablations only: without
 //!   sharing recovery, shared work is repeated.
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
@@ -54,6 +55,8 @@ pub struct Config {
     pub sharing: SharingOptions,
     /// Run the simplifier (`trafo::simplify`).
     pub simplify: bool,
+    /// Eliminate common subexpressions in the simplifier (`trafo::cse`).
+    pub cse: bool,
     /// Run array fusion (`trafo::fusion`).
     pub fusion: bool,
     /// Phases whose IR is printed to standard error.
@@ -66,6 +69,7 @@ impl Default for Config {
             backend: Backend::Interpreter,
             sharing: SharingOptions { arrays: true, scalars: true },
             simplify: true,
+            cse: true,
             fusion: true,
             dump: Vec::new(),
         }
@@ -101,10 +105,11 @@ impl Config {
                 "no-acc-sharing" => c.sharing.arrays = false,
                 "no-exp-sharing" => c.sharing.scalars = false,
                 "no-simplify" => c.simplify = false,
+                "no-cse" => c.cse = false,
                 "no-fusion" => c.fusion = false,
                 other => {
                     return Err(Error::Config(format!(
-                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-fusion)"
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion)"
                     )))
                 }
             }
@@ -120,6 +125,11 @@ impl Config {
 
     pub fn with_simplify(mut self, on: bool) -> Config {
         self.simplify = on;
+        self
+    }
+
+    pub fn with_cse(mut self, on: bool) -> Config {
+        self.cse = on;
         self
     }
 

@@ -4,7 +4,8 @@
 //!
 //! Note [The pipeline]
 //! sharing recovery (trafo::convert, ICFP'13 §3), simplification
-//! (trafo::simplify), array fusion (trafo::fusion, ICFP'13 §4, followed
+//! (trafo::simplify, with common-subexpression elimination, trafo::cse),
+//! array fusion (trafo::fusion, ICFP'13 §4, followed
 //! by the simplifier again), then — in later work — scheduling and code
 //! generation. Every phase is a function from IR to IR listed in
 //! `compile_graph`, in order.
@@ -34,12 +35,13 @@ pub(crate) fn compile_graph(
     loc: SrcLoc,
 ) -> Result<Vec<Phase>> {
     let mut phases = Vec::new();
+    let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
     let t = Instant::now();
     let prog = crate::trafo::convert::convert_program(params, root, config.sharing, loc)?;
     finish(&mut phases, "sharing", prog.clone(), t, config)?;
     if config.simplify {
         let t = Instant::now();
-        let prog = crate::trafo::simplify::simplify_program(prog);
+        let prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
         finish(&mut phases, "simplify", prog, t, config)?;
     }
     if config.fusion {
@@ -48,7 +50,7 @@ pub(crate) fn compile_graph(
         let mut prog = crate::trafo::fusion::fuse_program(prog)?;
         if config.simplify {
             // fusion composes functions with lets that the simplifier inlines
-            prog = crate::trafo::simplify::simplify_program(prog);
+            prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
         }
         finish(&mut phases, "fusion", prog, t, config)?;
     }

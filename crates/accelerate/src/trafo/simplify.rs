@@ -28,7 +28,13 @@
 //! - *Projections of tuples*: `(a, b).0` is `a` when `b` cannot fail or
 //!   loop (dropping a failing component would drop its error; a variable
 //!   counts as possibly failing, its binding's error being deferred to it).
+//! - *Common subexpressions* (`trafo::cse`, unless switched off): a term
+//!   equal to a let-bound one becomes its variable, and a repeated term
+//!   one copy of which is computed on every path is bound once. It runs at
+//!   the other rewrites' fixed points (Note [When CSE runs]), so the two
+//!   reach their fixed point together.
 
+use super::cse::cse_body;
 use super::debruijn::{shift, subst_top, uses};
 use crate::array::{ScalarVal, Val};
 use crate::ir::*;
@@ -38,14 +44,27 @@ use crate::ir::*;
 /// in practice; the bound keeps a pathological term from looping.
 const MAX_ROUNDS: usize = 16;
 
+/// Which optional rewrites run (`exec::Config`).
+#[derive(Clone, Copy, Debug)]
+pub struct SimplifyOptions {
+    /// Common-subexpression elimination (`trafo::cse`).
+    pub cse: bool,
+}
+
+impl Default for SimplifyOptions {
+    fn default() -> Self {
+        SimplifyOptions { cse: true }
+    }
+}
+
 /// Simplifies every scalar expression and function of a program.
-pub fn simplify_program(mut p: Program) -> Program {
-    simplify_acc(&mut p.body);
+pub fn simplify_program(mut p: Program, opts: SimplifyOptions) -> Program {
+    simplify_acc(&mut p.body, opts);
     p
 }
 
-fn simplify_acc(a: &mut OpenAcc) {
-    simplify_acc_parts(a);
+fn simplify_acc(a: &mut OpenAcc, opts: SimplifyOptions) {
+    simplify_acc_parts(a, opts);
     // `map (\x -> x) xs` is `xs`: an identity function is recognised
     if let AccKind::Map { f, array } = &mut a.kind {
         if f.params.len() == 1 && matches!(f.body.kind, ExpKind::Var(0)) {
@@ -55,9 +74,11 @@ fn simplify_acc(a: &mut OpenAcc) {
     }
 }
 
-fn simplify_acc_parts(a: &mut OpenAcc) {
+fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-        let fun = |f: &mut Fun| simplify_body(&mut f.body, f.params.len());
+        let fun = |f: &mut Fun| simplify_body(&mut f.body, f.params.len(), opts);
+        let simplify_acc = |a: &mut OpenAcc| simplify_acc(a, opts);
+        let simplify_exp = |e: &mut OpenExp| simplify_exp(e, opts);
         match &mut a.kind {
             AccKind::Let(b, body) => {
                 simplify_acc(b);
@@ -142,16 +163,31 @@ fn simplify_acc_parts(a: &mut OpenAcc) {
 
 /// Simplifies one closed expression to a fixed point (or `MAX_ROUNDS`
 /// rounds).
-pub fn simplify_exp(e: &mut OpenExp) {
-    simplify_body(e, 0)
+pub fn simplify_exp(e: &mut OpenExp, opts: SimplifyOptions) {
+    simplify_body(e, 0, opts)
 }
 
+// Note [When CSE runs]
+// Common-subexpression elimination (`trafo::cse`) costs a few hash-map
+// operations per node, several times a round of the other rewrites, so it
+// does not run in every round: once after the first round (so that a
+// program whose rewrites never settle within `MAX_ROUNDS` is still
+// shared), then whenever the other rewrites have reached their fixed
+// point. If it changed the term, the rounds go on (its new lets may be
+// inlined or floated), and it runs again at the next fixed point; the
+// simplifier stops when neither changes anything.
+
 /// Simplifies the body of a function of `params` parameters.
-fn simplify_body(e: &mut OpenExp, params: usize) {
+fn simplify_body(e: &mut OpenExp, params: usize, opts: SimplifyOptions) {
     // which variables may carry a deferred error: parameters never do
     let mut env = vec![false; params];
-    for _ in 0..MAX_ROUNDS {
-        if !round(e, &mut env) {
+    for r in 0..MAX_ROUNDS {
+        let mut changed = round(e, &mut env);
+        // Note [When CSE runs]
+        if opts.cse && (r == 0 || !changed) {
+            changed |= cse_body(e, params);
+        }
+        if !changed {
             break;
         }
     }
@@ -323,6 +359,20 @@ fn identity(op: PrimFun, args: &[OpenExp]) -> Option<usize> {
     }
 }
 
+/// Can the primitive itself raise an error (at its own source location)?
+pub(crate) fn raises(op: PrimFun) -> bool {
+    matches!(
+        op,
+        PrimFun::Quot
+            | PrimFun::Rem
+            | PrimFun::IDiv
+            | PrimFun::Mod
+            | PrimFun::FromIndex
+            | PrimFun::BoundsCheck
+            | PrimFun::ReshapeCheck
+    )
+}
+
 /// How many nodes `can_fail` looks at before answering "maybe": it is
 /// asked at every let, so a deep bound term must not make it quadratic
 /// (or recurse deeply).
@@ -348,16 +398,7 @@ fn may_fail(e: &OpenExp, env: &mut Vec<bool>, budget: &mut usize) -> bool {
         ExpKind::Var(k) => env.len().checked_sub(k + 1).is_none_or(|i| env[i]),
         ExpKind::Shape { .. } => true,
         ExpKind::While { .. } | ExpKind::Index { .. } | ExpKind::LinearIndex { .. } => true,
-        ExpKind::Prim(
-            PrimFun::Quot
-            | PrimFun::Rem
-            | PrimFun::IDiv
-            | PrimFun::Mod
-            | PrimFun::FromIndex
-            | PrimFun::BoundsCheck
-            | PrimFun::ReshapeCheck,
-            _,
-        ) => true,
+        ExpKind::Prim(op, _) if raises(*op) => true,
         ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(|x| may_fail(x, env, budget)),
         ExpKind::Prj(_, t) => may_fail(t, env, budget),
         ExpKind::Cond(c, t, x) => {
