@@ -47,25 +47,7 @@ pub(crate) fn generate(
     let by_rows = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
     let mut g = k.exp_gen(1);
     if by_rows {
-        let n = &sh[rank - 1];
-        g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
-        // the outer index of row r
-        let mut rest = "r".to_string();
-        let mut outer = vec![String::new(); rank - 1];
-        for d in (0..rank - 1).rev() {
-            if d == 0 {
-                outer[0] = rest.clone();
-            } else {
-                outer[d] = g.bind(crate::array::ScalarTy::I64, &format!("{rest} % {}", sh[d]));
-                rest = g.bind(crate::array::ScalarTy::I64, &format!("{rest} / {}", sh[d]));
-            }
-        }
-        g.line(&format!("const int64_t base = r * {n};"));
-        g.line("const int64_t lo = start > base ? start - base : 0;");
-        g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
-        g.open("for (int64_t j = lo; j < hi; j++) {");
-        let mut ix = outer;
-        ix.push("j".into());
+        let ix = super::kernel::open_row_loops(&mut g, &sh);
         let v = read_ix(&mut g, src, &ix, loc);
         store(&mut g, &obufs, "base + j", &v);
         if g.raised {

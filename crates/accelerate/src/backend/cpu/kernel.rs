@@ -324,3 +324,29 @@ fn bounded_by(shape: &OpenExp, out: &mut Vec<usize>) {
         _ => {}
     }
 }
+
+/// Opens the loop over the rows that `start .. end` touches and the loop
+/// over each row's part of it (generate and stencil): returns the index of
+/// the current element, its outer coordinates computed once per row from
+/// `r` and its innermost coordinate `j`; the position is `base + j`.
+pub(crate) fn open_row_loops(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
+    let rank = sh.len();
+    let n = &sh[rank - 1];
+    g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
+    let mut rest = "r".to_string();
+    let mut ix = vec![String::new(); rank - 1];
+    for d in (0..rank - 1).rev() {
+        if d == 0 {
+            ix[0] = rest.clone();
+        } else {
+            ix[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", sh[d]));
+            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", sh[d]));
+        }
+    }
+    g.line(&format!("const int64_t base = r * {n};"));
+    g.line("const int64_t lo = start > base ? start - base : 0;");
+    g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
+    g.open("for (int64_t j = lo; j < hi; j++) {");
+    ix.push("j".into());
+    ix
+}

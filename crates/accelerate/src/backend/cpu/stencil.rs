@@ -46,24 +46,7 @@ pub(crate) fn stencil(
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
     let mut g = k.exp_gen(1);
-    let n = sh[rank - 1].clone();
-    g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
-    let mut rest = "r".to_string();
-    let mut outer = vec![String::new(); rank - 1];
-    for d in (0..rank - 1).rev() {
-        if d == 0 {
-            outer[0] = rest.clone();
-        } else {
-            outer[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", sh[d]));
-            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", sh[d]));
-        }
-    }
-    g.line(&format!("const int64_t base = r * {n};"));
-    g.line("const int64_t lo = start > base ? start - base : 0;");
-    g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
-    g.open("for (int64_t j = lo; j < hi; j++) {");
-    let mut ix = outer;
-    ix.push("j".into());
+    let ix = super::kernel::open_row_loops(&mut g, &sh);
     let mut vals = Vec::new();
     for ((arg, src), aelt) in args.iter().zip(sources).zip(arg_elts) {
         for off in arg.offsets() {
