@@ -1,0 +1,95 @@
+//! Dot product of two f32 vectors (ICFP'13 §5): a `zip_with` feeding a
+//! `fold`, which fusion makes one reduction that reads both vectors once.
+//! Memory-bound at the large size (2^24 elements, 128 MiB read).
+
+use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
+use crate::check::{reassociated_sum_tolerance, within};
+use crate::data::{signed_f32s, SEED_A, SEED_B};
+use crate::ffi;
+use crate::harness::{value, Bench, Size};
+use crate::native::native_fn;
+use accelerate::prelude::*;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+pub fn elements(size: Size) -> usize {
+    size.pick(1037, 1 << 18, 1 << 24)
+}
+
+/// The Accelerate program, as in `examples/dotp.rs`.
+pub fn dotp(xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>) -> Acc<Scalar<f32>> {
+    xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b)
+}
+
+/// The reference: left to right, in f32.
+pub fn dotp_seq(xs: &[f32], ys: &[f32]) -> f32 {
+    xs.iter().zip(ys).fold(0.0f32, |a, (&x, &y)| a + x * y)
+}
+
+/// Parallel: chunks of `STREAM_CHUNK` summed on rayon's pool, each with
+/// `dot_lanes`' independent accumulators.
+pub fn dotp_rayon(xs: &[f32], ys: &[f32]) -> f32 {
+    xs.par_chunks(STREAM_CHUNK).zip(ys.par_chunks(STREAM_CHUNK)).map(|(x, y)| dot_lanes(x, y)).sum()
+}
+
+native_fn! {
+    /// One chunk's dot product with 64 independent running sums (four
+    /// AVX-512 registers, eight AVX2 ones), so that the loop vectorises
+    /// and the adds' latency is hidden: a single running sum is a chain
+    /// of dependent adds.
+    fn dot_lanes(xs: &[f32], ys: &[f32]) -> f32 {
+        const LANES: usize = 64;
+        let n = xs.len().min(ys.len());
+        let (xb, xt) = xs[..n].as_chunks::<LANES>();
+        let (yb, yt) = ys[..n].as_chunks::<LANES>();
+        let mut acc = [0.0f32; LANES];
+        for (x, y) in xb.iter().zip(yb) {
+            for k in 0..LANES {
+                acc[k] += x[k] * y[k];
+            }
+        }
+        let tail: f32 = xt.iter().zip(yt).map(|(&x, &y)| x * y).sum();
+        acc.iter().sum::<f32>() + tail
+    }
+}
+
+/// The result within the reassociation tolerance of `check`.
+fn check(got: f32, want: f32, tol: f64) -> Result<(), String> {
+    within(got as f64, want as f64, tol)
+}
+
+pub fn bench(size: Size) -> Result<Bench, String> {
+    let n = elements(size);
+    let xs = Arc::new(signed_f32s(n, SEED_A));
+    let ys = Arc::new(signed_f32s(n, SEED_B));
+    let want = dotp_seq(&xs, &ys);
+    // Every variant but the sequential one reassociates the sum (the C
+    // one may also fuse each multiply-add); each order's result is within
+    // gamma_n * sum |x_i y_i| of the exact one (`check`).
+    let abs_sum: f64 = xs.iter().zip(ys.iter()).map(|(&x, &y)| (x as f64 * y as f64).abs()).sum();
+    let tol = reassociated_sum_tolerance(n, abs_sum, f32::EPSILON as f64);
+
+    let mut b = Bench::new("dotp", format!("n = {} f32", count(n)));
+    b.bytes = Some(2.0 * 4.0 * n as f64);
+    b.flops = Some(2.0 * n as f64);
+    b.memory_bound = size == Size::Large;
+
+    let (xa, ya) = (Vector::from_elems(xs.to_vec()), Vector::from_elems(ys.to_vec()));
+    add_accelerate_variants(
+        &mut b,
+        |config| accelerate::compile_with(dotp, config),
+        move |p| p.run((&xa, &ya)),
+        move |r: &Scalar<f32>| check(r.value(), want, tol),
+    )?;
+    let (x, y) = (xs.clone(), ys.clone());
+    b.variant("rust-seq", move |s| Ok(value(s, || dotp_seq(&x, &y))), move |&r| check(r, want, tol));
+    let (x, y) = (xs.clone(), ys.clone());
+    b.variant("rust-rayon", move |s| Ok(value(s, || dotp_rayon(&x, &y))), move |&r| check(r, want, tol));
+    let (x, y) = (xs, ys);
+    b.variant("c-openmp", move |s| Ok(value(s, || ffi::dotp(&x, &y))), move |&r| check(r, want, tol));
+    Ok(b)
+}
+
+pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
+    probe_compile(|config| accelerate::compile_with(dotp, config))
+}

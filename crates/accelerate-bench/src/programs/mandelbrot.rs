@@ -1,0 +1,181 @@
+//! The Mandelbrot set (ICFP'13 §5.5): a `generate` whose every pixel runs
+//! a scalar `while_loop`, z <- z² + c from z = 0 until |z| > 2 or the
+//! iteration limit. Compute-bound, and unbalanced: pixels inside the set
+//! run to the limit, most others escape within a few iterations.
+//!
+//! Flops are counted as 8 per iteration (|z|² takes two multiplies and an
+//! add, shared with z²'s; z² + c then a subtract, two adds and two
+//! multiplies), over the iterations the reference actually runs.
+
+use super::{add_accelerate_variants, probe_compile, CompileProbe};
+use crate::check::elementwise;
+use crate::harness::{in_place, Bench, Size};
+use crate::native::native_fn;
+use accelerate::prelude::*;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The image and the iteration limit at a size.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub width: usize,
+    pub height: usize,
+    pub limit: i32,
+    pub view: View,
+}
+
+/// The lower left corner of the image in the complex plane, and the size
+/// of one pixel.
+#[derive(Clone, Copy, Debug)]
+pub struct View {
+    pub x0: f32,
+    pub y0: f32,
+    pub step: f32,
+}
+
+pub fn frame(size: Size) -> Frame {
+    let (width, height, limit) = size.pick((37, 23, 50), (320, 240, 255), (1920, 1080, 255));
+    // the whole set, centred, as in the example
+    let (cx, cy, extent) = (-0.5f32, 0.0f32, 3.0f32);
+    let step = extent / width.min(height) as f32;
+    let view = View { x0: cx - step * width as f32 / 2.0, y0: cy - step * height as f32 / 2.0, step };
+    Frame { width, height, limit, view }
+}
+
+/// The Accelerate program, as in `examples/mandelbrot.rs`, with the
+/// iteration limit an argument (one compiled program serves every limit)
+/// and the image's size and view constants.
+pub fn mandelbrot(f: Frame, limit: Acc<Scalar<i32>>) -> Acc<Matrix<i32>> {
+    let Frame { width, height, view, .. } = f;
+    let limit = limit.the();
+    generate(dim2(height, width), move |ix| {
+        let (row, col) = unindex2(ix);
+        let cr = view.x0 + col.cast::<f32>() * view.step;
+        let ci = view.y0 + row.cast::<f32>() * view.step;
+        let end = while_loop(
+            (0.0f32, 0.0f32, 0i32),
+            |s| {
+                let (zr, zi, i) = s.unlift();
+                (zr * zr + zi * zi).le(4.0) & i.lt(limit)
+            },
+            |s| {
+                let (zr, zi, i) = s.unlift();
+                lift((zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, i + 1))
+            },
+        );
+        let (_, _, i) = end.unlift();
+        i
+    })
+}
+
+/// The reference: one pixel after another.
+pub fn mandelbrot_seq(f: &Frame, out: &mut [i32]) {
+    for (row, line) in out.chunks_mut(f.width).enumerate() {
+        for (col, px) in line.iter_mut().enumerate() {
+            let cr = f.view.x0 + col as f32 * f.view.step;
+            let ci = f.view.y0 + row as f32 * f.view.step;
+            let (mut zr, mut zi, mut i) = (0.0f32, 0.0f32, 0i32);
+            while zr * zr + zi * zi <= 4.0 && i < f.limit {
+                (zr, zi, i) = (zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, i + 1);
+            }
+            *px = i;
+        }
+    }
+}
+
+/// Parallel: rows on rayon's pool (work stealing balances the expensive
+/// rows inside the set), each row computed 16 pixels at a time by `row`.
+pub fn mandelbrot_rayon(f: &Frame, out: &mut [i32]) {
+    let f = *f;
+    out.par_chunks_mut(f.width).enumerate().for_each(|(r, line)| row(f.view, f.limit, r, line));
+}
+
+native_fn! {
+    /// One row, in blocks of 16 neighbouring pixels iterated together as
+    /// vector lanes: a lane that has escaped (or reached the limit) keeps
+    /// its state, and the block stops when no lane is active. Each lane
+    /// performs exactly the reference's operations, so the counts are the
+    /// same; neighbours escape at similar counts, so few lanes idle.
+    fn row(view: View, limit: i32, r: usize, line: &mut [i32]) {
+        const LANES: usize = 16;
+        let ci = view.y0 + r as f32 * view.step;
+        let (blocks, tail) = line.as_chunks_mut::<LANES>();
+        for (b, block) in blocks.iter_mut().enumerate() {
+            let mut cr = [0.0f32; LANES];
+            for (k, c) in cr.iter_mut().enumerate() {
+                *c = view.x0 + (b * LANES + k) as f32 * view.step;
+            }
+            let (mut zr, mut zi, mut it) = ([0.0f32; LANES], [0.0f32; LANES], [0i32; LANES]);
+            loop {
+                let mut active = [false; LANES];
+                for k in 0..LANES {
+                    active[k] = zr[k] * zr[k] + zi[k] * zi[k] <= 4.0 && it[k] < limit;
+                    let nr = zr[k] * zr[k] - zi[k] * zi[k] + cr[k];
+                    let ni = 2.0 * zr[k] * zi[k] + ci;
+                    zr[k] = if active[k] { nr } else { zr[k] };
+                    zi[k] = if active[k] { ni } else { zi[k] };
+                    it[k] += active[k] as i32;
+                }
+                if !active.iter().any(|&a| a) {
+                    break;
+                }
+            }
+            *block = it;
+        }
+        let start = blocks.len() * LANES;
+        for (k, px) in tail.iter_mut().enumerate() {
+            let cr = view.x0 + (start + k) as f32 * view.step;
+            let (mut zr, mut zi, mut i) = (0.0f32, 0.0f32, 0i32);
+            while zr * zr + zi * zi <= 4.0 && i < limit {
+                (zr, zi, i) = (zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, i + 1);
+            }
+            *px = i;
+        }
+    }
+}
+
+/// Exact equality. Every variant performs the same IEEE f32 operations in
+/// the same order on every pixel: Rust never fuses a multiply-add, the
+/// Accelerate backend compiles with `-ffp-contract=off`, and the pixel
+/// coordinates are the same conversions and products. The iteration is
+/// chaotic near the set's boundary, where one rounding difference can
+/// change a count arbitrarily, so no tolerance short of "any count" would
+/// be justified; a difference here is a bug, not rounding.
+fn check(got: &[i32], want: &[i32]) -> Result<(), String> {
+    elementwise(got, want, |_, g, w| g == w)
+}
+
+pub fn bench(size: Size) -> Result<Bench, String> {
+    let f = frame(size);
+    let pixels = f.width * f.height;
+    let mut want = vec![0i32; pixels];
+    mandelbrot_seq(&f, &mut want);
+    let iterations: f64 = want.iter().map(|&i| i as f64).sum();
+    let want = Arc::new(want);
+
+    let mut b = Bench::new("mandelbrot", format!("{}x{}, limit {}", f.width, f.height, f.limit));
+    b.flops = Some(8.0 * iterations);
+    let w = want.clone();
+    add_accelerate_variants(
+        &mut b,
+        |config| accelerate::compile_with(move |limit| mandelbrot(f, limit), config),
+        move |p| p.run(&Scalar::scalar(f.limit)),
+        move |r: &Matrix<i32>| check(&r.to_vec(), &w),
+    )?;
+    type Kernel = fn(&Frame, &mut [i32]);
+    let kernels: [(&str, Kernel); 2] = [("rust-seq", mandelbrot_seq), ("rust-rayon", mandelbrot_rayon)];
+    for (name, kernel) in kernels {
+        let w = want.clone();
+        b.variant(
+            name,
+            move |s| Ok(in_place(s, || vec![0i32; pixels], |out| kernel(&f, out))),
+            move |out| check(out, &w),
+        );
+    }
+    Ok(b)
+}
+
+pub fn compile_probe(size: Size) -> Result<CompileProbe, String> {
+    let f = frame(size);
+    probe_compile(|config| accelerate::compile_with(move |limit| mandelbrot(f, limit), config))
+}

@@ -1,0 +1,139 @@
+//! The benchmarks, one file each: the Accelerate program (as in the
+//! library's examples), its plain sequential Rust reference, the
+//! hand-written parallel versions, and how results are checked.
+//!
+//! Every benchmark but the triad (which has only the hand-written ones) has
+//! the variants
+//!
+//! - `accelerate`: ours on the CPU backend, compiled once with
+//!   `compile_with`; only `Program::run` is timed;
+//! - `accelerate-no-fusion`, `accelerate-no-sharing`: the same with array
+//!   fusion off, and with array and scalar sharing recovery off
+//!   (ablations);
+//! - `rust-seq`: the plain sequential Rust loop, which is also the
+//!   reference every variant is checked against;
+//! - `rust-rayon`: hand-written parallel Rust, tuned (chunked, vectorised
+//!   with independent accumulators where a reduction allows it, compiled
+//!   for this processor's vector unit: `native`);
+//! - `c-openmp` (dotp, saxpy, Black-Scholes, triad): hand-written C with
+//!   OpenMP, `-O3 -march=native` (`build.rs`), the machine's practical
+//!   limit.
+//!
+//! The configurations are built from `Config::default()`, not from the
+//! environment, so `ACCELERATE_FLAGS` does not change what is measured.
+
+pub mod blackscholes;
+pub mod dotp;
+pub mod mandelbrot;
+pub mod nbody;
+pub mod saxpy;
+pub mod smvm;
+pub mod triad;
+
+use crate::harness::{fresh, Bench, Size};
+use accelerate::exec::ProgramArgs;
+use accelerate::prelude::Arrays;
+use accelerate::{Backend, Config, Program};
+use std::time::Instant;
+
+/// A benchmark the command line can name.
+pub struct Benchmark {
+    pub name: &'static str,
+    /// Builds the inputs, the reference and every variant.
+    pub bench: fn(Size) -> Result<Bench, String>,
+    /// Compiles the Accelerate program alone (for the compile-time probe);
+    /// `None` for the triad, which has no Accelerate version.
+    pub compile: Option<fn(Size) -> Result<CompileProbe, String>>,
+}
+
+/// Every benchmark, in the order they run: the triad first, since the
+/// others' bandwidth is reported as a fraction of its.
+pub const ALL: &[Benchmark] = &[
+    Benchmark { name: "triad", bench: triad::bench, compile: None },
+    Benchmark { name: "dotp", bench: dotp::bench, compile: Some(dotp::compile_probe) },
+    Benchmark { name: "saxpy", bench: saxpy::bench, compile: Some(saxpy::compile_probe) },
+    Benchmark {
+        name: "blackscholes",
+        bench: blackscholes::bench,
+        compile: Some(blackscholes::compile_probe),
+    },
+    Benchmark { name: "mandelbrot", bench: mandelbrot::bench, compile: Some(mandelbrot::compile_probe) },
+    Benchmark { name: "nbody", bench: nbody::bench, compile: Some(nbody::compile_probe) },
+    Benchmark { name: "smvm", bench: smvm::bench, compile: Some(smvm::compile_probe) },
+];
+
+pub fn find(name: &str) -> Option<&'static Benchmark> {
+    ALL.iter().find(|b| b.name == name)
+}
+
+/// The variant names of ours and the configurations they compile with.
+pub fn accelerate_configs() -> [(&'static str, Config); 3] {
+    let cpu = Config::default().with_backend(Backend::Cpu);
+    [
+        ("accelerate", cpu.clone()),
+        ("accelerate-no-fusion", cpu.clone().with_fusion(false)),
+        ("accelerate-no-sharing", cpu.with_sharing(false, false)),
+    ]
+}
+
+/// Adds ours and its two ablations to `bench`: `compile` converts the
+/// program for a configuration, `run` runs it on the benchmark's inputs,
+/// `check` compares its result with the reference.
+pub fn add_accelerate_variants<A: ProgramArgs + 'static, R: Arrays>(
+    bench: &mut Bench,
+    compile: impl Fn(Config) -> accelerate::Result<Program<A, R>>,
+    run: impl Fn(&Program<A, R>) -> accelerate::Result<R> + Clone + 'static,
+    check: impl Fn(&R) -> Result<(), String> + Clone + 'static,
+) -> Result<(), String> {
+    for (name, config) in accelerate_configs() {
+        let prog = compile(config).map_err(|e| format!("{}, {name}: compiling: {e}", bench.name))?;
+        let run = run.clone();
+        bench.variant(name, move |slot| fresh(slot, || run(&prog)), check.clone());
+    }
+    Ok(())
+}
+
+/// What compiling one program cost, measured in a process of its own
+/// (`compile_time`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CompileProbe {
+    /// `compile_with` from the Rust function to the loaded kernels: the
+    /// front end (sharing recovery, simplification, fusion), generating C,
+    /// and compiling it or loading it from the kernel cache.
+    pub seconds: f64,
+    /// The kernels of the compiled program (`CpuProgram::kernel_count`).
+    pub kernels: usize,
+    /// How many times the C compiler ran (0 when the cache held the object).
+    pub cc_runs: usize,
+}
+
+/// Compiles a program for the CPU backend with the default switches and
+/// says what it cost.
+pub fn probe_compile<A: ProgramArgs, R: Arrays>(
+    compile: impl FnOnce(Config) -> accelerate::Result<Program<A, R>>,
+) -> Result<CompileProbe, String> {
+    let config = accelerate_configs()[0].1.clone();
+    let before = accelerate::backend::cpu::compilations();
+    let t = Instant::now();
+    let prog = compile(config).map_err(|e| e.to_string())?;
+    let seconds = t.elapsed().as_secs_f64();
+    let cc_runs = accelerate::backend::cpu::compilations() - before;
+    // loaded again from the in-memory cache, only to count its kernels
+    let kernels =
+        accelerate::backend::cpu::CpuProgram::new(prog.ir()).map_err(|e| e.to_string())?.kernel_count();
+    Ok(CompileProbe { seconds, kernels, cc_runs })
+}
+
+/// `n` as a power of two when it is one ("2^24"), else in digits.
+pub fn count(n: usize) -> String {
+    if n.is_power_of_two() && n >= 1024 {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
+}
+
+/// The chunk of a streaming loop that one rayon task takes: 64 Ki
+/// elements (256 KiB of f32 per array) amortise a task's cost many times
+/// over and leave enough tasks (256 at 2^24) for work stealing to balance.
+pub const STREAM_CHUNK: usize = 1 << 16;

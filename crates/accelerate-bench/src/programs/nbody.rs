@@ -1,0 +1,307 @@
+//! N-body gravitation (ICFP'13 §5.4), one time step of the naive O(n²)
+//! algorithm, as in `examples/nbody.rs`: the n x n interactions are built
+//! by `replicate`-ing the bodies along both dimensions and `zip_with`,
+//! each row summed by `fold` (fusion consumes each interaction as it is
+//! made), then the bodies move. Compute-bound: n² interactions, each a
+//! `sqrt`, a division and about 18 other operations; flops are counted
+//! as 20 per interaction, the usual convention (GPU Gems 3, ch. 31).
+
+use super::{add_accelerate_variants, probe_compile, CompileProbe};
+use crate::check::{elementwise, reassociated_sum_tolerance};
+use crate::data::Rng;
+use crate::harness::{in_place, Bench, Size};
+use crate::native::native_fn;
+use accelerate::prelude::*;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Elt)]
+pub struct V3 {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Elt)]
+pub struct Body {
+    pub pos: V3,
+    pub vel: V3,
+    pub mass: f32,
+}
+
+/// The time step, and the softening length squared.
+const DT: f32 = 0.01;
+const EPS2: f32 = 0.05 * 0.05;
+
+pub fn bodies(size: Size) -> usize {
+    size.pick(67, 512, 4096)
+}
+
+// ---------------------------------------------------------------------------
+// The Accelerate program
+
+fn interaction(p1: Exp<V3>, p2: Exp<V3>, m2: Exp<f32>) -> Exp<V3> {
+    let rx = p2.x() - p1.x();
+    let ry = p2.y() - p1.y();
+    let rz = p2.z() - p1.z();
+    let d2 = rx * rx + ry * ry + rz * rz + EPS2;
+    let inv = 1.0f32 / d2.sqrt();
+    let s = m2 * (inv * inv * inv);
+    V3::lift(rx * s, ry * s, rz * s)
+}
+
+fn add3(a: Exp<V3>, b: Exp<V3>) -> Exp<V3> {
+    V3::lift(a.x() + b.x(), a.y() + b.y(), a.z() + b.z())
+}
+
+pub fn step(bodies: Acc<Vector<Body>>) -> Acc<Vector<Body>> {
+    let n = bodies.size();
+    let rows = bodies.replicate(index0().all().fixed(n));
+    let cols = bodies.replicate(index0().fixed(n).all());
+    let zero = V3 { x: 0.0, y: 0.0, z: 0.0 };
+    let accels = rows.zip_with(cols, |bi, bj| interaction(bi.pos(), bj.pos(), bj.mass())).fold(zero, add3);
+    bodies.zip_with(accels, |b, a| {
+        let (pos, vel) = (b.pos(), b.vel());
+        let v = V3::lift(vel.x() + a.x() * DT, vel.y() + a.y() * DT, vel.z() + a.z() * DT);
+        let x = V3::lift(pos.x() + v.x() * DT, pos.y() + v.y() * DT, pos.z() + v.z() * DT);
+        Body::lift(x, v, b.mass())
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Plain Rust
+
+#[inline(always)]
+fn interaction_ref(p1: V3, p2: V3, m2: f32) -> V3 {
+    let rx = p2.x - p1.x;
+    let ry = p2.y - p1.y;
+    let rz = p2.z - p1.z;
+    let d2 = rx * rx + ry * ry + rz * rz + EPS2;
+    let inv = 1.0f32 / d2.sqrt();
+    let s = m2 * (inv * inv * inv);
+    V3 { x: rx * s, y: ry * s, z: rz * s }
+}
+
+/// Semi-implicit Euler: the velocity first, then the position with it.
+#[inline(always)]
+fn advance(pos: V3, vel: V3, a: V3) -> (V3, V3) {
+    let v = V3 { x: vel.x + a.x * DT, y: vel.y + a.y * DT, z: vel.z + a.z * DT };
+    let x = V3 { x: pos.x + v.x * DT, y: pos.y + v.y * DT, z: pos.z + v.z * DT };
+    (x, v)
+}
+
+/// The reference: each body's interactions summed left to right.
+pub fn step_seq(bodies: &[Body], out: &mut [Body]) {
+    for (o, bi) in out.iter_mut().zip(bodies) {
+        let mut a = V3 { x: 0.0, y: 0.0, z: 0.0 };
+        for bj in bodies {
+            let f = interaction_ref(bi.pos, bj.pos, bj.mass);
+            a = V3 { x: a.x + f.x, y: a.y + f.y, z: a.z + f.z };
+        }
+        let (pos, vel) = advance(bi.pos, bi.vel, a);
+        *o = Body { pos, vel, mass: bi.mass };
+    }
+}
+
+/// Bodies as one array per field, the layout the hand-written parallel
+/// version streams through (and the one the Accelerate array has).
+#[derive(Clone, Debug, Default)]
+pub struct BodiesSoa {
+    pub px: Vec<f32>,
+    pub py: Vec<f32>,
+    pub pz: Vec<f32>,
+    pub vx: Vec<f32>,
+    pub vy: Vec<f32>,
+    pub vz: Vec<f32>,
+    pub m: Vec<f32>,
+}
+
+impl BodiesSoa {
+    pub fn from_bodies(bs: &[Body]) -> BodiesSoa {
+        let field = |f: fn(&Body) -> f32| bs.iter().map(f).collect();
+        BodiesSoa {
+            px: field(|b| b.pos.x),
+            py: field(|b| b.pos.y),
+            pz: field(|b| b.pos.z),
+            vx: field(|b| b.vel.x),
+            vy: field(|b| b.vel.y),
+            vz: field(|b| b.vel.z),
+            m: field(|b| b.mass),
+        }
+    }
+
+    pub fn to_bodies(&self) -> Vec<Body> {
+        (0..self.m.len())
+            .map(|i| Body {
+                pos: V3 { x: self.px[i], y: self.py[i], z: self.pz[i] },
+                vel: V3 { x: self.vx[i], y: self.vy[i], z: self.vz[i] },
+                mass: self.m[i],
+            })
+            .collect()
+    }
+}
+
+/// Bodies per rayon task: 16 bodies are 16 n interactions, tens of
+/// microseconds of work at n = 4096, and n / 16 tasks to balance.
+const BODIES_PER_TASK: usize = 16;
+
+/// Parallel: blocks of bodies on rayon's pool; each body's acceleration
+/// summed by `acceleration` in 16 vector lanes.
+pub fn step_rayon(b: &BodiesSoa, out: &mut BodiesSoa) {
+    let c = BODIES_PER_TASK;
+    let positions = (
+        out.px.par_chunks_mut(c),
+        out.py.par_chunks_mut(c),
+        out.pz.par_chunks_mut(c),
+        out.vx.par_chunks_mut(c),
+        out.vy.par_chunks_mut(c),
+        out.vz.par_chunks_mut(c),
+    );
+    positions.into_par_iter().enumerate().for_each(|(t, (px, py, pz, vx, vy, vz))| {
+        for k in 0..px.len() {
+            let i = t * c + k;
+            let pos = V3 { x: b.px[i], y: b.py[i], z: b.pz[i] };
+            let a = acceleration(pos, &b.px, &b.py, &b.pz, &b.m);
+            let (x, v) = advance(pos, V3 { x: b.vx[i], y: b.vy[i], z: b.vz[i] }, a);
+            (px[k], py[k], pz[k], vx[k], vy[k], vz[k]) = (x.x, x.y, x.z, v.x, v.y, v.z);
+        }
+    });
+    out.m.copy_from_slice(&b.m);
+}
+
+native_fn! {
+    /// The acceleration of a body at `p`: the interactions with all bodies
+    /// summed in 16 independent lanes per component (the sum is
+    /// reassociated, as a parallel fold may), so that the loop vectorises.
+    fn acceleration(p: V3, xs: &[f32], ys: &[f32], zs: &[f32], ms: &[f32]) -> V3 {
+        const LANES: usize = 16;
+        let n = xs.len();
+        let (xb, xt) = xs.as_chunks::<LANES>();
+        let (yb, yt) = ys[..n].as_chunks::<LANES>();
+        let (zb, zt) = zs[..n].as_chunks::<LANES>();
+        let (mb, mt) = ms[..n].as_chunks::<LANES>();
+        let (mut ax, mut ay, mut az) = ([0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
+        for (((x, y), z), m) in xb.iter().zip(yb).zip(zb).zip(mb) {
+            for k in 0..LANES {
+                let f = interaction_ref(p, V3 { x: x[k], y: y[k], z: z[k] }, m[k]);
+                ax[k] += f.x;
+                ay[k] += f.y;
+                az[k] += f.z;
+            }
+        }
+        let mut a = V3 { x: ax.iter().sum(), y: ay.iter().sum(), z: az.iter().sum() };
+        for j in 0..xt.len() {
+            let f = interaction_ref(p, V3 { x: xt[j], y: yt[j], z: zt[j] }, mt[j]);
+            a = V3 { x: a.x + f.x, y: a.y + f.y, z: a.z + f.z };
+        }
+        a
+    }
+}
+
+/// Bodies in a unit ball turning slowly about the z axis, with masses
+/// in [0.5, 1.5) / n (the example's).
+pub fn initial_bodies(n: usize) -> Vec<Body> {
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut bodies = Vec::with_capacity(n);
+    while bodies.len() < n {
+        let (x, y, z) = (rng.uniform_f32(-1.0, 1.0), rng.uniform_f32(-1.0, 1.0), rng.uniform_f32(-1.0, 1.0));
+        if x * x + y * y + z * z > 1.0 {
+            continue;
+        }
+        let mass = (0.5 + rng.unit_f32()) / n as f32;
+        bodies.push(Body { pos: V3 { x, y, z }, vel: V3 { x: -y * 0.5, y: x * 0.5, z: 0.0 }, mass });
+    }
+    bodies
+}
+
+/// How far each body's result may be from the reference's.
+///
+/// Every variant computes each interaction with the same operations (no
+/// fused multiply-add anywhere, `sqrt` and division correctly rounded),
+/// so the interactions agree to the bit and only the order of the sum of
+/// n of them differs: the accelerations differ by at most
+/// (n + 1) * eps * S per component, S the sum of the interactions'
+/// magnitudes (`check::reassociated_sum_tolerance`). The velocity
+/// `vel + a * dt` then differs by dt times that, plus one rounding of the
+/// velocity (2 eps |v| allows it either side); the position `pos + v * dt`
+/// by dt times the velocity's bound plus one rounding of the position.
+/// The mass is copied.
+#[derive(Clone, Copy, Debug)]
+struct Bound {
+    vel: V3,
+    pos: V3,
+}
+
+fn bounds(bodies: &[Body], want: &[Body]) -> Vec<Bound> {
+    let n = bodies.len();
+    let eps = f32::EPSILON as f64;
+    bodies
+        .par_iter()
+        .zip(want)
+        .map(|(bi, w)| {
+            let mut s = [0.0f64; 3];
+            for bj in bodies {
+                let f = interaction_ref(bi.pos, bj.pos, bj.mass);
+                s = [s[0] + f.x.abs() as f64, s[1] + f.y.abs() as f64, s[2] + f.z.abs() as f64];
+            }
+            let (dt, xyz) = (DT as f64, |v: V3| [v.x as f64, v.y as f64, v.z as f64]);
+            let (w_vel, w_pos) = (xyz(w.vel), xyz(w.pos));
+            let vel: [f64; 3] = std::array::from_fn(|k| {
+                dt * reassociated_sum_tolerance(n, s[k], eps) + 2.0 * eps * w_vel[k].abs()
+            });
+            let pos: [f64; 3] = std::array::from_fn(|k| dt * vel[k] + 2.0 * eps * w_pos[k].abs());
+            let v3 = |a: [f64; 3]| V3 { x: a[0] as f32, y: a[1] as f32, z: a[2] as f32 };
+            Bound { vel: v3(vel), pos: v3(pos) }
+        })
+        .collect()
+}
+
+fn check(got: &[Body], want: &[Body], bounds: &[Bound]) -> Result<(), String> {
+    let near = |g: V3, w: V3, b: V3| {
+        (g.x - w.x).abs() <= b.x && (g.y - w.y).abs() <= b.y && (g.z - w.z).abs() <= b.z
+    };
+    elementwise(got, want, |i, g, w| {
+        g == w || (near(g.pos, w.pos, bounds[i].pos) && near(g.vel, w.vel, bounds[i].vel) && g.mass == w.mass)
+    })
+}
+
+pub fn bench(size: Size) -> Result<Bench, String> {
+    let n = bodies(size);
+    let init = Arc::new(initial_bodies(n));
+    let mut want = vec![init[0]; n];
+    step_seq(&init, &mut want);
+    let bounds = Arc::new(bounds(&init, &want));
+    let want = Arc::new(want);
+    let checker = {
+        let (w, b) = (want.clone(), bounds.clone());
+        move |got: &[Body]| check(got, &w, &b)
+    };
+
+    let mut b = Bench::new("nbody", format!("n = {n} bodies, one step"));
+    b.flops = Some(20.0 * (n * n) as f64);
+    let input = Vector::from_elems(init.to_vec());
+    let c = checker.clone();
+    add_accelerate_variants(
+        &mut b,
+        |config| accelerate::compile_with(step, config),
+        move |p| p.run(&input),
+        move |r: &Vector<Body>| c(&r.to_vec()),
+    )?;
+    let (bs, c) = (init.clone(), checker.clone());
+    b.variant(
+        "rust-seq",
+        move |s| Ok(in_place(s, || vec![bs[0]; n], |out| step_seq(&bs, out))),
+        move |out| c(out),
+    );
+    let soa = BodiesSoa::from_bodies(&init);
+    b.variant(
+        "rust-rayon",
+        move |s| Ok(in_place(s, || soa.clone(), |out| step_rayon(&soa, out))),
+        move |out| checker(&out.to_bodies()),
+    );
+    Ok(b)
+}
+
+pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
+    probe_compile(|config| accelerate::compile_with(step, config))
+}

@@ -1,0 +1,198 @@
+//! What a run prints: the Markdown table of medians (with each variant's
+//! time relative to the hand-written rayon version, and for memory-bound
+//! programs the bandwidth as a fraction of the triad's), the compile-time
+//! tables, and the JSON file of `--json`.
+
+use crate::compile_time::CompileTimes;
+use crate::harness::{Bench, Measurement, Size};
+use std::fmt::Write as _;
+
+/// One variant's result.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub benchmark: &'static str,
+    pub problem: String,
+    pub variant: &'static str,
+    pub median_s: f64,
+    pub samples: usize,
+    pub bytes: Option<f64>,
+    pub flops: Option<f64>,
+    pub memory_bound: bool,
+}
+
+pub fn rows(bench: &Bench, measurements: &[Measurement]) -> Vec<Row> {
+    measurements
+        .iter()
+        .map(|m| Row {
+            benchmark: bench.name,
+            problem: bench.problem.clone(),
+            variant: m.variant,
+            median_s: m.median().as_secs_f64(),
+            samples: m.samples.len(),
+            bytes: bench.bytes,
+            flops: bench.flops,
+            memory_bound: bench.memory_bound,
+        })
+        .collect()
+}
+
+/// The variant the others are compared with.
+pub const BASELINE: &str = "rust-rayon";
+
+/// The machine's memory bandwidth in bytes per second: the best triad
+/// (normally a parallel one; on a busy machine a single thread may do
+/// better, and the best achieved is still what the memory gave).
+pub fn triad_bandwidth(rows: &[Row]) -> Option<f64> {
+    rows.iter()
+        .filter(|r| r.benchmark == "triad")
+        .filter_map(|r| Some(r.bytes? / r.median_s))
+        .max_by(f64::total_cmp)
+}
+
+/// The table of medians.
+pub fn markdown(rows: &[Row]) -> String {
+    let triad = triad_bandwidth(rows);
+    let mut s = String::new();
+    s.push_str("| Benchmark | Input | Variant | Median (ms) | Time / rayon | GB/s | Of triad | GFLOP/s |\n");
+    s.push_str("|---|---|---|---:|---:|---:|---:|---:|\n");
+    let mut last = "";
+    for r in rows {
+        let baseline = rows.iter().find(|b| b.benchmark == r.benchmark && b.variant == BASELINE);
+        let ratio = baseline.map(|b| format!("{:.2}×", r.median_s / b.median_s)).unwrap_or_default();
+        let bw = r.bytes.filter(|_| r.memory_bound).map(|b| b / r.median_s);
+        let gbs = bw.map(|b| format!("{:.1}", b / 1e9)).unwrap_or_default();
+        let of_triad = bw.zip(triad).map(|(b, t)| format!("{:.0}%", 100.0 * b / t)).unwrap_or_default();
+        let gflops = r.flops.map(|f| format!("{:.2}", f / r.median_s / 1e9)).unwrap_or_default();
+        let (name, problem) = if r.benchmark == last { ("", "") } else { (r.benchmark, r.problem.as_str()) };
+        last = r.benchmark;
+        let _ = writeln!(
+            s,
+            "| {name} | {problem} | {} | {:.3} | {ratio} | {gbs} | {of_triad} | {gflops} |",
+            r.variant,
+            r.median_s * 1e3
+        );
+    }
+    s
+}
+
+/// The cold-compile table: a fresh kernel cache, so the C compiler runs.
+pub fn cold_compile_table(times: &[CompileTimes]) -> String {
+    let mut s = String::new();
+    s.push_str("| Program | Kernels | C compiler runs | Cold compile (ms) | Per kernel (ms) |\n");
+    s.push_str("|---|---:|---:|---:|---:|\n");
+    for t in times {
+        let c = &t.cold;
+        let per_kernel = c.seconds * 1e3 / c.kernels.max(1) as f64;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.1} | {per_kernel:.1} |",
+            t.name,
+            c.kernels,
+            c.cc_runs,
+            c.seconds * 1e3
+        );
+    }
+    s
+}
+
+/// The cached-load table: the same cache again, now filled.
+pub fn cached_compile_table(times: &[CompileTimes]) -> String {
+    let mut s = String::new();
+    s.push_str("| Program | C compiler runs | Cached load (ms) |\n");
+    s.push_str("|---|---:|---:|\n");
+    for t in times {
+        let _ = writeln!(s, "| {} | {} | {:.2} |", t.name, t.cached.cc_runs, t.cached.seconds * 1e3);
+    }
+    s
+}
+
+/// `[{"benchmark", "variant", "size", "median_s", "bytes", "flops", ...}]`:
+/// a record per timed variant, and one per compile probe (variants
+/// `compile-cold` and `compile-cached`, with their kernel counts).
+pub fn json(rows: &[Row], compile: &[CompileTimes], size: Size) -> String {
+    let num = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_else(|| "null".into());
+    let mut items = Vec::new();
+    for r in rows {
+        items.push(format!(
+            "{{\"benchmark\": {}, \"variant\": {}, \"size\": {}, \"problem\": {}, \"median_s\": {}, \"samples\": {}, \"bytes\": {}, \"flops\": {}}}",
+            string(r.benchmark),
+            string(r.variant),
+            string(size.name()),
+            string(&r.problem),
+            r.median_s,
+            r.samples,
+            num(r.bytes),
+            num(r.flops)
+        ));
+    }
+    for t in compile {
+        for (variant, p) in [("compile-cold", &t.cold), ("compile-cached", &t.cached)] {
+            items.push(format!(
+                "{{\"benchmark\": {}, \"variant\": {}, \"size\": {}, \"median_s\": {}, \"samples\": 1, \"bytes\": null, \"flops\": null, \"kernels\": {}, \"cc_runs\": {}}}",
+                string(t.name),
+                string(variant),
+                string(size.name()),
+                p.seconds,
+                p.kernels,
+                p.cc_runs
+            ));
+        }
+    }
+    format!("[\n  {}\n]\n", items.join(",\n  "))
+}
+
+/// A JSON string literal.
+fn string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(benchmark: &'static str, variant: &'static str, median_s: f64) -> Row {
+        Row {
+            benchmark,
+            problem: "n".into(),
+            variant,
+            median_s,
+            samples: 3,
+            bytes: Some(1e9),
+            flops: None,
+            memory_bound: true,
+        }
+    }
+
+    #[test]
+    fn triad_bandwidth_is_the_best_variant() {
+        let rows =
+            [row("triad", "rust-seq", 0.5), row("triad", "rust-rayon", 0.4), row("triad", "c-openmp", 0.25)];
+        assert_eq!(triad_bandwidth(&rows), Some(4e9));
+    }
+
+    #[test]
+    fn table_shows_time_relative_to_rayon_and_fraction_of_triad() {
+        let rows =
+            [row("triad", "rust-rayon", 0.5), row("dotp", "rust-rayon", 1.0), row("dotp", "accelerate", 2.0)];
+        let t = markdown(&rows);
+        assert!(t.contains("| accelerate | 2000.000 | 2.00× | 0.5 | 25% |"), "{t}");
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+}

@@ -1,0 +1,68 @@
+//! Every variant of every benchmark, at a tiny size, agrees with the
+//! sequential reference within the benchmark's tolerance: the check the
+//! runner makes before timing, run here for all of them so that the
+//! harness itself is tested. No timings are asserted.
+
+use accelerate_bench::harness::{check_all, Size};
+use accelerate_bench::programs;
+
+fn check(name: &str) {
+    let b = programs::find(name).expect("a benchmark of that name");
+    let mut bench = (b.bench)(Size::Tiny).unwrap_or_else(|e| panic!("building {name}: {e}"));
+    check_all(&mut bench).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn triad_variants_match_reference() {
+    check("triad");
+}
+
+#[test]
+fn dotp_variants_match_reference() {
+    check("dotp");
+}
+
+#[test]
+fn saxpy_variants_match_reference() {
+    check("saxpy");
+}
+
+#[test]
+fn blackscholes_variants_match_reference() {
+    check("blackscholes");
+}
+
+#[test]
+fn mandelbrot_variants_match_reference() {
+    check("mandelbrot");
+}
+
+#[test]
+fn nbody_variants_match_reference() {
+    check("nbody");
+}
+
+#[test]
+fn smvm_variants_match_reference() {
+    check("smvm");
+}
+
+#[test]
+fn every_benchmark_is_tested_here() {
+    let tested = ["triad", "dotp", "saxpy", "blackscholes", "mandelbrot", "nbody", "smvm"];
+    for b in programs::ALL {
+        assert!(tested.contains(&b.name), "add a test for {}", b.name);
+    }
+}
+
+#[test]
+fn every_program_has_ours_its_ablations_and_both_rust_versions() {
+    for b in programs::ALL.iter().filter(|b| b.compile.is_some()) {
+        let bench = (b.bench)(Size::Tiny).unwrap_or_else(|e| panic!("building {}: {e}", b.name));
+        let names: Vec<&str> = bench.variants.iter().map(|v| v.name).collect();
+        for want in ["accelerate", "accelerate-no-fusion", "accelerate-no-sharing", "rust-seq", "rust-rayon"]
+        {
+            assert!(names.contains(&want), "{} lacks {want}: {names:?}", b.name);
+        }
+    }
+}
