@@ -111,7 +111,10 @@ fn run(args: &Args) -> Result<(), String> {
     }
     println!("{}", report::markdown(&rows));
     if let Some(bw) = report::triad_bandwidth(&rows) {
-        println!("Triad bandwidth (best variant): {:.1} GB/s\n", bw / 1e9);
+        println!(
+            "Triad bandwidth (fastest sample of the fastest variant, as STREAM reports it): {:.1} GB/s\n",
+            bw / 1e9
+        );
     }
 
     let mut compile = Vec::new();

@@ -5,13 +5,14 @@
 //! The Accelerate program returns a new array (its inputs are immutable),
 //! so the hand-written versions write a separate output too, made once and
 //! reused from run to run; BLAS's in-place update would move a third less
-//! and change its input on every run.
+//! and change its input on every run. `rust-rayon-fresh-output` allocates
+//! its output on every run instead, as `Program::run` does.
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
 use crate::check::elementwise;
 use crate::data::{signed_f32s, SEED_A, SEED_B};
 use crate::ffi;
-use crate::harness::{in_place, Bench, Size};
+use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
 use accelerate::prelude::*;
 use rayon::prelude::*;
@@ -101,6 +102,22 @@ pub fn bench(size: Size) -> Result<Bench, String> {
             move |out: &Vec<f32>| c(out),
         );
     }
+    // The rayon version again, but allocating its output on every run as
+    // a `Program::run` must: the cost of a fresh result (the kernel maps
+    // and zeroes new pages as they are first written) apart from the
+    // loop's.
+    let (x, y, c) = (xs, ys, checker);
+    b.variant(
+        "rust-rayon-fresh-output",
+        move |s| {
+            fresh(s, || {
+                let mut out = vec![0.0f32; n];
+                saxpy_rayon(A, &x, &y, &mut out);
+                Ok::<_, String>(out)
+            })
+        },
+        move |out: &Vec<f32>| c(out),
+    );
     Ok(b)
 }
 
