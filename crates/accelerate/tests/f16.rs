@@ -23,7 +23,7 @@ fn halves() -> impl Strategy<Value = f16> {
 fn map_vec<A: Elt, B: Elt>(xs: &[A], f: impl FnOnce(Exp<A>) -> Exp<B>) -> Vec<B> {
     accelerate::scope(|| {
         let acc = use_array(Vector::from_elems(xs.to_vec())).map(f);
-        run_with(&acc, &Config::default()).unwrap().to_vec()
+        run_with(&acc, &Config::from_env().unwrap()).unwrap().to_vec()
     })
 }
 

@@ -47,7 +47,7 @@ fn run_op_at<Sh: Shape, T: Elt + Copy>(
 ) -> Result<(Vec<usize>, Vec<T>), Error> {
     accelerate::scope(|| {
         let a = use_array(array::<Snoc<Sh>, T>(dims, data));
-        let cfg = Config::default();
+        let cfg = Config::from_env().unwrap();
         Ok(match op {
             Op::Fold(z) => dims_and_data(&run_with(&a.fold(z, f), &cfg)?),
             Op::Fold1 => dims_and_data(&run_with(&a.fold1(f), &cfg)?),
@@ -360,7 +360,7 @@ float_props!(f64_props, f64);
 // Edge cases, spelled out
 
 fn cfg() -> Config {
-    Config::default()
+    Config::from_env().expect("a valid ACCELERATE_* environment")
 }
 
 #[test]

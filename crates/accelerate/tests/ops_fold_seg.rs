@@ -66,7 +66,7 @@ proptest! {
             // a non-commutative operator pins the order within a segment
             let by_len = xs.fold_seg(5i32, |a, b| a * 31i32 + b, lens);
             let by_off = xs.fold_seg_offsets(5i32, |a, b| a * 31i32 + b, offs);
-            (run_with(&by_len, &Config::default()).unwrap(), run_with(&by_off, &Config::default()).unwrap())
+            (run_with(&by_len, &Config::from_env().unwrap()).unwrap(), run_with(&by_off, &Config::from_env().unwrap()).unwrap())
         });
         let want = reference(rows, &data, &lengths, Some(5), |a, x| a.wrapping_mul(31).wrapping_add(x));
         prop_assert_eq!(a.dims(), &[rows, lengths.len()]);
@@ -81,7 +81,7 @@ proptest! {
         let got = accelerate::scope(|| {
             let xs = use_array(Vector::from_elems(data.clone()));
             let r = xs.fold1_seg(|a, b| a.max(b) - b, use_array(Vector::from_elems(lengths.clone())));
-            run_with(&r, &Config::default()).unwrap().to_vec()
+            run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
         });
         prop_assert_eq!(got, reference(1, &data, &lengths, None, |a, x| a.max(x).wrapping_sub(x)));
     }
@@ -99,7 +99,7 @@ proptest! {
         let got = accelerate::scope(|| {
             let xs = use_array(Vector::from_elems(data.clone()));
             let r = xs.fold_seg(-0.0f32, |a, b| a + b, use_array(Vector::from_elems(lengths.clone())));
-            run_with(&r, &Config::default()).unwrap().to_vec()
+            run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
         });
         let offs = offsets(&lengths);
         let want: Vec<f32> = offs.windows(2).map(|w| data[w[0] as usize..w[1] as usize].iter().fold(-0.0f32, |a, &x| a + x)).collect();
@@ -113,7 +113,7 @@ fn seg_err(lengths: Vec<i64>, n: usize) -> Error {
     accelerate::scope(|| {
         let xs = use_array(Vector::from_elems(vec![1i32; n]));
         let r = xs.fold_seg(0i32, |a, b| a + b, use_array(Vector::from_elems(lengths)));
-        run_with(&r, &Config::default()).unwrap_err()
+        run_with(&r, &Config::from_env().unwrap()).unwrap_err()
     })
 }
 
@@ -138,7 +138,7 @@ fn offsets_not_starting_at_zero_are_an_error() {
     let err = accelerate::scope(|| {
         let xs = use_array(Vector::from_elems(vec![1i32; 4]));
         let r = xs.fold_seg_offsets(0i32, |a, b| a + b, use_array(Vector::from_elems(vec![1i64, 4])));
-        run_with(&r, &Config::default()).unwrap_err()
+        run_with(&r, &Config::from_env().unwrap()).unwrap_err()
     });
     assert!(err.to_string().contains("must start at 0"), "{err}");
 }
@@ -148,7 +148,7 @@ fn fold1_seg_of_an_empty_segment_is_an_error() {
     let err = accelerate::scope(|| {
         let xs = use_array(Vector::from_elems(vec![1i32; 3]));
         let r = xs.fold1_seg(|a, b| a + b, use_array(Vector::from_elems(vec![3i64, 0])));
-        run_with(&r, &Config::default()).unwrap_err()
+        run_with(&r, &Config::from_env().unwrap()).unwrap_err()
     });
     assert!(matches!(err, Error::EmptyReduction { op: "fold1_seg", .. }), "{err}");
 }
@@ -158,7 +158,7 @@ fn no_segments_give_an_empty_result() {
     let r = accelerate::scope(|| {
         let xs = use_array(Vector::from_elems(Vec::<i32>::new()));
         let r = xs.fold_seg(0i32, |a, b| a + b, use_array(Vector::from_elems(Vec::<i64>::new())));
-        run_with(&r, &Config::default()).unwrap()
+        run_with(&r, &Config::from_env().unwrap()).unwrap()
     });
     assert_eq!(r.dims(), &[0]);
 }

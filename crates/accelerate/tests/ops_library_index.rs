@@ -647,7 +647,7 @@ proptest! {
 // Errors name the caller's line
 
 fn run_err<A: Arrays + std::fmt::Debug>(acc: &Acc<A>) -> Error {
-    match accelerate::run_with(acc, &Config::default()) {
+    match accelerate::run_with(acc, &Config::from_env().unwrap()) {
         Ok(v) => panic!("expected an error, got {v:?}"),
         Err(e) => e,
     }

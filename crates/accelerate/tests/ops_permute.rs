@@ -14,7 +14,7 @@ use accelerate::run_with;
 use proptest::prelude::*;
 
 fn cfg() -> Config {
-    Config::default()
+    Config::from_env().expect("a valid ACCELERATE_* environment")
 }
 
 fn int_elems() -> impl Strategy<Value = i32> + Clone {

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 fn map_vec<A: Elt, B: Elt>(xs: &[A], f: impl FnOnce(Exp<A>) -> Exp<B>) -> Result<Vec<B>, Error> {
     accelerate::scope(|| {
         let acc = use_array(Vector::from_elems(xs.to_vec())).map(f);
-        run_with(&acc, &Config::default()).map(|a| a.to_vec())
+        run_with(&acc, &Config::from_env().unwrap()).map(|a| a.to_vec())
     })
 }
 
@@ -128,7 +128,7 @@ proptest! {
             let acc = generate(index1(rows as i64), move |ix| {
                 sfoldl(|acc: Exp<i32>, x: Exp<i32>| acc * 31i32 + x, 7i32, ix, a)
             });
-            run_with(&acc, &Config::default()).map(|r| r.to_vec())
+            run_with(&acc, &Config::from_env().unwrap()).map(|r| r.to_vec())
         })
         .unwrap();
         let want: Vec<i32> = (0..rows)
@@ -195,7 +195,7 @@ fn slice_specifiers_built_from_run_time_values() {
         let cols = xs.replicate(any_dims::<Z>().fixed(n - 1i64).all());
         // column 1 of `rows`, chosen at run time
         let col1 = rows.slice(index0().all().fixed(n - 2i64));
-        let cfg = Config::default();
+        let cfg = Config::from_env().unwrap();
         (run_with(&rows, &cfg).unwrap(), run_with(&cols, &cfg).unwrap(), run_with(&col1, &cfg).unwrap())
     });
     assert_eq!(rows.dims(), &[3, 3]);

@@ -123,7 +123,7 @@ fn run1<const N: usize>(xs: &[i32], k: Kind) -> Result<Vec<i32>, Error> {
     accelerate::scope(|| {
         let a = use_array(Vector::from_elems(xs.to_vec()));
         let r = a.stencil(|p: [Exp<i32>; N]| combine(p), boundary(k));
-        run_with(&r, &Config::default()).map(|r| r.to_vec())
+        run_with(&r, &Config::from_env().unwrap()).map(|r| r.to_vec())
     })
 }
 
@@ -135,7 +135,7 @@ fn run2<const R: usize, const C: usize>(
     accelerate::scope(|| {
         let a = use_array(Array::from_vec(dim2(dims.0, dims.1), xs.to_vec()).unwrap());
         let r = a.stencil(|p: [[Exp<i32>; C]; R]| combine(p.into_iter().flatten()), boundary(k));
-        run_with(&r, &Config::default()).map(|r| r.to_vec())
+        run_with(&r, &Config::from_env().unwrap()).map(|r| r.to_vec())
     })
 }
 
@@ -144,7 +144,7 @@ fn run3<const P: usize>(xs: &[i32], d: usize, k: Kind) -> Result<Vec<i32>, Error
         let a = use_array(Array::from_vec(dim3(d, d + 1, d), xs.to_vec()).unwrap());
         let r =
             a.stencil(|p: [[[Exp<i32>; P]; P]; P]| combine(p.into_iter().flatten().flatten()), boundary(k));
-        run_with(&r, &Config::default()).map(|r| r.to_vec())
+        run_with(&r, &Config::from_env().unwrap()).map(|r| r.to_vec())
     })
 }
 
@@ -188,7 +188,7 @@ proptest! {
             let r = a.stencil2(boundary(k1), b, boundary(k2), |p: [Exp<i32>; 3], q: [Exp<i32>; 5]| {
                 combine(p) - combine(q) * 5i32
             });
-            run_with(&r, &Config::default()).unwrap().to_vec()
+            run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
         });
         let want: Vec<i32> = reference(&xs, &[n], &[3], k1)
             .iter()
@@ -205,7 +205,7 @@ proptest! {
         let got = accelerate::scope(|| {
             let a = use_array(Vector::from_elems(xs.clone()));
             let r = a.stencil(|[l, c, r]: [Exp<f32>; 3]| (l - c * 2.0f32) + r, Boundary::clamp());
-            run_with(&r, &Config::default()).unwrap().to_vec()
+            run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
         });
         let n = xs.len();
         let at = |i: i64| xs[i.clamp(0, n as i64 - 1) as usize];
@@ -240,7 +240,7 @@ fn stencil2_of_arrays_of_different_shapes_is_an_error() {
         let r = a.stencil2(Boundary::clamp(), b, Boundary::clamp(), |p: [Exp<i32>; 3], q: [Exp<f32>; 3]| {
             combine(p).cast::<f32>() + q[1]
         });
-        run_with(&r, &Config::default()).unwrap_err()
+        run_with(&r, &Config::from_env().unwrap()).unwrap_err()
     });
     assert!(
         matches!(&err, Error::ShapeMismatch { first, second, .. } if first == &[4] && second == &[5]),

@@ -4,10 +4,9 @@
 //! Environment variables (read by [`Config::from_env`], which `run` and
 //! `compile` use):
 //!
-//! - `ACCELERATE_BACKEND=interp|cpu` chooses the backend (the default is
-//!   the interpreter until the CPU backend passes the whole property
-//!   suite; `Backend::default_available` is the CPU backend when a C
-//!   compiler is found).
+//! - `ACCELERATE_BACKEND=interp|cpu` chooses the backend. The default is
+//!   `Backend::default_available`: the CPU backend when a C compiler is
+//!   found, else the interpreter (with a one-time warning saying why).
 //! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
 //!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
 //!   recovery), `no-exp-sharing` (no scalar sharing recovery),
@@ -66,7 +65,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            backend: Backend::Interpreter,
+            backend: Backend::default_available(),
             sharing: SharingOptions { arrays: true, scalars: true },
             simplify: true,
             cse: true,

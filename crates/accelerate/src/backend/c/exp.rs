@@ -13,11 +13,12 @@
 //! enclosing one has failed, so that a loop running on a value computed
 //! after an error still ends.
 
-use super::{c_type, helper_suffix, literal, zero};
+use super::{c_type, embedded, helper_suffix, literal, literal_from_word, literal_word, zero};
+use crate::array::ScalarVal;
 use crate::array::{EltTy, ScalarTy};
 use crate::exec::error::SrcLoc;
 use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// A value in C: its type and one C atom (a variable or a literal) per leaf.
 #[derive(Clone, Debug)]
@@ -54,6 +55,54 @@ pub(crate) struct ArraySlot {
     pub elt: EltTy,
 }
 
+/// Note [Hoisted literals]
+/// A literal that is not `embedded` (a seed, a coefficient, a random test
+/// value) is not written into the C source: the kernel reads it from
+/// `A->consts` into a local `K<n>` at the start of each of its functions.
+/// The source, and so the cache key (Note [The kernel cache]), then depends
+/// on the program's structure and not on its constants, so that a program
+/// rebuilt with other constants (a time step, a seed, a threshold) reuses
+/// its compiled kernels, as a compiled `Program` does for other arrays.
+/// The integers whose values the C compiler exploits (-1, 0, 1 and small
+/// powers of two: strides, shifts, masks) stay in the source (`embedded`).
+/// A hoisted literal is loaded once per function, outside every loop, so
+/// it costs the loop one register.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Hoisted {
+    /// The type and word (`literal_word`) of each, in order of `K<n>`.
+    pub lits: Vec<(ScalarTy, i64)>,
+}
+
+impl Hoisted {
+    /// The C atom of a literal: the literal itself or its local.
+    pub fn atom(&mut self, v: ScalarVal) -> String {
+        if embedded(v) {
+            return literal(v);
+        }
+        let key = (v.ty(), literal_word(v));
+        let n = self.lits.iter().position(|l| *l == key).unwrap_or_else(|| {
+            self.lits.push(key);
+            self.lits.len() - 1
+        });
+        format!("K{n}")
+    }
+
+    /// The declarations of the locals `K<n>`, read from `A->consts`.
+    pub fn declarations(&self) -> String {
+        let mut out = String::new();
+        for (n, (t, _)) in self.lits.iter().enumerate() {
+            let value = literal_from_word(*t, &format!("A->consts[{n}]"));
+            out.push_str(&format!("    const {} K{n} = {value};\n", c_type(*t)));
+        }
+        out
+    }
+
+    /// The words passed to the kernel as `A->consts`.
+    pub fn words(&self) -> Vec<i64> {
+        self.lits.iter().map(|(_, w)| *w).collect()
+    }
+}
+
 /// Generates the statements of scalar code, appended to `out`.
 pub(crate) struct ExpGen<'a> {
     /// The arrays of the kernel's array environment, by de Bruijn index.
@@ -61,6 +110,8 @@ pub(crate) struct ExpGen<'a> {
     /// Source locations of the operations that can fail; an error names
     /// its site by position here.
     pub sites: &'a mut Vec<SrcLoc>,
+    /// The kernel's hoisted literals (Note [Hoisted literals]).
+    pub hoisted: &'a mut Hoisted,
     pub out: String,
     indent: usize,
     fresh: usize,
@@ -80,6 +131,7 @@ impl<'a> ExpGen<'a> {
     pub fn new(
         arrays: &'a HashMap<usize, ArraySlot>,
         sites: &'a mut Vec<SrcLoc>,
+        hoisted: &'a mut Hoisted,
         err: &str,
         indent: usize,
         prefix_counter: usize,
@@ -87,6 +139,7 @@ impl<'a> ExpGen<'a> {
         ExpGen {
             arrays,
             sites,
+            hoisted,
             out: String::new(),
             indent,
             fresh: prefix_counter,
@@ -210,7 +263,7 @@ impl<'a> ExpGen<'a> {
                 }
                 b.val
             }
-            ExpKind::Const(c) => CVal::scalar(c.ty(), literal(*c)),
+            ExpKind::Const(c) => CVal::scalar(c.ty(), self.hoisted.atom(*c)),
             ExpKind::Tuple(es) => {
                 let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
                 CVal {
@@ -618,17 +671,45 @@ fn cast(from: ScalarTy, to: ScalarTy, a: &str) -> String {
 /// binding can be raised where it is bound (Note [Error contexts in
 /// generated code]).
 pub(crate) fn strict(e: &OpenExp, var: usize) -> bool {
+    strict_vars(e).contains(&var)
+}
+
+/// The variables (de Bruijn indices in `e`'s environment) that `e` uses on
+/// every evaluation path, in one bottom-up pass.
+fn strict_vars(e: &OpenExp) -> BTreeSet<usize> {
+    // the variables of a body under one binder, seen from outside it
+    let unbind =
+        |s: BTreeSet<usize>| s.into_iter().filter(|&v| v > 0).map(|v| v - 1).collect::<BTreeSet<_>>();
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
-        ExpKind::Var(k) => *k == var,
-        ExpKind::Let(b, body) => strict(b, var) || strict(body, var + 1),
-        ExpKind::Const(_) | ExpKind::Shape { .. } => false,
-        ExpKind::Tuple(es) => es.iter().any(|x| strict(x, var)),
-        ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, es) => strict(&es[0], var),
-        ExpKind::Prim(_, es) => es.iter().any(|x| strict(x, var)),
-        ExpKind::Prj(_, t) => strict(t, var),
-        ExpKind::Cond(c, t, f) => strict(c, var) || (strict(t, var) && strict(f, var)),
+        ExpKind::Var(k) => BTreeSet::from([*k]),
+        ExpKind::Let(b, body) => {
+            let inner = strict_vars(body);
+            // the binding runs on every path only if its variable is used
+            // on every path: else it has a context of its own, where the
+            // errors of the variables it reads are deferred too
+            let bound = inner.contains(&0);
+            let mut s = unbind(inner);
+            if bound {
+                s.extend(strict_vars(b));
+            }
+            s
+        }
+        ExpKind::Const(_) | ExpKind::Shape { .. } => BTreeSet::new(),
+        ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, es) => strict_vars(&es[0]),
+        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().flat_map(strict_vars).collect(),
+        ExpKind::Prj(_, t) => strict_vars(t),
+        ExpKind::Cond(c, t, f) => {
+            let (t, f) = (strict_vars(t), strict_vars(f));
+            let mut s = strict_vars(c);
+            s.extend(t.intersection(&f));
+            s
+        }
         // the condition runs at least once, on the initial value
-        ExpKind::While { cond, init, .. } => strict(init, var) || strict(&cond.body, var + 1),
-        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => strict(index, var),
+        ExpKind::While { cond, init, .. } => {
+            let mut s = strict_vars(init);
+            s.extend(unbind(strict_vars(&cond.body)));
+            s
+        }
+        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => strict_vars(index),
     })
 }

@@ -11,7 +11,7 @@
 
 mod exp;
 
-pub(crate) use exp::{linear_of, ArraySlot, CVal, ExpGen};
+pub(crate) use exp::{linear_of, ArraySlot, CVal, ExpGen, Hoisted};
 
 use crate::array::{ScalarTy, ScalarVal};
 
@@ -54,6 +54,59 @@ pub(crate) fn literal(v: ScalarVal) -> String {
         ScalarVal::F16(b) => format!("((acc_f16)0x{b:04x}u)"),
         ScalarVal::F32(x) => format!("acc_f32_bits(0x{:08x}u) /* {x:?} */", x.to_bits()),
         ScalarVal::F64(x) => format!("acc_f64_bits(0x{:016x}ull) /* {x:?} */", x.to_bits()),
+    }
+}
+
+/// Whether a literal is written into the C source (else it is a hoisted
+/// literal, Note [Hoisted literals]): booleans, and the integers -1, 0, 1
+/// and the powers of two up to 256, whose value the C compiler exploits
+/// (strides that keep a loop contiguous, shifts and masks for divisions
+/// and remainders). Every other integer and every float is hoisted: a
+/// float's value changes no code that the float rules let the compiler
+/// emit.
+pub(crate) fn embedded(v: ScalarVal) -> bool {
+    let structural = |x: i128| (-1..=1).contains(&x) || (x > 0 && x <= 256 && x & (x - 1) == 0);
+    match v {
+        ScalarVal::Bool(_) => true,
+        ScalarVal::I8(x) => structural(x.into()),
+        ScalarVal::U8(x) => structural(x.into()),
+        ScalarVal::I16(x) => structural(x.into()),
+        ScalarVal::I32(x) => structural(x.into()),
+        ScalarVal::I64(x) => structural(x.into()),
+        ScalarVal::U16(x) => structural(x.into()),
+        ScalarVal::U32(x) => structural(x.into()),
+        ScalarVal::U64(x) => structural(x.into()),
+        ScalarVal::F16(_) | ScalarVal::F32(_) | ScalarVal::F64(_) => false,
+    }
+}
+
+/// A literal as the 64-bit word it is passed in: integers sign- or
+/// zero-extended, floats as their bit patterns.
+pub(crate) fn literal_word(v: ScalarVal) -> i64 {
+    match v {
+        ScalarVal::Bool(b) => b.into(),
+        ScalarVal::I8(x) => x.into(),
+        ScalarVal::I16(x) => x.into(),
+        ScalarVal::I32(x) => x.into(),
+        ScalarVal::I64(x) => x,
+        ScalarVal::U8(x) => x.into(),
+        ScalarVal::U16(x) => x.into(),
+        ScalarVal::U32(x) => x.into(),
+        ScalarVal::U64(x) => x as i64,
+        ScalarVal::F16(b) => b.into(),
+        ScalarVal::F32(x) => x.to_bits().into(),
+        ScalarVal::F64(x) => x.to_bits() as i64,
+    }
+}
+
+/// A C expression of type `t` from the word `w` of `literal_word`. Every
+/// conversion is defined: the word of a signed type is in its range, and
+/// conversions to unsigned types are taken modulo.
+pub(crate) fn literal_from_word(t: ScalarTy, w: &str) -> String {
+    match t {
+        ScalarTy::F32 => format!("acc_f32_bits((uint32_t){w})"),
+        ScalarTy::F64 => format!("acc_f64_bits((uint64_t){w})"),
+        other => format!("(({}){w})", c_type(other)),
     }
 }
 

@@ -17,6 +17,27 @@
 #include <string.h>
 #include <math.h>
 
+/* Vector variants of the transcendental functions (glibc's libmvec), so
+ * that a loop calling them vectorises: each is declared an OpenMP
+ * `declare simd` function, which the compiler honours under -fopenmp-simd
+ * (no other OpenMP feature, no runtime) by calling `_ZGV..._expf` on whole
+ * vectors. glibc's math.h declares them so only under -ffast-math, which
+ * we cannot use (it drops the NaN and infinity rules); declaring them here
+ * keeps those rules: the vector functions return what the scalar ones do
+ * for NaN, infinities and out-of-range arguments, and differ from them by
+ * at most 4 ulp elsewhere (docs/semantics.md allows backends to differ in
+ * the last bits of the transcendental functions). The backend defines
+ * ACC_LIBMVEC, and links libmvec, only where the compiler finds it. */
+#ifdef ACC_LIBMVEC
+#define ACC_SIMD_1(name) _Pragma("omp declare simd notinbranch") float name##f(float); \
+    _Pragma("omp declare simd notinbranch") double name(double);
+#define ACC_SIMD_2(name) _Pragma("omp declare simd notinbranch") float name##f(float, float); \
+    _Pragma("omp declare simd notinbranch") double name(double, double);
+ACC_SIMD_1(exp) ACC_SIMD_1(log) ACC_SIMD_1(sin) ACC_SIMD_1(cos) ACC_SIMD_1(tan)
+ACC_SIMD_1(asin) ACC_SIMD_1(acos) ACC_SIMD_1(atan) ACC_SIMD_1(sinh) ACC_SIMD_1(cosh)
+ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
+#endif
+
 typedef uint8_t acc_bool;
 typedef uint16_t acc_f16;
 
@@ -39,11 +60,13 @@ typedef struct {
 
 /* The arguments of every kernel: the buffers it reads and writes (one per
  * primitive leaf of each array), their extents, the skeleton's integer
- * parameters, and where to report an error. */
+ * parameters, the kernel's hoisted literals as 64-bit words, and where to
+ * report an error. */
 typedef struct {
     void *const *bufs;
     const int64_t *extents;
     const int64_t *params;
+    const int64_t *consts;
     acc_err *err;
 } acc_args;
 

@@ -34,6 +34,7 @@ pub(crate) struct AccArgs {
     bufs: *const *mut c_void,
     extents: *const i64,
     params: *const i64,
+    consts: *const i64,
     err: *mut AccErr,
 }
 
@@ -369,6 +370,7 @@ impl Launch<'_> {
                 bufs: bufs.as_ptr(),
                 extents: extents.as_ptr(),
                 params: params.as_ptr(),
+                consts: self.k.consts.as_ptr(),
                 err: &mut err,
             },
         };

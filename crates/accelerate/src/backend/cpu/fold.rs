@@ -28,12 +28,24 @@
 //! (`docs/semantics.md`); `fold` declares its operator associative, so
 //! the generated code reassociates explicitly instead, as CUB and every
 //! hand-written vector reduction do, and nothing else changes.
+//! Interleaved lanes (lane `q` takes elements `q, q + K, ..`) also reorder
+//! the elements, which needs a commutative operator as well: they are
+//! used only when the operator is commutative by construction
+//! (`commutative`: `a + b`, `max(a, b)`, a tuple of such), as for sums,
+//! products, extrema and dot products. Any other operator (an affine
+//! composition, a matrix product) reduces each piece in order, from its
+//! first element; only the grouping of the pieces then differs from the
+//! interpreter's. Lanes are written only for float elements: integer
+//! arithmetic wraps, so the C compiler reassociates an in-order integer
+//! reduction itself and vectorises it without help. (GCC 12.2 also
+//! miscompiles the lane loop for 8-bit integers at `-O3`: a sum of 48
+//! `int8_t` through 16 lanes came out wrong, found by the property tests.)
 
 use super::kernel::{assign, declare, read_at, store, KernelGen, Source};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::{c_type, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
-use crate::ir::{Fun, OpenExp};
+use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
 
 /// Independent accumulators of a reduction loop: 16 lanes cover two AVX2
 /// vectors of f32, enough to hide the latency of a vector addition.
@@ -110,6 +122,48 @@ pub(crate) fn fold(
     k.close_function(out, parts);
 }
 
+/// Is `f(a, b)` equal to `f(b, a)` by construction? Each leaf of its
+/// result must be one commutative primitive applied to the same leaf of
+/// both arguments (Note [Multi-accumulator reductions]). For floats `+`
+/// and `*` commute exactly; `min`/`max` commute up to the sign of a zero
+/// result, which the grouping of a reduction already leaves open
+/// (`docs/semantics.md`).
+pub(crate) fn commutative(f: &Fun) -> bool {
+    /// The argument (0 or 1) and the projection path of a leaf access.
+    fn path(e: &OpenExp) -> Option<(usize, Vec<usize>)> {
+        match &e.kind {
+            ExpKind::Var(v) if *v < 2 => Some((*v, Vec::new())),
+            ExpKind::Prj(i, t) => path(t).map(|(v, mut p)| {
+                p.push(*i);
+                (v, p)
+            }),
+            _ => None,
+        }
+    }
+    fn symmetric(e: &OpenExp) -> bool {
+        use PrimFun::*;
+        match &e.kind {
+            ExpKind::Tuple(es) => es.iter().all(symmetric),
+            ExpKind::Prim(Add | Mul | Min | Max | BAnd | BOr | BXor | LAnd | LOr, args)
+                if args.len() == 2 =>
+            {
+                match (path(&args[0]), path(&args[1])) {
+                    (Some((u, p)), Some((v, q))) => u != v && p == q,
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+    f.params.len() == 2 && symmetric(&f.body)
+}
+
+/// Whether a reduction with `f` over elements of type `elt` keeps
+/// interleaved lanes (Note [Multi-accumulator reductions]).
+fn lanes(f: &Fun, elt: &EltTy) -> bool {
+    elt.leaves().iter().all(|t| matches!(t, ScalarTy::F32 | ScalarTy::F64)) && commutative(f)
+}
+
 /// The reduction of positions `base + lo .. base + hi` of a row, with the
 /// seed if any (an empty range gives the seed; without a seed the range
 /// is not empty).
@@ -126,6 +180,12 @@ pub(crate) fn reduce_row(
 ) -> CVal {
     match seed {
         None => reduce1(g, f, src, base, lo, hi, loc),
+        Some(z) if !lanes(f, &z.ty) => {
+            // in order from the seed: the interpreter's order exactly
+            let acc = declare(g, "acc", z);
+            fold_in_order(g, f, src, base, lo, hi, &acc, loc);
+            acc
+        }
         Some(z) => {
             // a short range folds from the seed in order (the interpreter's
             // order exactly); a long one reduces with lanes, then the seed
@@ -136,20 +196,36 @@ pub(crate) fn reduce_row(
             assign(g, &acc, &v);
             g.close("} else {");
             g.indent_in();
-            g.open(&format!("for (int64_t k = {lo}; k < {hi}; k++) {{"));
-            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
-            let x = read_at(g, src, &p, loc);
-            let v = g.apply(f, vec![acc.clone(), x]);
-            assign(g, &acc, &v);
-            g.close("}");
+            fold_in_order(g, f, src, base, lo, hi, &acc, loc);
             g.close("}");
             acc
         }
     }
 }
 
+/// `acc = f(acc, x)` for the positions `base + lo .. base + hi` in order.
+#[allow(clippy::too_many_arguments)]
+fn fold_in_order(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    src: &Source,
+    base: &str,
+    lo: &str,
+    hi: &str,
+    acc: &CVal,
+    loc: SrcLoc,
+) {
+    let k = g.fresh("k");
+    g.open(&format!("for (int64_t {k} = {lo}; {k} < {hi}; {k}++) {{"));
+    let p = g.bind(ScalarTy::I64, &format!("{base} + {k}"));
+    let x = read_at(g, src, &p, loc);
+    let v = g.apply(f, vec![acc.clone(), x]);
+    assign(g, acc, &v);
+    g.close("}");
+}
+
 /// The reduction of the non-empty range `base + lo .. base + hi`, with
-/// `LANES` accumulators when it is long enough.
+/// `LANES` accumulators when it is long enough and `lanes` allows them.
 pub(crate) fn reduce1(
     g: &mut ExpGen<'_>,
     f: &Fun,
@@ -162,6 +238,10 @@ pub(crate) fn reduce1(
     let p0 = g.bind(ScalarTy::I64, &format!("{base} + {lo}"));
     let x0 = read_at(g, src, &p0, loc);
     let acc = declare(g, "acc", &x0);
+    if !lanes(f, &acc.ty) {
+        fold_in_order(g, f, src, base, &format!("{lo} + 1"), hi, &acc, loc);
+        return acc;
+    }
     let k = g.fresh("k");
     g.line(&format!("int64_t {k} = {lo} + 1;"));
     // K accumulators

@@ -9,10 +9,11 @@
 //! buffers of the arrays the kernel reads (every leaf of slot 0, then of
 //! slot 1, ...), then its outputs; `A->extents` the extents of those
 //! arrays, then of the iteration space; `A->params` the skeleton's own
-//! integers.
+//! integers; `A->consts` the kernel's hoisted literals (Note [Hoisted
+//! literals]).
 
 use crate::array::{ArrayTy, ArraysTy, EltTy, ScalarTy};
-use crate::backend::c::{c_type, ArraySlot, CVal, ExpGen};
+use crate::backend::c::{c_type, ArraySlot, CVal, ExpGen, Hoisted};
 use crate::exec::error::SrcLoc;
 use crate::ir::{AccKind, Direction, Fun, OpenAcc, OpenExp};
 use std::collections::HashMap;
@@ -118,7 +119,13 @@ pub(crate) struct Kernel {
     pub elt: EltTy,
     pub sites: Vec<SrcLoc>,
     pub loc: SrcLoc,
+    /// The words of its hoisted literals (Note [Hoisted literals]).
+    pub consts: Vec<i64>,
 }
+
+/// Where `open_function` leaves room for the hoisted literals, which
+/// `close_function` declares once the body has named them all.
+const CONSTS_MARK: &str = "    /* hoisted literals */\n";
 
 /// The code generation state of one kernel.
 pub(crate) struct KernelGen {
@@ -126,6 +133,7 @@ pub(crate) struct KernelGen {
     pub slots: HashMap<usize, ArraySlot>,
     pub inputs: Vec<usize>,
     pub sites: Vec<SrcLoc>,
+    pub hoisted: Hoisted,
     pub fresh: usize,
     n_leaves: usize,
     n_extents: usize,
@@ -152,7 +160,17 @@ impl KernelGen {
         }
         let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
         let n_extents = input_tys.iter().map(|t| t.rank).sum();
-        KernelGen { name, slots, inputs, sites: Vec::new(), fresh: 0, n_leaves, n_extents, input_tys }
+        KernelGen {
+            name,
+            slots,
+            inputs,
+            sites: Vec::new(),
+            hoisted: Hoisted::default(),
+            fresh: 0,
+            n_leaves,
+            n_extents,
+            input_tys,
+        }
     }
 
     /// The index in `A->bufs` of the first buffer after the inputs.
@@ -167,7 +185,7 @@ impl KernelGen {
 
     /// A scalar-code generator writing at `indent`, with errors to `e0`.
     pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
-        ExpGen::new(&self.slots, &mut self.sites, "e0", indent, self.fresh)
+        ExpGen::new(&self.slots, &mut self.sites, &mut self.hoisted, "e0", indent, self.fresh)
     }
 
     /// Opens the C function `suffix` of this kernel: the signature, the
@@ -192,6 +210,7 @@ impl KernelGen {
                 x += 1;
             }
         }
+        out.push_str(CONSTS_MARK);
         out.push_str("    acc_err e0; e0.code = ACC_ERR_NONE;\n");
     }
 
@@ -224,6 +243,9 @@ impl KernelGen {
     /// reaches the host.
     pub fn close_function(&mut self, out: &mut String, (code, fresh): (String, usize)) {
         self.fresh = fresh;
+        if let Some(at) = out.rfind(CONSTS_MARK) {
+            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations());
+        }
         out.push_str(&code);
         out.push_str("    acc_publish(A->err, &e0);\n}\n");
     }

@@ -339,6 +339,7 @@ impl Lowering {
             elt: res.elt.clone(),
             sites: kg.sites,
             loc,
+            consts: kg.hoisted.words(),
         });
         Ok((Cmd::Kernel(self.kernels.len() - 1), ty))
     }

@@ -181,8 +181,11 @@ impl Descriptor {
             |new, old| new + old,
             fill(index1(m), 0i64),
             move |k| {
+                // offsets saturate at i64::MAX on a bad descriptor, so
+                // `start` may wrap negative: the descriptor check reports
+                // that, and this permute must not fail first
                 let start = offsets.index(k) + unindex1(k);
-                cond(start.lt(m), just(index1(start)), nothing())
+                cond(start.ge(0i64) & start.lt(m), just(index1(start)), nothing())
             },
         );
         let counts = starts.scanl(0i64, |a, b| a + b);

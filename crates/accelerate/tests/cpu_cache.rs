@@ -1,0 +1,183 @@
+//! The CPU backend's kernel cache (Note [The kernel cache] in
+//! `backend/cpu/compile.rs`), within one process and across processes.
+//!
+//! Each cross-process scenario runs this test binary again as a child
+//! (`child`), with a cache directory of its own and `CC` set to a wrapper
+//! script that logs every invocation of the real compiler, so that the
+//! test sees whether a process compiled or loaded from the disk. This file
+//! holds a single test, so that the process-wide compilation counter
+//! (`accelerate::backend::cpu::compilations`) sees no other test's work.
+//!
+//! Skipped, saying so, when the machine has no C compiler.
+
+use accelerate::prelude::*;
+use accelerate::{compile_with, run_with, Backend};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Set in a child process: the role it plays.
+const ROLE: &str = "ACCELERATE_CACHE_TEST_ROLE";
+
+fn cpu() -> Config {
+    Config::default().with_backend(Backend::Cpu)
+}
+
+/// The program every child compiles and runs: a map whose constants are
+/// hoisted and embedded, and a fold.
+fn program(xs: Acc<Vector<i64>>) -> Acc<Scalar<i64>> {
+    xs.map(|x| x * 1_234_567i64 + 89i64).fold(0i64, |a, b| a + b)
+}
+
+fn expected(n: i64) -> i64 {
+    (0..n).map(|x| x.wrapping_mul(1_234_567).wrapping_add(89)).fold(0i64, i64::wrapping_add)
+}
+
+/// A child: compiles and runs `program`, checks its result, and reports
+/// how many times it ran the compiler.
+fn child() {
+    let p = compile_with(program, cpu()).expect("the program compiles");
+    let xs = Vector::from_elems((0..100_000i64).collect());
+    assert_eq!(p.run(&xs).expect("the program runs").value(), expected(100_000));
+    println!("compilations={}", accelerate::backend::cpu::compilations());
+}
+
+#[test]
+fn the_kernel_cache_serves_processes_and_rebuilds_corrupt_entries() {
+    if std::env::var_os(ROLE).is_some() {
+        return child();
+    }
+    if let Some(why) = accelerate::backend::cpu::unavailable() {
+        eprintln!("skipped: the CPU backend is unavailable here: {why}");
+        return;
+    }
+    in_process();
+    across_processes();
+}
+
+/// Within one process: a second compile of the same program, and programs
+/// differing only in their hoisted literals, reuse the loaded kernels.
+fn in_process() {
+    let f = |xs: Acc<Vector<i64>>| xs.map(|x| x * 7_654_321i64 - 3i64).fold(0i64, |a, b| a + b);
+    let p = compile_with(f, cpu()).unwrap();
+    let before = accelerate::backend::cpu::compilations();
+    let q = compile_with(f, cpu()).unwrap();
+    assert_eq!(
+        accelerate::backend::cpu::compilations(),
+        before,
+        "the second compile found the kernels cached"
+    );
+    let xs = Vector::from_elems((0..1000i64).collect());
+    assert_eq!(p.run(&xs).unwrap().to_vec(), q.run(&xs).unwrap().to_vec());
+
+    // Note [Hoisted literals]: one compilation serves every constant
+    let data: Vec<f32> = (0..5000).map(|i| i as f32 * 0.25 - 300.0).collect();
+    let before = accelerate::backend::cpu::compilations();
+    for c in [0.319_381_53f32, -1.821_256e-7, 3.75, 1.0e30] {
+        let xs = Vector::from_elems(data.clone());
+        let got = accelerate::scope(|| run_with(&use_array(xs).map(move |x| x * c + 0.5), &cpu())).unwrap();
+        let want: Vec<u32> = data.iter().map(|x| (x * c + 0.5).to_bits()).collect();
+        assert_eq!(got.to_vec().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want, "constant {c}");
+    }
+    assert_eq!(accelerate::backend::cpu::compilations() - before, 1, "one compilation for four constants");
+}
+
+/// Across processes sharing one cache directory.
+fn across_processes() {
+    let dir = std::env::temp_dir().join(format!("accelerate-cache-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cc = wrapper(&dir);
+
+    // a first process compiles, a second one loads from the disk
+    let cache = dir.join("cache");
+    assert_eq!(compilations(&run_child(&cc, &cache)), 1, "the first process compiles");
+    let log = dir.join("cc.log");
+    let compiles =
+        || std::fs::read_to_string(&log).unwrap_or_default().lines().filter(|l| l.contains("-o")).count();
+    assert_eq!(compiles(), 1);
+    assert_eq!(compilations(&run_child(&cc, &cache)), 0, "the second process loads from the cache");
+    assert_eq!(compiles(), 1, "the second process did not run the compiler");
+
+    // a truncated object and a corrupted one are each rebuilt, not loaded
+    for damage in [truncate as fn(&Path), flip_a_byte] {
+        for entry in std::fs::read_dir(&cache).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "so") {
+                damage(&path);
+            }
+        }
+        assert_eq!(compilations(&run_child(&cc, &cache)), 1, "a damaged entry is rebuilt");
+        assert_eq!(compilations(&run_child(&cc, &cache)), 0, "the rebuilt entry is used");
+    }
+
+    // two processes filling one empty cache at once both succeed
+    let shared = dir.join("shared");
+    let children: Vec<_> = (0..2).map(|_| spawn_child(&cc, &shared)).collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        check_child(&out);
+    }
+    assert_eq!(compilations(&run_child(&cc, &shared)), 0, "their entry is complete");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A compiler wrapper that logs its arguments to `cc.log` next to it.
+fn wrapper(dir: &Path) -> PathBuf {
+    let real = std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into());
+    let path = dir.join("cc-logged");
+    let log = dir.join("cc.log");
+    std::fs::write(&path, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec {real} \"$@\"\n", log.display()))
+        .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn spawn_child(cc: &Path, cache: &Path) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "the_kernel_cache_serves_processes_and_rebuilds_corrupt_entries", "--nocapture"])
+        .env(ROLE, "child")
+        .env("CC", cc)
+        .env("ACCELERATE_CACHE_DIR", cache)
+        .env_remove("ACCELERATE_CACHE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn run_child(cc: &Path, cache: &Path) -> Output {
+    let out = spawn_child(cc, cache).wait_with_output().unwrap();
+    check_child(&out);
+    out
+}
+
+fn check_child(out: &Output) {
+    assert!(
+        out.status.success(),
+        "child failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The compilation count a child reported.
+fn compilations(out: &Output) -> usize {
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("compilations="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in the child's output:\n{text}"))
+}
+
+fn truncate(path: &Path) {
+    let len = std::fs::metadata(path).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(path).unwrap().set_len(len / 2).unwrap();
+}
+
+fn flip_a_byte(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(path, bytes).unwrap();
+}
