@@ -10,10 +10,10 @@ use accelerate_bench::programs;
 /// with an Accelerate version has ours, its ablations and both Rust
 /// versions, and checks every variant's result.
 ///
-/// Each program is compiled by one test only: the kernel cache of this
-/// library version can hand two threads of one process that compile the
-/// same program at once the same temporary file (so `cargo test` on a cold
-/// cache would fail now and then if two tests built the same benchmark).
+/// Each program is compiled by one test only, so that no two test threads
+/// compile the same program at once (before aaf8eb4 the kernel cache gave
+/// such compilations one temporary file, and a cold cache failed now and
+/// then).
 fn check(name: &str) {
     let b = programs::find(name).expect("a benchmark of that name");
     let mut bench = (b.bench)(Size::Tiny).unwrap_or_else(|e| panic!("building {name}: {e}"));
