@@ -71,7 +71,9 @@ fn add3(a: Exp<V3>, b: Exp<V3>) -> Exp<V3> {
 }
 
 /// The acceleration of every body: `accels[i] = sum over j of
-/// interaction(body i, body j)`, summed left to right over `j`.
+/// interaction(body i, body j)`, summed over `j` (left to right in the
+/// interpreter; in another order by a backend that reassociates,
+/// `check_step`).
 ///
 /// The number of bodies is read from the array at run time, so one
 /// compiled program serves every `n`.
@@ -239,11 +241,12 @@ fn gamma(k: usize) -> f64 {
 /// no fused multiply-add, a correctly rounded `sqrt`, `docs/semantics.md`),
 /// and only the order of the sum over the `n` bodies may differ (`fold`'s
 /// operator is associative; the CPU backend sums with interleaved
-/// accumulators). Both sums are within `gamma_{n-1} * S` of the exact sum,
-/// where `S` is the sum of the absolute values of the terms, so the
-/// program's acceleration lies within `2 * gamma_{n-1} * S` (about
-/// `(n - 1) * eps * S`) of the reference's, per coordinate. `S`, not the
-/// acceleration, sets the scale: the pulls from every side cancel.
+/// accumulators). Both sums are within `gamma_{n-1} * S` of the exact sum
+/// (the first addition, to the zero seed, is exact), where `S` is the sum
+/// of the absolute values of the terms, so the program's acceleration lies
+/// within `2 * gamma_{n-1} * S` (about `(n - 1) * eps * S`) of the
+/// reference's, per coordinate. `S`, not the acceleration, sets the scale:
+/// the pulls from every side cancel.
 ///
 /// The rest of the step is the same f32 operations on that acceleration,
 /// each monotone in it (`dt > 0`; rounding to nearest is monotone), so the
