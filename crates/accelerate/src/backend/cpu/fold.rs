@@ -41,7 +41,7 @@
 //! miscompiles the lane loop for 8-bit integers at `-O3`: a sum of 48
 //! `int8_t` through 16 lanes came out wrong, found by the property tests.)
 
-use super::kernel::{assign, declare, read_at, store, KernelGen, Source};
+use super::kernel::{assign, declare, store, KernelGen, Row, Source};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::{c_type, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -73,7 +73,8 @@ pub(crate) fn fold(
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
     g.open("for (int64_t r = start; r < end; r++) {");
     g.line(&format!("const int64_t base = r * {n};"));
-    let r = reduce_row(&mut g, f, z.as_ref(), src, "base", "0", &n, loc);
+    let row = Row::new(&mut g, src, &sh, "r", "base");
+    let r = reduce_row(&mut g, f, z.as_ref(), src, &row, "0", &n, loc);
     store(&mut g, &obufs, "r", &r);
     g.close("}");
     let parts = g.into_parts();
@@ -87,10 +88,11 @@ pub(crate) fn fold(
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);
     g.open("for (int64_t c = start; c < end; c++) {");
-    g.line(&format!("const int64_t base = (c / P[0]) * {n};"));
+    g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
     g.line("const int64_t lo = (c % P[0]) * P[1];");
     g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-    let r = reduce1(&mut g, f, src, "base", "lo", "hi", loc);
+    let row = Row::new(&mut g, src, &sh, "row", "base");
+    let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
     store(&mut g, &tbufs, "c", &r);
     g.close("}");
     let parts = g.into_parts();
@@ -173,17 +175,17 @@ pub(crate) fn reduce_row(
     f: &Fun,
     seed: Option<&CVal>,
     src: &Source,
-    base: &str,
+    row: &Row,
     lo: &str,
     hi: &str,
     loc: SrcLoc,
 ) -> CVal {
     match seed {
-        None => reduce1(g, f, src, base, lo, hi, loc),
+        None => reduce1(g, f, src, row, lo, hi, loc),
         Some(z) if !lanes(f, &z.ty) => {
             // in order from the seed: the interpreter's order exactly
             let acc = declare(g, "acc", z);
-            fold_in_order(g, f, src, base, lo, hi, &acc, loc);
+            fold_in_order(g, f, src, row, lo, hi, &acc, loc);
             acc
         }
         Some(z) => {
@@ -191,12 +193,12 @@ pub(crate) fn reduce_row(
             // order exactly); a long one reduces with lanes, then the seed
             let acc = declare(g, "acc", z);
             g.open(&format!("if ({hi} - {lo} >= {}) {{", 2 * LANES));
-            let r = reduce1(g, f, src, base, lo, hi, loc);
+            let r = reduce1(g, f, src, row, lo, hi, loc);
             let v = g.apply(f, vec![z.clone(), r]);
             assign(g, &acc, &v);
             g.close("} else {");
             g.indent_in();
-            fold_in_order(g, f, src, base, lo, hi, &acc, loc);
+            fold_in_order(g, f, src, row, lo, hi, &acc, loc);
             g.close("}");
             acc
         }
@@ -209,7 +211,7 @@ fn fold_in_order(
     g: &mut ExpGen<'_>,
     f: &Fun,
     src: &Source,
-    base: &str,
+    row: &Row,
     lo: &str,
     hi: &str,
     acc: &CVal,
@@ -217,8 +219,7 @@ fn fold_in_order(
 ) {
     let k = g.fresh("k");
     g.open(&format!("for (int64_t {k} = {lo}; {k} < {hi}; {k}++) {{"));
-    let p = g.bind(ScalarTy::I64, &format!("{base} + {k}"));
-    let x = read_at(g, src, &p, loc);
+    let x = row.read(g, src, &k, loc);
     let v = g.apply(f, vec![acc.clone(), x]);
     assign(g, acc, &v);
     g.close("}");
@@ -230,16 +231,15 @@ pub(crate) fn reduce1(
     g: &mut ExpGen<'_>,
     f: &Fun,
     src: &Source,
-    base: &str,
+    row: &Row,
     lo: &str,
     hi: &str,
     loc: SrcLoc,
 ) -> CVal {
-    let p0 = g.bind(ScalarTy::I64, &format!("{base} + {lo}"));
-    let x0 = read_at(g, src, &p0, loc);
+    let x0 = row.read(g, src, lo, loc);
     let acc = declare(g, "acc", &x0);
     if !lanes(f, &acc.ty) {
-        fold_in_order(g, f, src, base, &format!("{lo} + 1"), hi, &acc, loc);
+        fold_in_order(g, f, src, row, &format!("{lo} + 1"), hi, &acc, loc);
         return acc;
     }
     let k = g.fresh("k");
@@ -253,8 +253,8 @@ pub(crate) fn reduce1(
     let lane_val =
         |q: &str| CVal { ty: acc.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[{q}]")).collect() };
     g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
-    let p = g.bind(ScalarTy::I64, &format!("{base} + {lo} + q"));
-    let x = read_at(g, src, &p, loc);
+    let q = g.bind(ScalarTy::I64, &format!("{lo} + q"));
+    let x = row.read(g, src, &q, loc);
     for (l, v) in lanes.iter().zip(&x.leaves) {
         g.line(&format!("{l}[q] = {v};"));
     }
@@ -262,8 +262,8 @@ pub(crate) fn reduce1(
     g.line(&format!("{k} = {lo} + {LANES};"));
     g.open(&format!("for (; {k} + {LANES} <= {hi}; {k} += {LANES}) {{"));
     g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
-    let p = g.bind(ScalarTy::I64, &format!("{base} + {k} + q"));
-    let x = read_at(g, src, &p, loc);
+    let kq = g.bind(ScalarTy::I64, &format!("{k} + q"));
+    let x = row.read(g, src, &kq, loc);
     let v = g.apply(f, vec![lane_val("q"), x]);
     for (l, v) in lanes.iter().zip(&v.leaves) {
         g.line(&format!("{l}[q] = {v};"));
@@ -279,8 +279,7 @@ pub(crate) fn reduce1(
     g.close("}");
     // the rest, one at a time
     g.open(&format!("for (; {k} < {hi}; {k}++) {{"));
-    let p = g.bind(ScalarTy::I64, &format!("{base} + {k}"));
-    let x = read_at(g, src, &p, loc);
+    let x = row.read(g, src, &k, loc);
     let v = g.apply(f, vec![acc.clone(), x]);
     assign(g, &acc, &v);
     g.close("}");

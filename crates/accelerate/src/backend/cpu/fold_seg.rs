@@ -16,7 +16,7 @@
 //! ```
 
 use super::fold::reduce_row;
-use super::kernel::{store, KernelGen, Source};
+use super::kernel::{store, KernelGen, Row, Source};
 use crate::array::EltTy;
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, OpenExp};
@@ -48,7 +48,7 @@ pub(crate) fn fold_seg(
     g.open("for (int64_t q = start; q < end; q++) {");
     g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
     g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
-    let r = reduce_row(&mut g, f, z.as_ref(), src, "base", "lo", "hi", loc);
+    let r = reduce_row(&mut g, f, z.as_ref(), src, &Row::at("base"), "lo", "hi", loc);
     store(&mut g, &obufs, "q", &r);
     g.close("}");
     let parts = g.into_parts();

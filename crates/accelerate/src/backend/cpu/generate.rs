@@ -73,7 +73,7 @@ pub(crate) fn generate(
 
 /// Does a function turn a position into an index (so that a loop over
 /// rows is cheaper than one over positions)?
-fn uses_from_index(f: &Fun) -> bool {
+pub(crate) fn uses_from_index(f: &Fun) -> bool {
     fn go(e: &crate::ir::OpenExp, found: &mut bool) {
         if matches!(e.kind, ExpKind::Prim(PrimFun::FromIndex, _)) {
             *found = true;

@@ -355,20 +355,66 @@ pub(crate) fn open_row_loops(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
     let rank = sh.len();
     let n = &sh[rank - 1];
     g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
-    let mut rest = "r".to_string();
-    let mut ix = vec![String::new(); rank - 1];
-    for d in (0..rank - 1).rev() {
-        if d == 0 {
-            ix[0] = rest.clone();
-        } else {
-            ix[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", sh[d]));
-            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", sh[d]));
-        }
-    }
+    let mut ix = unravel(g, "r", &sh[..rank - 1]);
     g.line(&format!("const int64_t base = r * {n};"));
     g.line("const int64_t lo = start > base ? start - base : 0;");
     g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
     g.open("for (int64_t j = lo; j < hi; j++) {");
     ix.push("j".into());
     ix
+}
+
+/// The index in `outer` (extents, outermost first) of the row-major
+/// position `r`, as C atoms (bound to new variables where computed).
+pub(crate) fn unravel(g: &mut ExpGen<'_>, r: &str, outer: &[String]) -> Vec<String> {
+    let mut rest = r.to_string();
+    let mut ix = vec![String::new(); outer.len()];
+    for d in (0..outer.len()).rev() {
+        if d == 0 {
+            ix[0] = rest.clone();
+        } else {
+            ix[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", outer[d]));
+            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", outer[d]));
+        }
+    }
+    ix
+}
+
+/// Where a reduction or scan reads one row of its source: the position of
+/// the row's first element and, for a delayed source whose linear function
+/// would divide, the row's outer index, so that its elements are read by
+/// index with no division (as `generate` walks rows).
+pub(crate) struct Row {
+    pub base: String,
+    outer: Option<Vec<String>>,
+}
+
+impl Row {
+    /// Row `r` of `src`, whose extents are `sh`, starting at `base`.
+    pub fn new(g: &mut ExpGen<'_>, src: &Source, sh: &[String], r: &str, base: &str) -> Row {
+        let by_index = sh.len() >= 2
+            && matches!(src, Source::Delayed { linear, .. } if super::generate::uses_from_index(linear));
+        let outer = by_index.then(|| unravel(g, r, &sh[..sh.len() - 1]));
+        Row { base: base.to_string(), outer }
+    }
+
+    /// A row read by position only.
+    pub fn at(base: &str) -> Row {
+        Row { base: base.to_string(), outer: None }
+    }
+
+    /// The element at offset `k` (a C atom) of the row.
+    pub fn read(&self, g: &mut ExpGen<'_>, src: &Source, k: &str, loc: SrcLoc) -> CVal {
+        match &self.outer {
+            Some(outer) => {
+                let mut ix = outer.clone();
+                ix.push(k.to_string());
+                read_ix(g, src, &ix, loc)
+            }
+            None => {
+                let p = g.bind(ScalarTy::I64, &format!("{} + {k}", self.base));
+                read_at(g, src, &p, loc)
+            }
+        }
+    }
 }

@@ -18,7 +18,7 @@
 //! piece's carry includes the seed exactly once.
 
 use super::fold::reduce1;
-use super::kernel::{assign, declare, read_at, store, KernelGen, Source};
+use super::kernel::{assign, declare, read_at, store, KernelGen, Row, Source};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -74,7 +74,7 @@ pub(crate) fn scan(
     g.line(&format!("const int64_t base = (c / P[0]) * {n};"));
     g.line("const int64_t lo = (c % P[0]) * P[1];");
     g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-    let r = reduce1(&mut g, f, src, "base", "lo", "hi", loc);
+    let r = reduce1(&mut g, f, src, &Row::at("base"), "lo", "hi", loc);
     store(&mut g, &tbufs, "c", &r);
     g.close("}");
     let parts = g.into_parts();
