@@ -242,6 +242,7 @@ fn a_program_compiled_twice_has_one_source_and_one_result() {
     let xs = Vector::from_elems((0..1000i64).collect());
     assert_eq!(p.run(&xs).unwrap().to_vec(), q.run(&xs).unwrap().to_vec());
     assert!(p.c_source().unwrap().contains("void k0"), "the generated C is available");
+    assert_eq!(p.kernel_count(), Some(1), "the map is fused into the fold");
 }
 
 #[test]

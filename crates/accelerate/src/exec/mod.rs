@@ -195,6 +195,15 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
         }
     }
 
+    /// The number of compiled kernels, when the program runs on the CPU
+    /// backend (all of them are one C file, compiled once).
+    pub fn kernel_count(&self) -> Option<usize> {
+        match &self.exe {
+            Executable::Cpu(p) => Some(p.kernel_count()),
+            Executable::Interpreter => None,
+        }
+    }
+
     /// Each phase's output and how long it took.
     pub fn phases(&self) -> &[Phase] {
         &self.phases
