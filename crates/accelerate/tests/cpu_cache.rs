@@ -43,19 +43,22 @@ fn child() {
 
 #[test]
 fn the_kernel_cache_serves_processes_and_rebuilds_corrupt_entries() {
-    if std::env::var_os(ROLE).is_some() {
-        return child();
+    match std::env::var(ROLE).as_deref() {
+        Ok("child") => return child(),
+        Ok("in-process") => return in_process(),
+        _ => {}
     }
     if let Some(why) = accelerate::backend::cpu::unavailable() {
         eprintln!("skipped: the CPU backend is unavailable here: {why}");
         return;
     }
-    in_process();
     across_processes();
 }
 
-/// Within one process: a second compile of the same program, and programs
-/// differing only in their hoisted literals, reuse the loaded kernels.
+/// Within one process (a child with an empty cache of its own, so that no
+/// earlier run has the kernels on disk): a second compile of the same
+/// program, and programs differing only in their hoisted literals, reuse
+/// the loaded kernels.
 fn in_process() {
     let f = |xs: Acc<Vector<i64>>| xs.map(|x| x * 7_654_321i64 - 3i64).fold(0i64, |a, b| a + b);
     let p = compile_with(f, cpu()).unwrap();
@@ -87,6 +90,9 @@ fn across_processes() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let cc = wrapper(&dir);
+
+    let real = PathBuf::from(real_cc());
+    check_child(&spawn(&real, &dir.join("in-process"), "in-process").wait_with_output().unwrap());
 
     // a first process compiles, a second one loads from the disk
     let cache = dir.join("cache");
@@ -121,9 +127,14 @@ fn across_processes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The C compiler the backend would run (`$CC`, else `cc`).
+fn real_cc() -> String {
+    std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into())
+}
+
 /// A compiler wrapper that logs its arguments to `cc.log` next to it.
 fn wrapper(dir: &Path) -> PathBuf {
-    let real = std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into());
+    let real = real_cc();
     let path = dir.join("cc-logged");
     let log = dir.join("cc.log");
     std::fs::write(&path, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec {real} \"$@\"\n", log.display()))
@@ -134,9 +145,14 @@ fn wrapper(dir: &Path) -> PathBuf {
 }
 
 fn spawn_child(cc: &Path, cache: &Path) -> std::process::Child {
+    spawn(cc, cache, "child")
+}
+
+/// This test binary again, in `role`, with its own compiler and cache.
+fn spawn(cc: &Path, cache: &Path, role: &str) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "the_kernel_cache_serves_processes_and_rebuilds_corrupt_entries", "--nocapture"])
-        .env(ROLE, "child")
+        .env(ROLE, role)
         .env("CC", cc)
         .env("ACCELERATE_CACHE_DIR", cache)
         .env_remove("ACCELERATE_CACHE")

@@ -26,11 +26,15 @@
 //! comments and the host's table of error sites), this crate's version,
 //! the compiler and its version, the flags, and the processor's features
 //! (`-march=native` makes the object depend on them). In memory the key
-//! maps to the loaded object; on disk to `<key>.so` with its checksum in
-//! `<key>.sum`. An object is loaded only when its checksum matches, so a
-//! truncated or corrupt entry is rebuilt, never loaded. Entries are written
-//! to a temporary file and renamed into place, so that processes filling
-//! one cache at once never see half a file. `ACCELERATE_CACHE_DIR` moves
+//! maps to the loaded object; on disk `<key>.sum` holds the SHA-256 `d` of
+//! the object, stored as `<key>.<d>.so`. An object is loaded only when its
+//! contents hash to `d`, so a truncated or corrupt entry is rebuilt, never
+//! loaded. Objects and checksums are written to temporary files and renamed
+//! into place, so that processes filling one cache at once never see half a
+//! file; two processes compiling one key publish two objects (they differ
+//! in the temporary source name the compiler records) under their own
+//! digests, and whichever checksum is renamed last names a complete object
+//! of its own. `ACCELERATE_CACHE_DIR` moves
 //! the cache; `ACCELERATE_CACHE=off` keeps objects in a temporary folder
 //! that is not reused.
 
@@ -213,9 +217,8 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
     let dir = cache_dir();
     std::fs::create_dir_all(&dir)
         .map_err(|e| unavailable(format!("cannot create the kernel cache {}: {e}", dir.display())))?;
-    let so = dir.join(format!("{key}.so"));
     let sum = dir.join(format!("{key}.sum"));
-    let module = match cached(&so, &sum) {
+    let module = match cached(&dir, &key, &sum) {
         Some(path) => open(&path, symbols)?,
         None => {
             // names of this compilation alone: threads and processes may
@@ -249,6 +252,7 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
             if let Ok(bytes) = std::fs::read(&obj) {
                 let digest = hex(&Sha256::digest(&bytes));
                 let sum_tmp = dir.join(format!("{tmp}.sum"));
+                let so = dir.join(format!("{key}.{digest}.so"));
                 let ok = std::fs::rename(&obj, &so).is_ok()
                     && std::fs::write(&sum_tmp, digest).is_ok()
                     && std::fs::rename(&sum_tmp, &sum).is_ok();
@@ -266,10 +270,12 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
 }
 
 /// The cached object, if its checksum file matches its contents.
-fn cached(so: &Path, sum: &Path) -> Option<PathBuf> {
+fn cached(dir: &Path, key: &str, sum: &Path) -> Option<PathBuf> {
     let expected = std::fs::read_to_string(sum).ok()?;
-    let bytes = std::fs::read(so).ok()?;
-    (hex(&Sha256::digest(&bytes)) == expected.trim()).then(|| so.to_path_buf())
+    let expected = expected.trim();
+    let so = dir.join(format!("{key}.{expected}.so"));
+    let bytes = std::fs::read(&so).ok()?;
+    (hex(&Sha256::digest(&bytes)) == expected).then_some(so)
 }
 
 fn open(path: &Path, symbols: &[String]) -> Result<Module> {
