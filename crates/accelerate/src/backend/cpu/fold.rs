@@ -80,23 +80,7 @@ pub(crate) fn fold(
     let parts = g.into_parts();
     k.close_function(out, parts);
 
-    // _part: pieces start..end of P[0] pieces per row, P[1] elements each
-    k.open_function(out, "_part", what, loc);
-    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    g.open("for (int64_t c = start; c < end; c++) {");
-    g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
-    g.line("const int64_t lo = (c % P[0]) * P[1];");
-    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-    let row = Row::new(&mut g, src, &sh, "row", "base");
-    let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
-    store(&mut g, &tbufs, "c", &r);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    piece_totals(k, out, f, src, rank, elt, what, loc);
 
     // _combine: rows start..end from their P[0] partials each
     k.open_function(out, "_combine", what, loc);
@@ -166,6 +150,39 @@ fn lanes(f: &Fun, elt: &EltTy) -> bool {
     elt.leaves().iter().all(|t| matches!(t, ScalarTy::F32 | ScalarTy::F64)) && commutative(f)
 }
 
+/// The C function `_part` of a kernel that cuts long rows into pieces (a
+/// fold's, and a scan's first phase): pieces `start .. end`, `P[0]` pieces
+/// per row of `P[1]` elements each, each reduced without the seed into the
+/// temporary array `t` at its own position.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn piece_totals(
+    k: &mut KernelGen,
+    out: &mut String,
+    f: &Fun,
+    src: &Source,
+    rank: usize,
+    elt: &EltTy,
+    what: &str,
+    loc: SrcLoc,
+) {
+    k.open_function(out, "_part", what, loc);
+    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let mut g = k.exp_gen(1);
+    g.open("for (int64_t c = start; c < end; c++) {");
+    g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
+    g.line("const int64_t lo = (c % P[0]) * P[1];");
+    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+    let row = Row::new(&mut g, src, &sh, "row", "base");
+    let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
+    store(&mut g, &tbufs, "c", &r);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+}
+
 /// The reduction of positions `base + lo .. base + hi` of a row, with the
 /// seed if any (an empty range gives the seed; without a seed the range
 /// is not empty).
@@ -227,15 +244,7 @@ fn fold_in_order(
 
 /// The reduction of the non-empty range `base + lo .. base + hi`, with
 /// `LANES` accumulators when it is long enough and `lanes` allows them.
-pub(crate) fn reduce1(
-    g: &mut ExpGen<'_>,
-    f: &Fun,
-    src: &Source,
-    row: &Row,
-    lo: &str,
-    hi: &str,
-    loc: SrcLoc,
-) -> CVal {
+fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &str, loc: SrcLoc) -> CVal {
     let x0 = row.read(g, src, lo, loc);
     let acc = declare(g, "acc", &x0);
     if !lanes(f, &acc.ty) {

@@ -17,8 +17,8 @@
 //! (result 0 is `z`); a right scan mirrors it (result `m-1` is `z`). Each
 //! piece's carry includes the seed exactly once.
 
-use super::fold::reduce1;
-use super::kernel::{assign, declare, read_at, store, KernelGen, Row, Source};
+use super::fold::piece_totals;
+use super::kernel::{assign, declare, read_at, store, KernelGen, Source};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -58,27 +58,13 @@ pub(crate) fn scan(
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
     g.open("for (int64_t r = start; r < end; r++) {");
     g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
-    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("0", &n), left, extra, loc);
+    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("0", &n), left, loc);
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
 
     // _part: piece totals
-    k.open_function(out, "_part", what, loc);
-    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    g.open("for (int64_t c = start; c < end; c++) {");
-    g.line(&format!("const int64_t base = (c / P[0]) * {n};"));
-    g.line("const int64_t lo = (c % P[0]) * P[1];");
-    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-    let r = reduce1(&mut g, f, src, &Row::at("base"), "lo", "hi", loc);
-    store(&mut g, &tbufs, "c", &r);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    piece_totals(k, out, f, src, rank, elt, what, loc);
 
     // _carry: rows start..end; the totals become carries in place (a piece
     // without a carry, the first in scan order of a scan without a seed,
@@ -93,8 +79,7 @@ pub(crate) fn scan(
         ty: elt.clone(),
         leaves: tbufs.iter().map(|t| format!("{t}[r * P[0] + ({j})]")).collect(),
     };
-    let (first, step) = if left { ("0", "j + 1") } else { ("P[0] - 1", "j - 1") };
-    let _ = step;
+    let first = if left { "0" } else { "P[0] - 1" };
     let acc = match &z {
         Some(z) => declare(&mut g, "acc", z),
         None => declare(&mut g, "acc", &at(first)),
@@ -133,19 +118,18 @@ pub(crate) fn scan(
     let carry = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[c]")).collect() };
     // the piece that starts the scan has no carry unless there is a seed
     let starts = if left { "j == 0" } else { "j == P[0] - 1" };
-    let _ = &z;
     g.open(&format!("if ({starts}) {{"));
-    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("lo", "hi"), left, extra, loc);
+    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("lo", "hi"), left, loc);
     g.close("} else {");
-    g.open("{");
+    g.indent_in();
     piece_from(&mut g, &op, &carry, src, &obufs, ("base", "obase"), ("lo", "hi"), left, extra, loc);
-    g.close("}");
     g.close("}");
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
 }
 
+/// `op(acc, x)` in scan order.
 type Op<'o> = dyn Fn(&mut ExpGen<'_>, &CVal, CVal) -> CVal + 'o;
 
 /// Scans source positions `lo .. hi` of a row (the part of the row that
@@ -163,60 +147,28 @@ fn scan_range(
     (base, obase): (&str, &str),
     (lo, hi): (&str, &str),
     left: bool,
-    extra: usize,
     loc: SrcLoc,
 ) {
-    let _ = extra;
-    match (seed, left) {
-        (Some(z), true) => {
+    match seed {
+        Some(z) => {
             let acc = declare(g, "acc", z);
-            store(g, obufs, &format!("{obase} + {lo}"), &acc);
-            g.open(&format!("for (int64_t k = {lo}; k < {hi}; k++) {{"));
-            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
-            let x = read_at(g, src, &p, loc);
-            let v = op(g, &acc, x);
-            assign(g, &acc, &v);
-            store(g, obufs, &format!("{obase} + k + 1"), &acc);
+            store(g, obufs, &format!("{obase} + {}", if left { lo } else { hi }), &acc);
+            let from = if left { lo.to_string() } else { format!("{hi} - 1") };
+            open_scan_loop(g, &from, (lo, hi), left);
+            let at = if left { format!("{obase} + k + 1") } else { format!("{obase} + k") };
+            scan_step(g, op, src, base, &acc, obufs, &at, loc);
             g.close("}");
         }
-        (Some(z), false) => {
-            let acc = declare(g, "acc", z);
-            store(g, obufs, &format!("{obase} + {hi}"), &acc);
-            g.open(&format!("for (int64_t k = {hi} - 1; k >= {lo}; k--) {{"));
-            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
-            let x = read_at(g, src, &p, loc);
-            let v = op(g, &acc, x);
-            assign(g, &acc, &v);
-            store(g, obufs, &format!("{obase} + k"), &acc);
-            g.close("}");
-        }
-        (None, true) => {
+        None => {
             g.open(&format!("if ({hi} > {lo}) {{"));
-            let p = g.bind(ScalarTy::I64, &format!("{base} + {lo}"));
+            let first = if left { lo.to_string() } else { format!("{hi} - 1") };
+            let p = g.bind(ScalarTy::I64, &format!("{base} + {first}"));
             let x = read_at(g, src, &p, loc);
             let acc = declare(g, "acc", &x);
-            store(g, obufs, &format!("{obase} + {lo}"), &acc);
-            g.open(&format!("for (int64_t k = {lo} + 1; k < {hi}; k++) {{"));
-            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
-            let x = read_at(g, src, &p, loc);
-            let v = op(g, &acc, x);
-            assign(g, &acc, &v);
-            store(g, obufs, &format!("{obase} + k"), &acc);
-            g.close("}");
-            g.close("}");
-        }
-        (None, false) => {
-            g.open(&format!("if ({hi} > {lo}) {{"));
-            let p = g.bind(ScalarTy::I64, &format!("{base} + {hi} - 1"));
-            let x = read_at(g, src, &p, loc);
-            let acc = declare(g, "acc", &x);
-            store(g, obufs, &format!("{obase} + {hi} - 1"), &acc);
-            g.open(&format!("for (int64_t k = {hi} - 2; k >= {lo}; k--) {{"));
-            let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
-            let x = read_at(g, src, &p, loc);
-            let v = op(g, &acc, x);
-            assign(g, &acc, &v);
-            store(g, obufs, &format!("{obase} + k"), &acc);
+            store(g, obufs, &format!("{obase} + {first}"), &acc);
+            let from = if left { format!("{lo} + 1") } else { format!("{hi} - 2") };
+            open_scan_loop(g, &from, (lo, hi), left);
+            scan_step(g, op, src, base, &acc, obufs, &format!("{obase} + k"), loc);
             g.close("}");
             g.close("}");
         }
@@ -241,16 +193,37 @@ fn piece_from(
     loc: SrcLoc,
 ) {
     let acc = declare(g, "acc", carry);
+    let from = if left { lo.to_string() } else { format!("{hi} - 1") };
+    open_scan_loop(g, &from, (lo, hi), left);
+    let at = if left { format!("{obase} + k + {extra}") } else { format!("{obase} + k") };
+    scan_step(g, op, src, base, &acc, obufs, &at, loc);
+    g.close("}");
+}
+
+/// Opens the loop over `k` from `from` in scan order, within `lo .. hi`.
+fn open_scan_loop(g: &mut ExpGen<'_>, from: &str, (lo, hi): (&str, &str), left: bool) {
     if left {
-        g.open(&format!("for (int64_t k = {lo}; k < {hi}; k++) {{"));
+        g.open(&format!("for (int64_t k = {from}; k < {hi}; k++) {{"));
     } else {
-        g.open(&format!("for (int64_t k = {hi} - 1; k >= {lo}; k--) {{"));
+        g.open(&format!("for (int64_t k = {from}; k >= {lo}; k--) {{"));
     }
+}
+
+/// One step of a scan loop: `acc = op(acc, x[base + k])`, stored at `at`.
+#[allow(clippy::too_many_arguments)]
+fn scan_step(
+    g: &mut ExpGen<'_>,
+    op: &Op<'_>,
+    src: &Source,
+    base: &str,
+    acc: &CVal,
+    obufs: &[String],
+    at: &str,
+    loc: SrcLoc,
+) {
     let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
     let x = read_at(g, src, &p, loc);
-    let v = op(g, &acc, x);
-    assign(g, &acc, &v);
-    let at = if left { format!("{obase} + k + {extra}") } else { format!("{obase} + k") };
-    store(g, obufs, &at, &acc);
-    g.close("}");
+    let v = op(g, acc, x);
+    assign(g, acc, &v);
+    store(g, obufs, at, acc);
 }
