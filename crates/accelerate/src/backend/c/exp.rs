@@ -70,7 +70,9 @@ pub(crate) struct ArraySlot {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Hoisted {
     /// The type and word (`literal_word`) of each, in order of `K<n>`.
-    pub lits: Vec<(ScalarTy, i64)>,
+    lits: Vec<(ScalarTy, i64)>,
+    /// The position of each in `lits`.
+    index: HashMap<(ScalarTy, i64), usize>,
 }
 
 impl Hoisted {
@@ -80,10 +82,11 @@ impl Hoisted {
             return literal(v);
         }
         let key = (v.ty(), literal_word(v));
-        let n = self.lits.iter().position(|l| *l == key).unwrap_or_else(|| {
+        let next = self.lits.len();
+        let n = *self.index.entry(key).or_insert(next);
+        if n == next {
             self.lits.push(key);
-            self.lits.len() - 1
-        });
+        }
         format!("K{n}")
     }
 
