@@ -282,3 +282,48 @@ fn folds_of_tuples_with_a_non_commutative_operator_agree() {
         );
     }
 }
+
+/// Note [Optimistic checks]: a reduction whose elements read an array by
+/// index runs a fast form whose checks only set a flag; when one fails,
+/// the range runs again with the full checks, so that the error is the
+/// interpreter's (the same first index, the same line), whether the read
+/// is of the row (invariant in the reduction's loop) or of the column.
+#[test]
+fn reads_outside_an_array_inside_long_reductions_are_the_same_error() {
+    for (rows, cols, row_shift, col_shift) in
+        [(3, 100, 0, 0), (3, 100, 0, 1), (40, 40, 1, 0), (2, 70_000, 0, 1)]
+    {
+        agree(
+            move || {
+                let n = rows.max(cols);
+                let xs = use_array(small_ints(n, 7));
+                generate(index2(rows as i64, cols as i64), move |ix| {
+                    let (i, j) = unindex2(ix);
+                    xs.index(index1(i + row_shift as i64)) * xs.index(index1(j + col_shift as i64))
+                })
+                .fold(0.0f32, |a, b| a + b)
+            },
+            bits_f32,
+        );
+    }
+}
+
+/// A binding whose read fails but whose variable the taken branch does
+/// not use is no error (Note [Deferred errors]); the fast form cannot tell
+/// and runs the range again with the checks, which agree.
+#[test]
+fn an_unused_failing_binding_inside_a_long_reduction_is_no_error() {
+    agree(
+        || {
+            let n = 1000i64;
+            let xs = use_array(small_ints(n as usize, 5));
+            generate(index1(n), move |ix| {
+                let i = unindex1(ix);
+                let next = xs.index(index1(i + 1));
+                cond(i.lt(n - 1), next * next + next, constant(1.0f32))
+            })
+            .fold(0.0f32, |a, b| a + b)
+        },
+        bits_f32,
+    );
+}

@@ -15,7 +15,8 @@
 //!   operation writes its result to memory). For ablations only: without
 //!   sharing recovery, shared work is repeated.
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
-//!   `fusion`, or `all`) whose IR is printed to standard error.
+//!   `fusion`, or `all`) whose IR is printed to standard error; `c` prints
+//!   the C source the CPU backend generates.
 
 use super::error::{Error, Result};
 use crate::trafo::SharingOptions;

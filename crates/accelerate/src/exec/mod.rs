@@ -66,8 +66,18 @@ fn show_phases(phases: &[Phase]) -> String {
 fn execute(prog: &ir::Program, args: Vec<ArraysVal>, config: &Config) -> Result<ArraysVal> {
     match config.backend {
         Backend::Interpreter => backend::interp::run_program(prog, args),
-        Backend::Cpu => backend::cpu::CpuProgram::new(prog)?.run(args),
+        Backend::Cpu => cpu_program(prog, config)?.run(args),
     }
+}
+
+/// Compiles a program for the CPU backend, printing its C when
+/// `ACCELERATE_DUMP` names `c`.
+fn cpu_program(prog: &ir::Program, config: &Config) -> Result<backend::cpu::CpuProgram> {
+    let p = backend::cpu::CpuProgram::new(prog)?;
+    if config.dumps("c") {
+        eprintln!("== c ==\n{}", p.c_source());
+    }
+    Ok(p)
 }
 
 /// A program prepared for its backend once, at `compile`.
@@ -80,7 +90,7 @@ impl Executable {
     fn new(prog: &ir::Program, config: &Config) -> Result<Executable> {
         Ok(match config.backend {
             Backend::Interpreter => Executable::Interpreter,
-            Backend::Cpu => Executable::Cpu(backend::cpu::CpuProgram::new(prog)?),
+            Backend::Cpu => Executable::Cpu(cpu_program(prog, config)?),
         })
     }
 

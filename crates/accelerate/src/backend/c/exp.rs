@@ -12,6 +12,23 @@
 //! interpreter. A scalar `while` loop stops as soon as its context or any
 //! enclosing one has failed, so that a loop running on a value computed
 //! after an error still ends.
+//!
+//! Note [Optimistic checks]
+//! A check that may call `acc_raise` inside a loop keeps the C compiler
+//! from vectorising the loop (a call in a branch), and n-body's inner
+//! loop reads `bodies[j]` with such a check. So a kernel function whose
+//! checks can fail is generated twice (`KernelGen::with_fast_path`): a
+//! fast function in which every check only clears a flag
+//! (`acc_bad |= !ok`, no call, no branch, and an out-of-bounds read is a
+//! conditional load yielding zero, as before) and which returns the flag,
+//! and the checked function, which runs the fast one on its range first
+//! and, only if a check failed there, runs the range again with the checks
+//! of Note [Error contexts in generated code]. The fast function keeps no
+//! error contexts: a failure in a binding whose variable is never used
+//! clears the flag too, so the flag over-approximates, and the checked
+//! run decides exactly. Only functions that may run their range twice
+//! use it: those whose results depend on their inputs alone (not a
+//! permute, which combines into its output, nor a scan's in-place carry).
 
 use super::{c_type, embedded, helper_suffix, literal, literal_from_word, literal_word, zero};
 use crate::array::ScalarVal;
@@ -126,6 +143,12 @@ pub(crate) struct ExpGen<'a> {
     pub trusted_linear: Vec<(String, usize)>,
     /// Indices (C atoms per dimension) known to lie inside these arrays.
     pub trusted_index: Vec<(Vec<String>, usize)>,
+    /// In a fast function (Note [Optimistic checks]), the flag that a
+    /// failed check sets instead of raising an error.
+    pub optimistic: Option<String>,
+    /// C atoms that do not change inside the innermost loop being
+    /// generated (a row's number and outer index).
+    pub loop_invariant: Vec<String>,
 }
 
 impl<'a> ExpGen<'a> {
@@ -150,13 +173,16 @@ impl<'a> ExpGen<'a> {
             raised: false,
             trusted_linear: Vec::new(),
             trusted_index: Vec::new(),
+            optimistic: None,
+            loop_invariant: Vec::new(),
         }
     }
 
-    /// The code generated and the fresh-name counter (to continue the
-    /// numbering in the kernel's next function).
-    pub fn into_parts(self) -> (String, usize) {
-        (self.out, self.fresh)
+    /// The code generated, the fresh-name counter (to continue the
+    /// numbering in the kernel's next function), and whether the code can
+    /// raise an error.
+    pub fn into_parts(self) -> (String, usize, bool) {
+        (self.out, self.fresh, self.raised)
     }
 
     pub fn line(&mut self, s: &str) {
@@ -189,8 +215,24 @@ impl<'a> ExpGen<'a> {
         v
     }
 
+    /// In a fast function (Note [Optimistic checks]), marks the loop that
+    /// follows as free of dependences between iterations but the flag's,
+    /// so that the C compiler need not prove that the inputs it reads do
+    /// not overlap the accumulators it keeps: the loop over a
+    /// reduction's lanes, or over independent elements. Outside fast
+    /// functions the loop may raise errors (a dependence) and gets none.
+    pub fn independent_iterations(&mut self) {
+        if let Some(flag) = &self.optimistic {
+            let line = format!("#pragma omp simd reduction(|:{flag})");
+            self.line(&line);
+        }
+    }
+
     /// The C condition "this context or an enclosing one has failed".
     pub fn failed(&self) -> String {
+        if let Some(flag) = &self.optimistic {
+            return flag.clone();
+        }
         self.contexts.iter().map(|c| format!("{c}.code")).collect::<Vec<_>>().join(" | ")
     }
 
@@ -201,6 +243,25 @@ impl<'a> ExpGen<'a> {
 
     pub fn indent_in(&mut self) {
         self.indent += 1;
+    }
+
+    /// Whether every atom of an index is a literal or `loop_invariant`.
+    fn invariant(&self, ix: &[String]) -> bool {
+        ix.iter().all(|a| a.parse::<i64>().is_ok() || self.loop_invariant.contains(a))
+    }
+
+    /// Checks the C condition `ok` (an atom or a parenthesised
+    /// expression); when it fails, records an error in the current context,
+    /// or only sets the flag of a fast function (Note [Optimistic checks]).
+    fn check(&mut self, ok: &str, code: &str, loc: SrcLoc, vals: &[String]) {
+        if let Some(flag) = &self.optimistic {
+            let line = format!("{flag} |= !{ok};");
+            self.line(&line);
+            return;
+        }
+        self.open(&format!("if (!{ok}) {{"));
+        self.raise(code, loc, vals);
+        self.close("}");
     }
 
     /// Records an error in the current context.
@@ -242,7 +303,7 @@ impl<'a> ExpGen<'a> {
     fn exp_inner(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
         match &e.kind {
             ExpKind::Let(b, body) => {
-                if strict(body, 0) {
+                if self.optimistic.is_some() || strict(body, 0) {
                     let val = self.exp(b, env);
                     env.push(Bound { val, deferred: None });
                 } else {
@@ -369,46 +430,53 @@ impl<'a> ExpGen<'a> {
         let pos = linear_of(ix, &slot.extents);
         if !checked {
             let p = self.bind(ScalarTy::I64, &pos);
-            return self.load(&slot, &p, None);
+            return self.load(&slot, &p, None, false);
         }
         let ok = in_bounds(ix, &slot.extents);
         let ok = self.bind(ScalarTy::Bool, &ok);
-        self.open(&format!("if (!{ok}) {{"));
         let mut vals = vec![ix.len().to_string()];
         vals.extend(ix.iter().cloned());
         vals.extend(slot.extents.iter().cloned());
-        self.raise("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
-        self.close("}");
-        let p = self.bind(ScalarTy::I64, &format!("{ok} ? {pos} : 0"));
-        self.load(&slot, &p, Some(&ok))
+        self.check(&ok, "ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+        // an index outside may overflow the position's arithmetic, which
+        // wraps here; the position is only read where `ok`
+        let p = self.bind(ScalarTy::I64, &wrapping_linear_of(ix, &slot.extents));
+        let invariant = self.invariant(ix);
+        self.load(&slot, &p, Some(&ok), invariant)
     }
 
     /// The element of an array at a row-major position.
     pub fn read_linear(&mut self, array: usize, i: &str, loc: SrcLoc, checked: bool) -> CVal {
         let slot = self.slot(array);
         if !checked {
-            return self.load(&slot, i, None);
+            return self.load(&slot, i, None, false);
         }
         let size = product(&slot.extents);
-        let ok = self.bind(ScalarTy::Bool, &format!("{i} >= 0 && {i} < {size}"));
-        self.open(&format!("if (!{ok}) {{"));
+        let ok = self.bind(ScalarTy::Bool, &format!("({i} >= 0) & ({i} < {size})"));
         let mut vals = vec![i.to_string(), size, slot.extents.len().to_string()];
         vals.extend(slot.extents.iter().cloned());
-        self.raise("ACC_ERR_LINEAR_INDEX_OUT_OF_BOUNDS", loc, &vals);
-        self.close("}");
-        self.load(&slot, i, Some(&ok))
+        self.check(&ok, "ACC_ERR_LINEAR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+        let invariant = self.invariant(&[i.to_string()]);
+        self.load(&slot, i, Some(&ok), invariant)
     }
 
     /// Loads every leaf at position `p`; when `ok` is given, a failed
-    /// check reads nothing and yields zeros.
-    fn load(&mut self, slot: &ArraySlot, p: &str, ok: Option<&str>) -> CVal {
+    /// check reads nothing and yields zeros, except in a fast function
+    /// (Note [Optimistic checks]) reading at an index `invariant` in the
+    /// loop: that read is unconditional, at position 0 when the check
+    /// failed (every input buffer has an element there, `exec`), so that
+    /// the C compiler can hoist it out of the loop, which it does not do
+    /// for a conditional load (nor vectorise a loop containing one).
+    fn load(&mut self, slot: &ArraySlot, p: &str, ok: Option<&str>, invariant: bool) -> CVal {
         let tys = slot.elt.leaves();
+        let clamped = self.optimistic.is_some() && invariant;
         let leaves = slot
             .leaves
             .iter()
             .zip(&tys)
             .map(|(buf, t)| {
                 let read = match ok {
+                    Some(ok) if clamped => format!("{buf}[{ok} ? {p} : 0]"),
                     Some(ok) => format!("{ok} ? {buf}[{p}] : {}", zero(*t)),
                     None => format!("{buf}[{p}]"),
                 };
@@ -480,9 +548,7 @@ impl<'a> ExpGen<'a> {
             Abs => format!("acc_abs_{sfx}({a})"),
             Signum => format!("acc_signum_{sfx}({a})"),
             Quot | Rem | IDiv | Mod => {
-                self.open(&format!("if ({b} == 0) {{"));
-                self.raise("ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
-                self.close("}");
+                self.check(&format!("({b} != 0)"), "ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
                 let name = match op {
                     Quot => "quot",
                     Rem => "rem",
@@ -555,9 +621,7 @@ impl<'a> ExpGen<'a> {
                         ix[0] = i.clone();
                     } else {
                         let d = &sh[k];
-                        self.open(&format!("if ({d} == 0) {{"));
-                        self.raise("ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
-                        self.close("}");
+                        self.check(&format!("({d} != 0)"), "ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
                         let safe = self.bind(ScalarTy::I64, &format!("{d} == 0 ? 1 : {d}"));
                         ix[k] = self.bind(ScalarTy::I64, &format!("acc_rem_int64_t({i}, {safe})"));
                         i = self.bind(ScalarTy::I64, &format!("acc_quot_int64_t({i}, {safe})"));
@@ -584,25 +648,21 @@ impl<'a> ExpGen<'a> {
             PrimFun::BoundsCheck => {
                 let ix = args[1].leaves.clone();
                 let ok = self.bind(ScalarTy::Bool, &in_bounds(&ix, sh));
-                self.open(&format!("if (!{ok}) {{"));
                 let mut vals = vec![ix.len().to_string()];
                 vals.extend(ix.iter().cloned());
                 vals.extend(sh.iter().map(|d| format!("({d} < 0 ? 0 : {d})")));
-                self.raise("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
-                self.close("}");
+                self.check(&ok, "ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
                 CVal::index(ix)
             }
             PrimFun::ReshapeCheck => {
                 let to = &args[1].leaves;
                 let (sa, oka) = self.checked_size(sh);
                 let (sb, okb) = self.checked_size(to);
-                self.open(&format!("if ({oka} && {okb} && {sa} != {sb}) {{"));
                 let mut vals = vec![sh.len().to_string()];
                 vals.extend(sh.iter().cloned());
                 vals.push(to.len().to_string());
                 vals.extend(to.iter().cloned());
-                self.raise("ACC_ERR_RESHAPE", loc, &vals);
-                self.close("}");
+                self.check(&format!("!({oka} && {okb} && {sa} != {sb})"), "ACC_ERR_RESHAPE", loc, &vals);
                 args[1].clone()
             }
             _ => unreachable!("not a shape primitive"),
@@ -638,11 +698,34 @@ pub(crate) fn linear_of(ix: &[String], extents: &[String]) -> String {
     pos
 }
 
+/// `linear_of` in wrapping arithmetic (no undefined behaviour for an
+/// index outside the extents; equal to it for one inside).
+fn wrapping_linear_of(ix: &[String], extents: &[String]) -> String {
+    match ix {
+        [] => return "0".into(),
+        [i] => return i.clone(),
+        _ => {}
+    }
+    let mut pos = String::new();
+    for (k, (x, d)) in ix.iter().zip(extents).enumerate() {
+        pos = if k == 0 {
+            format!("(uint64_t){x}")
+        } else {
+            format!("({pos}) * (uint64_t){d} + (uint64_t){x}")
+        };
+    }
+    format!("(int64_t)({pos})")
+}
+
+/// Whether an index lies inside extents, as one branch-free C condition
+/// (`&` of comparisons of atoms, which the C compiler vectorises).
 fn in_bounds(ix: &[String], extents: &[String]) -> String {
     if ix.is_empty() {
         return "1".into();
     }
-    ix.iter().zip(extents).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect::<Vec<_>>().join(" && ")
+    let each: Vec<String> =
+        ix.iter().zip(extents).map(|(x, d)| format!("({x} >= 0) & ({x} < {d})")).collect();
+    format!("({})", each.join(" & "))
 }
 
 /// The product of extents, as a C expression.

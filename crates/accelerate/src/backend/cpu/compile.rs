@@ -17,7 +17,10 @@
 //!   and the compiler may then evaluate both sides of a conditional;
 //! - never `-ffast-math`: it would assume no NaN or infinity and
 //!   reassociate, breaking the float rules (reductions reassociate
-//!   explicitly instead, Note [Multi-accumulator reductions]).
+//!   explicitly instead, Note [Multi-accumulator reductions]);
+//! - `-fopenmp-simd`: the compiler honours `#pragma omp simd` (Note
+//!   [Optimistic checks]) and `declare simd` (Note [Vector math]) without
+//!   OpenMP's runtime.
 //!
 //! Note [The kernel cache]
 //! A program's kernels are one C file, compiled once. The key is a SHA-256
@@ -57,6 +60,7 @@ pub(crate) const FLAGS: &[&str] = &[
     "-ffp-contract=off",
     "-fno-math-errno",
     "-fno-trapping-math",
+    "-fopenmp-simd",
     "-w",
 ];
 
@@ -92,8 +96,8 @@ struct Compiler {
 // declares them as OpenMP `declare simd` functions when ACC_LIBMVEC is
 // defined; `-fopenmp-simd` makes the compiler honour those declarations
 // (and `#pragma omp simd`) without OpenMP's runtime. So where the compiler
-// finds `libmvec.so`, kernels are compiled with `-fopenmp-simd
-// -DACC_LIBMVEC` and linked with `-lmvec`: Black-Scholes then runs its
+// finds `libmvec.so`, kernels are compiled with `-DACC_LIBMVEC` (and
+// `-fopenmp-simd`, as always) and linked with `-lmvec`: Black-Scholes then runs its
 // `expf`/`logf` eight or sixteen lanes at a time. The vector functions
 // keep every NaN and infinity rule and differ from the scalar ones by at
 // most 4 ulp (glibc's documented bound, and the largest difference
@@ -136,7 +140,7 @@ pub(crate) fn unavailable() -> Option<String> {
 /// compiler has libmvec (Note [Vector math]), then the extra flags of
 /// `ACCELERATE_CFLAGS` (for example the sanitizer flags of the CI step).
 fn flags(cc: &Compiler) -> Vec<String> {
-    let vector_math: &[&str] = if cc.libmvec { &["-fopenmp-simd", "-DACC_LIBMVEC"] } else { &[] };
+    let vector_math: &[&str] = if cc.libmvec { &["-DACC_LIBMVEC"] } else { &[] };
     let extra = std::env::var("ACCELERATE_CFLAGS").unwrap_or_default();
     FLAGS
         .iter()

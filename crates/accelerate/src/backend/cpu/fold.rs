@@ -65,20 +65,22 @@ pub(crate) fn fold(
     loc: SrcLoc,
 ) {
     // _rows: whole rows start..end
-    k.open_function(out, "_rows", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-    g.open("for (int64_t r = start; r < end; r++) {");
-    g.line(&format!("const int64_t base = r * {n};"));
-    let row = Row::new(&mut g, src, &sh, "r", "base");
-    let r = reduce_row(&mut g, f, z.as_ref(), src, &row, "0", &n, loc);
-    store(&mut g, &obufs, "r", &r);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_rows", what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.open("for (int64_t r = start; r < end; r++) {");
+        g.line(&format!("const int64_t base = r * {n};"));
+        let row = Row::new(&mut g, src, &sh, "r", "base");
+        let r = reduce_row(&mut g, f, z.as_ref(), src, &row, "0", &n, loc);
+        store(&mut g, &obufs, "r", &r);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
 
     piece_totals(k, out, f, src, rank, elt, what, loc);
 
@@ -165,22 +167,24 @@ pub(crate) fn piece_totals(
     what: &str,
     loc: SrcLoc,
 ) {
-    k.open_function(out, "_part", what, loc);
-    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    g.open("for (int64_t c = start; c < end; c++) {");
-    g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
-    g.line("const int64_t lo = (c % P[0]) * P[1];");
-    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-    let row = Row::new(&mut g, src, &sh, "row", "base");
-    let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
-    store(&mut g, &tbufs, "c", &r);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_part", what, loc);
+        let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        g.open("for (int64_t c = start; c < end; c++) {");
+        g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
+        g.line("const int64_t lo = (c % P[0]) * P[1];");
+        g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+        let row = Row::new(&mut g, src, &sh, "row", "base");
+        let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
+        store(&mut g, &tbufs, "c", &r);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
 }
 
 /// The reduction of positions `base + lo .. base + hi` of a row, with the
@@ -261,6 +265,7 @@ fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &
     }
     let lane_val =
         |q: &str| CVal { ty: acc.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[{q}]")).collect() };
+    g.independent_iterations();
     g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
     let q = g.bind(ScalarTy::I64, &format!("{lo} + q"));
     let x = row.read(g, src, &q, loc);
@@ -270,6 +275,7 @@ fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &
     g.close("}");
     g.line(&format!("{k} = {lo} + {LANES};"));
     g.open(&format!("for (; {k} + {LANES} <= {hi}; {k} += {LANES}) {{"));
+    g.independent_iterations();
     g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
     let kq = g.bind(ScalarTy::I64, &format!("{k} + q"));
     let x = row.read(g, src, &kq, loc);

@@ -36,21 +36,23 @@ pub(crate) fn fold_seg(
     what: &str,
     loc: SrcLoc,
 ) {
-    k.open_function(out, "", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let offs = k.slots[&offsets].clone();
-    let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());
-    let mut g = k.exp_gen(1);
-    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-    g.line(&format!("const int64_t nseg = {nseg1} - 1;"));
-    g.open("for (int64_t q = start; q < end; q++) {");
-    g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
-    g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
-    let r = reduce_row(&mut g, f, z.as_ref(), src, &Row::at("base"), "lo", "hi", loc);
-    store(&mut g, &obufs, "q", &r);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "", what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let offs = k.slots[&offsets].clone();
+        let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.line(&format!("const int64_t nseg = {nseg1} - 1;"));
+        g.open("for (int64_t q = start; q < end; q++) {");
+        g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
+        g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
+        let r = reduce_row(&mut g, f, z.as_ref(), src, &Row::at("base"), "lo", "hi", loc);
+        store(&mut g, &obufs, "q", &r);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
 }

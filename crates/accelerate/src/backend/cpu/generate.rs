@@ -41,34 +41,37 @@ pub(crate) fn generate(
     what: &str,
     loc: SrcLoc,
 ) {
-    k.open_function(out, "", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let by_rows = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
-    let mut g = k.exp_gen(1);
-    if by_rows {
-        let ix = super::kernel::open_row_loops(&mut g, &sh);
-        let v = read_ix(&mut g, src, &ix, loc);
-        store(&mut g, &obufs, "base + j", &v);
-        if g.raised {
-            g.line("if (e0.code) break;");
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "", what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let by_rows = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
+        let mut g = k.exp_gen(1);
+        if by_rows {
+            let ix = super::kernel::open_row_loops(&mut g, &sh);
+            let v = read_ix(&mut g, src, &ix, loc);
+            store(&mut g, &obufs, "base + j", &v);
+            if g.raised {
+                g.line("if (e0.code) break;");
+            }
+            g.close("}");
+            if g.raised {
+                g.line("if (e0.code) break;");
+            }
+            g.close("}");
+        } else {
+            g.independent_iterations();
+            g.open("for (int64_t i = start; i < end; i++) {");
+            let v = read_at(&mut g, src, "i", loc);
+            store(&mut g, &obufs, "i", &v);
+            if g.raised {
+                g.line("if (e0.code) break;");
+            }
+            g.close("}");
         }
-        g.close("}");
-        if g.raised {
-            g.line("if (e0.code) break;");
-        }
-        g.close("}");
-    } else {
-        g.open("for (int64_t i = start; i < end; i++) {");
-        let v = read_at(&mut g, src, "i", loc);
-        store(&mut g, &obufs, "i", &v);
-        if g.raised {
-            g.line("if (e0.code) break;");
-        }
-        g.close("}");
-    }
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
 }
 
 /// Does a function turn a position into an index (so that a loop over

@@ -127,6 +127,10 @@ pub(crate) struct Kernel {
 /// `close_function` declares once the body has named them all.
 const CONSTS_MARK: &str = "    /* hoisted literals */\n";
 
+/// The declaration of a function's error context, after which a checked
+/// function calls its fast form (Note [Optimistic checks]).
+const ERROR_CONTEXT: &str = "    acc_err e0; e0.code = ACC_ERR_NONE;\n";
+
 /// The code generation state of one kernel.
 pub(crate) struct KernelGen {
     pub name: String,
@@ -138,6 +142,12 @@ pub(crate) struct KernelGen {
     n_leaves: usize,
     n_extents: usize,
     input_tys: Vec<ArrayTy>,
+    /// Generating the fast form of a function (Note [Optimistic checks]).
+    fast: bool,
+    /// The name of the last function opened.
+    function: String,
+    /// Whether the last function closed can raise an error.
+    raised: bool,
 }
 
 impl KernelGen {
@@ -170,6 +180,9 @@ impl KernelGen {
             n_leaves,
             n_extents,
             input_tys,
+            fast: false,
+            function: String::new(),
+            raised: false,
         }
     }
 
@@ -183,17 +196,45 @@ impl KernelGen {
         self.n_extents
     }
 
-    /// A scalar-code generator writing at `indent`, with errors to `e0`.
+    /// A scalar-code generator writing at `indent`, with errors to `e0`
+    /// (or to the flag `acc_bad` of a fast function).
     pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
-        ExpGen::new(&self.slots, &mut self.sites, &mut self.hoisted, "e0", indent, self.fresh)
+        let mut g = ExpGen::new(&self.slots, &mut self.sites, &mut self.hoisted, "e0", indent, self.fresh);
+        if self.fast {
+            g.optimistic = Some("acc_bad".into());
+        }
+        g
+    }
+
+    /// Writes the C function that `function` writes (from `open_function`
+    /// to `close_function`) and, when its checks can fail, a fast form of
+    /// it that the function runs first (Note [Optimistic checks]). Only
+    /// for functions that may compute their range twice.
+    pub fn with_fast_path(&mut self, out: &mut String, function: impl Fn(&mut KernelGen, &mut String)) {
+        let mut checked = String::new();
+        function(self, &mut checked);
+        if self.raised {
+            self.fast = true;
+            function(self, out);
+            self.fast = false;
+            let call = format!("{ERROR_CONTEXT}    if (!{}_fast(A, start, end)) return;\n", self.function);
+            checked = checked.replacen(ERROR_CONTEXT, &call, 1);
+        }
+        out.push_str(&checked);
     }
 
     /// Opens the C function `suffix` of this kernel: the signature, the
     /// input arrays as restrict pointers and extents, and the error
     /// context `e0`.
-    pub fn open_function(&self, out: &mut String, suffix: &str, what: &str, loc: SrcLoc) {
+    pub fn open_function(&mut self, out: &mut String, suffix: &str, what: &str, loc: SrcLoc) {
+        self.function = format!("{}{suffix}", self.name);
         let _ = writeln!(out, "\n/* {} at {loc} */", crate::backend::c::comment(what));
-        let _ = writeln!(out, "void {}{suffix}(const acc_args *A, int64_t start, int64_t end) {{", self.name);
+        let f = &self.function;
+        if self.fast {
+            let _ = writeln!(out, "static int {f}_fast(const acc_args *A, int64_t start, int64_t end) {{");
+        } else {
+            let _ = writeln!(out, "void {f}(const acc_args *A, int64_t start, int64_t end) {{");
+        }
         out.push_str(
             "    void *const *B = A->bufs; const int64_t *X = A->extents; const int64_t *P = A->params;\n",
         );
@@ -211,7 +252,7 @@ impl KernelGen {
             }
         }
         out.push_str(CONSTS_MARK);
-        out.push_str("    acc_err e0; e0.code = ACC_ERR_NONE;\n");
+        out.push_str(if self.fast { "    int acc_bad = 0;\n" } else { ERROR_CONTEXT });
     }
 
     /// Declares output buffers `name_l` of the element type, from
@@ -241,13 +282,18 @@ impl KernelGen {
 
     /// Closes a function with its body (`ExpGen::into_parts`): the error
     /// reaches the host.
-    pub fn close_function(&mut self, out: &mut String, (code, fresh): (String, usize)) {
+    pub fn close_function(&mut self, out: &mut String, (code, fresh, raised): (String, usize, bool)) {
         self.fresh = fresh;
+        self.raised = raised;
         if let Some(at) = out.rfind(CONSTS_MARK) {
             out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations());
         }
         out.push_str(&code);
-        out.push_str("    acc_publish(A->err, &e0);\n}\n");
+        out.push_str(if self.fast {
+            "    return acc_bad;\n}\n"
+        } else {
+            "    acc_publish(A->err, &e0);\n}\n"
+        });
     }
 }
 
@@ -356,9 +402,12 @@ pub(crate) fn open_row_loops(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
     let n = &sh[rank - 1];
     g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
     let mut ix = unravel(g, "r", &sh[..rank - 1]);
+    g.loop_invariant.push("r".into());
+    g.loop_invariant.extend(ix.iter().cloned());
     g.line(&format!("const int64_t base = r * {n};"));
     g.line("const int64_t lo = start > base ? start - base : 0;");
     g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
+    g.independent_iterations();
     g.open("for (int64_t j = lo; j < hi; j++) {");
     ix.push("j".into());
     ix
@@ -395,6 +444,8 @@ impl Row {
         let by_index = sh.len() >= 2
             && matches!(src, Source::Delayed { linear, .. } if super::generate::uses_from_index(linear));
         let outer = by_index.then(|| unravel(g, r, &sh[..sh.len() - 1]));
+        g.loop_invariant.push(r.to_string());
+        g.loop_invariant.extend(outer.iter().flatten().cloned());
         Row { base: base.to_string(), outer }
     }
 

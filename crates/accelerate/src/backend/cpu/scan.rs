@@ -50,18 +50,20 @@ pub(crate) fn scan(
     };
 
     // _rows: whole rows start..end
-    k.open_function(out, "_rows", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-    g.open("for (int64_t r = start; r < end; r++) {");
-    g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
-    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("0", &n), left, loc);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_rows", what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.open("for (int64_t r = start; r < end; r++) {");
+        g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
+        scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("0", &n), left, loc);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
 
     // _part: piece totals
     piece_totals(k, out, f, src, rank, elt, what, loc);
@@ -103,30 +105,32 @@ pub(crate) fn scan(
     k.close_function(out, parts);
 
     // _piece: pieces start..end scanned from their carries
-    k.open_function(out, "_piece", what, loc);
-    let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-    g.open("for (int64_t c = start; c < end; c++) {");
-    g.line("const int64_t r = c / P[0], j = c % P[0];");
-    g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
-    g.line("const int64_t lo = j * P[1];");
-    g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-    let carry = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[c]")).collect() };
-    // the piece that starts the scan has no carry unless there is a seed
-    let starts = if left { "j == 0" } else { "j == P[0] - 1" };
-    g.open(&format!("if ({starts}) {{"));
-    scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("lo", "hi"), left, loc);
-    g.close("} else {");
-    g.indent_in();
-    piece_from(&mut g, &op, &carry, src, &obufs, ("base", "obase"), ("lo", "hi"), left, extra, loc);
-    g.close("}");
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_piece", what, loc);
+        let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.open("for (int64_t c = start; c < end; c++) {");
+        g.line("const int64_t r = c / P[0], j = c % P[0];");
+        g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
+        g.line("const int64_t lo = j * P[1];");
+        g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+        let carry = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[c]")).collect() };
+        // the piece that starts the scan has no carry unless there is a seed
+        let starts = if left { "j == 0" } else { "j == P[0] - 1" };
+        g.open(&format!("if ({starts}) {{"));
+        scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("lo", "hi"), left, loc);
+        g.close("} else {");
+        g.indent_in();
+        piece_from(&mut g, &op, &carry, src, &obufs, ("base", "obase"), ("lo", "hi"), left, extra, loc);
+        g.close("}");
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
 }
 
 /// `op(acc, x)` in scan order.

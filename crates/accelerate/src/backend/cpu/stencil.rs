@@ -42,36 +42,44 @@ pub(crate) fn stencil(
     what: &str,
     loc: SrcLoc,
 ) {
-    k.open_function(out, "", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let mut g = k.exp_gen(1);
-    let ix = super::kernel::open_row_loops(&mut g, &sh);
-    let mut vals = Vec::new();
-    for ((arg, src), aelt) in args.iter().zip(sources).zip(arg_elts) {
-        for off in arg.offsets() {
-            let nb: Vec<String> = ix
-                .iter()
-                .zip(&off)
-                .map(
-                    |(x, &o)| if o == 0 { x.clone() } else { g.bind(ScalarTy::I64, &format!("{x} + ({o})")) },
-                )
-                .collect();
-            vals.push(point(&mut g, arg, src, aelt, &nb, &sh, &off, loc));
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "", what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let mut g = k.exp_gen(1);
+        let ix = super::kernel::open_row_loops(&mut g, &sh);
+        let mut vals = Vec::new();
+        for ((arg, src), aelt) in args.iter().zip(sources).zip(arg_elts) {
+            for off in arg.offsets() {
+                let nb: Vec<String> = ix
+                    .iter()
+                    .zip(&off)
+                    .map(
+                        |(x, &o)| {
+                            if o == 0 {
+                                x.clone()
+                            } else {
+                                g.bind(ScalarTy::I64, &format!("{x} + ({o})"))
+                            }
+                        },
+                    )
+                    .collect();
+                vals.push(point(&mut g, arg, src, aelt, &nb, &sh, &off, loc));
+            }
         }
-    }
-    let v = g.apply(f, vals);
-    store(&mut g, &obufs, "base + j", &v);
-    if g.raised {
-        g.line("if (e0.code) break;");
-    }
-    g.close("}");
-    if g.raised {
-        g.line("if (e0.code) break;");
-    }
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+        let v = g.apply(f, vals);
+        store(&mut g, &obufs, "base + j", &v);
+        if g.raised {
+            g.line("if (e0.code) break;");
+        }
+        g.close("}");
+        if g.raised {
+            g.line("if (e0.code) break;");
+        }
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
 }
 
 /// The value of one pattern point at neighbour index `nb`.
