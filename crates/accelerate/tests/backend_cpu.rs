@@ -327,3 +327,62 @@ fn an_unused_failing_binding_inside_a_long_reduction_is_no_error() {
         bits_f32,
     );
 }
+
+/// Note [Loops in lockstep]: neighbouring elements whose scalar loops run
+/// different numbers of iterations (0 to 36 here, and a wrapping integer
+/// state) agree with the interpreter, over positions and over rows, with
+/// a partial block of lanes at the end of each range.
+#[test]
+fn while_loops_of_different_lengths_in_neighbouring_elements_agree() {
+    // the counts read from an array (a function that can fail: lockstep in
+    // its fast form) or computed (one that cannot: lockstep always)
+    for (rows, cols, read) in [(1, 1000, true), (7, 37, true), (3, 16, false), (2, 5, true), (5, 100, false)]
+    {
+        agree(
+            move || {
+                let xs = use_array(Vector::from_elems((0..cols as i64).map(|i| (i * 7919) % 37).collect()));
+                generate(index2(rows as i64, cols as i64), move |ix| {
+                    let (r, c) = unindex2(ix);
+                    let n = if read { xs.index(index1(c)) + r } else { ((c * 7919i64) & 31i64) + r };
+                    let end = while_loop(
+                        lift((constant(0i64), c)),
+                        move |s: Exp<(i64, i64)>| s.unlift().0.lt(n),
+                        |s: Exp<(i64, i64)>| {
+                            let (k, x) = s.unlift();
+                            lift((k + 1, x * 6364136223846793005i64 + k))
+                        },
+                    );
+                    let (_, x) = end.unlift();
+                    x
+                })
+            },
+            eq,
+        );
+    }
+}
+
+/// A loop that divides by zero in one element: with the lanes run in
+/// lockstep only in the fast form, the error is the interpreter's.
+#[test]
+fn a_failing_while_loop_in_one_element_is_the_same_error() {
+    agree(
+        || {
+            let ds =
+                use_array(Vector::from_elems((0..100i32).map(|i| if i == 57 { 0 } else { 3 }).collect()));
+            generate(index1(100i64), move |ix| {
+                let d = ds.index(ix);
+                let end = while_loop(
+                    lift((constant(0i32), constant(1000i32))),
+                    |s: Exp<(i32, i32)>| s.unlift().0.lt(5),
+                    move |s: Exp<(i32, i32)>| {
+                        let (k, x) = s.unlift();
+                        lift((k + 1, x / d))
+                    },
+                );
+                let (_, x) = end.unlift();
+                x
+            })
+        },
+        eq,
+    );
+}

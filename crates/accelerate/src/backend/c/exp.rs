@@ -245,6 +245,72 @@ impl<'a> ExpGen<'a> {
         self.indent += 1;
     }
 
+    /// Whether evaluating `e` in `env` can neither raise an error nor run
+    /// a loop, and `e` has at most `budget` nodes: such a term may be
+    /// evaluated where the program would not evaluate it.
+    fn cannot_fail(&self, e: &OpenExp, env: &[Bound], budget: usize) -> bool {
+        fn go(g: &ExpGen<'_>, e: &OpenExp, env: &[Bound], budget: &mut usize) -> bool {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            let ok = match &e.kind {
+                // (no binders below, so indices are the environment's)
+                ExpKind::While { .. } | ExpKind::Let(..) => false,
+                ExpKind::Var(i) => env[env.len() - 1 - i].deferred.is_none(),
+                _ => !g.raises_here(e),
+            };
+            let mut children = ok;
+            crate::ir::visit::each_child(e, |c| children = children && go(g, c, env, budget));
+            children
+        }
+        go(self, e, env, &mut { budget })
+    }
+
+    /// Whether the node `e` itself (not its subterms) may raise an error:
+    /// a checked primitive, or a read (reads of rank-0 arrays cannot fail).
+    fn raises_here(&self, e: &OpenExp) -> bool {
+        use PrimFun::*;
+        match &e.kind {
+            ExpKind::Index { array, .. } => !self.arrays.get(array).is_some_and(|s| s.extents.is_empty()),
+            ExpKind::LinearIndex { .. } => true,
+            ExpKind::Prim(Quot | Rem | IDiv | Mod | FromIndex | BoundsCheck | ReshapeCheck, _) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether evaluating `e` in `env` may raise an error (anywhere inside
+    /// it, or by using a variable whose binding's error is deferred).
+    pub fn may_raise(&self, e: &OpenExp, env: &[Bound]) -> bool {
+        self.may_raise_under(e, env, 0)
+    }
+
+    /// Whether applying the closed function `f` may raise an error.
+    pub fn may_raise_fun(&self, f: &Fun) -> bool {
+        self.may_raise_under(&f.body, &[], f.params.len())
+    }
+
+    /// `may_raise` for a term under `depth` binders of its own.
+    fn may_raise_under(&self, e: &OpenExp, env: &[Bound], depth: usize) -> bool {
+        let deferred = |i: usize| i >= depth && env[env.len() - 1 - (i - depth)].deferred.is_some();
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+            ExpKind::Var(i) => deferred(*i),
+            ExpKind::Let(b, body) => {
+                self.may_raise_under(b, env, depth) || self.may_raise_under(body, env, depth + 1)
+            }
+            ExpKind::While { cond, body, init } => {
+                self.may_raise_under(init, env, depth)
+                    || self.may_raise_under(&cond.body, env, depth + cond.params.len())
+                    || self.may_raise_under(&body.body, env, depth + body.params.len())
+            }
+            _ => {
+                let mut found = self.raises_here(e);
+                crate::ir::visit::each_child(e, |c| found = found || self.may_raise_under(c, env, depth));
+                found
+            }
+        })
+    }
+
     /// Whether every atom of an index is a literal or `loop_invariant`.
     fn invariant(&self, ix: &[String]) -> bool {
         ix.iter().all(|a| a.parse::<i64>().is_ok() || self.loop_invariant.contains(a))
@@ -303,7 +369,8 @@ impl<'a> ExpGen<'a> {
     fn exp_inner(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
         match &e.kind {
             ExpKind::Let(b, body) => {
-                if self.optimistic.is_some() || strict(body, 0) {
+                // (a binding that cannot fail needs no context of its own)
+                if self.optimistic.is_some() || !self.may_raise(b, env) || strict(body, 0) {
                     let val = self.exp(b, env);
                     env.push(Bound { val, deferred: None });
                 } else {
@@ -336,6 +403,17 @@ impl<'a> ExpGen<'a> {
                 }
             }
             ExpKind::Prj(i, t) => project(self.exp(t, env), *i),
+            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args)
+                if self.cannot_fail(&args[1], env, 16) =>
+            {
+                // a small second argument that cannot fail is evaluated
+                // always: no branch, so a loop around it can be vectorised
+                let a = self.exp(&args[0], env);
+                let b = self.exp(&args[1], env);
+                let sym = if *op == PrimFun::LAnd { "&" } else { "|" };
+                let r = self.bind(ScalarTy::Bool, &format!("{} {sym} {}", a.leaves[0], b.leaves[0]));
+                CVal::scalar(ScalarTy::Bool, r)
+            }
             ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => {
                 let a = self.exp(&args[0], env);
                 let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
@@ -428,7 +506,8 @@ impl<'a> ExpGen<'a> {
     pub fn read_index(&mut self, array: usize, ix: &[String], loc: SrcLoc, checked: bool) -> CVal {
         let slot = self.slot(array);
         let pos = linear_of(ix, &slot.extents);
-        if !checked {
+        // a rank-0 array has its one element at the empty index
+        if !checked || ix.is_empty() {
             let p = self.bind(ScalarTy::I64, &pos);
             return self.load(&slot, &p, None, false);
         }
@@ -682,7 +761,7 @@ impl<'a> ExpGen<'a> {
 }
 
 /// Component `i` of a tuple value.
-fn project(t: CVal, i: usize) -> CVal {
+pub(crate) fn project(t: CVal, i: usize) -> CVal {
     let EltTy::Tuple(ts) = &t.ty else { panic!("projection of a scalar (the verifier rejects it)") };
     let start: usize = ts[..i].iter().map(|c| c.leaves().len()).sum();
     let n = ts[i].leaves().len();

@@ -11,7 +11,7 @@
 
 mod exp;
 
-pub(crate) use exp::{linear_of, ArraySlot, CVal, ExpGen, Hoisted};
+pub(crate) use exp::{linear_of, project, ArraySlot, Bound, CVal, ExpGen, Hoisted};
 
 use crate::array::{ScalarTy, ScalarVal};
 

@@ -398,18 +398,26 @@ fn bounded_by(shape: &OpenExp, out: &mut Vec<usize>) {
 /// the current element, its outer coordinates computed once per row from
 /// `r` and its innermost coordinate `j`; the position is `base + j`.
 pub(crate) fn open_row_loops(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
+    let mut ix = open_rows(g, sh);
+    g.independent_iterations();
+    g.open("for (int64_t j = lo; j < hi; j++) {");
+    ix.push("j".into());
+    ix
+}
+
+/// Opens the loop over the rows that `start .. end` touches: returns the
+/// outer coordinates of row `r`; the row's part of the range is
+/// `base + lo .. base + hi`.
+pub(crate) fn open_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
     let rank = sh.len();
     let n = &sh[rank - 1];
     g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
-    let mut ix = unravel(g, "r", &sh[..rank - 1]);
+    let ix = unravel(g, "r", &sh[..rank - 1]);
     g.loop_invariant.push("r".into());
     g.loop_invariant.extend(ix.iter().cloned());
     g.line(&format!("const int64_t base = r * {n};"));
     g.line("const int64_t lo = start > base ? start - base : 0;");
     g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
-    g.independent_iterations();
-    g.open("for (int64_t j = lo; j < hi; j++) {");
-    ix.push("j".into());
     ix
 }
 
