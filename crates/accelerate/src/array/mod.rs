@@ -4,6 +4,7 @@
 pub mod elt;
 #[cfg(feature = "ndarray")]
 pub mod ndarray_conv;
+pub mod pool;
 pub mod shape;
 pub mod ty;
 pub mod typed;

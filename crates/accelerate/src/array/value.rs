@@ -266,9 +266,25 @@ impl Buffer {
     }
 
     /// An empty buffer with room for `n` elements that a kernel will
-    /// write (then `set_len`), or `None` if the memory cannot be had.
+    /// write (then `set_len`), recycled if one fits (Note [Recycled
+    /// buffers]), or `None` if the memory cannot be had.
     pub(crate) fn uninit(ty: ScalarTy, n: usize) -> Option<Buffer> {
-        Buffer::try_with_capacity(ty, n)
+        super::pool::take(ty, n).or_else(|| Buffer::try_with_capacity(ty, n))
+    }
+
+    /// The number of elements it has room for.
+    pub(crate) fn capacity(&self) -> usize {
+        each_buffer!(self, v => v.capacity())
+    }
+
+    /// The bytes of its storage.
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        self.capacity() * self.ty().size_bytes()
+    }
+
+    /// Removes every element, keeping the storage.
+    pub(crate) fn clear(&mut self) {
+        each_buffer!(self, v => v.clear())
     }
 
     /// The address of the first element (of the capacity, for a buffer a
@@ -380,6 +396,15 @@ pub struct ArrayData {
     buffers: Vec<Buffer>,
 }
 
+/// A dropped array's large buffers are recycled (Note [Recycled buffers]).
+impl Drop for ArrayData {
+    fn drop(&mut self) {
+        for b in self.buffers.drain(..) {
+            super::pool::give(b);
+        }
+    }
+}
+
 impl ArrayData {
     /// Builds an array from its buffers. Returns `None` when the buffers do
     /// not match the element type or the shape's size.
@@ -425,8 +450,8 @@ impl ArrayData {
         &self.buffers
     }
 
-    pub fn into_buffers(self) -> Vec<Buffer> {
-        self.buffers
+    pub fn into_buffers(mut self) -> Vec<Buffer> {
+        std::mem::take(&mut self.buffers)
     }
 
     pub fn len(&self) -> usize {
