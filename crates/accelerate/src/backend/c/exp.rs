@@ -138,6 +138,8 @@ pub(crate) struct ExpGen<'a> {
     contexts: Vec<String>,
     /// Set once any error can be raised by the code generated so far.
     pub raised: bool,
+    /// How many places in the code generated so far report an error.
+    errors: usize,
     /// Positions (C atoms) known to lie inside these arrays, so that a
     /// linear read at them needs no check.
     pub trusted_linear: Vec<(String, usize)>,
@@ -171,6 +173,7 @@ impl<'a> ExpGen<'a> {
             fresh: prefix_counter,
             contexts: vec![err.into()],
             raised: false,
+            errors: 0,
             trusted_linear: Vec::new(),
             trusted_index: Vec::new(),
             optimistic: None,
@@ -186,11 +189,27 @@ impl<'a> ExpGen<'a> {
     }
 
     pub fn line(&mut self, s: &str) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
+        let line = self.indented(s);
+        self.out.push_str(&line);
+    }
+
+    /// Generates code with `f` if that code reports no error; otherwise
+    /// generates nothing and returns `None`.
+    pub fn without_errors<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
+        let (out, sites, errors, raised) = (self.out.len(), self.sites.len(), self.errors, self.raised);
+        let r = f(self);
+        if self.errors == errors {
+            return Some(r);
         }
-        self.out.push_str(s);
-        self.out.push('\n');
+        self.out.truncate(out);
+        self.sites.truncate(sites);
+        (self.errors, self.raised) = (errors, raised);
+        None
+    }
+
+    /// A line of code at the current indentation.
+    fn indented(&self, s: &str) -> String {
+        format!("{}{s}\n", "    ".repeat(self.indent))
     }
 
     pub fn open(&mut self, s: &str) {
@@ -285,11 +304,6 @@ impl<'a> ExpGen<'a> {
         self.may_raise_under(e, env, 0)
     }
 
-    /// Whether applying the closed function `f` may raise an error.
-    pub fn may_raise_fun(&self, f: &Fun) -> bool {
-        self.may_raise_under(&f.body, &[], f.params.len())
-    }
-
     /// `may_raise` for a term under `depth` binders of its own.
     fn may_raise_under(&self, e: &OpenExp, env: &[Bound], depth: usize) -> bool {
         let deferred = |i: usize| i >= depth && env[env.len() - 1 - (i - depth)].deferred.is_some();
@@ -335,6 +349,7 @@ impl<'a> ExpGen<'a> {
         let site = self.sites.len();
         self.sites.push(loc);
         self.raised = true;
+        self.errors += 1;
         let ctx = self.contexts.last().expect("a context").clone();
         if vals.is_empty() {
             self.line(&format!("acc_raise(&{ctx}, {code}, {site}, 0, 0);"));
@@ -374,12 +389,21 @@ impl<'a> ExpGen<'a> {
                     let val = self.exp(b, env);
                     env.push(Bound { val, deferred: None });
                 } else {
+                    // the context is declared only if the bound term's code
+                    // can report an error into it (a read found inside its
+                    // array's bounds cannot)
                     let ctx = self.fresh("d");
-                    self.line(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
+                    let (at, errors) = (self.out.len(), self.errors);
+                    let declaration = self.indented(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
                     self.contexts.push(ctx.clone());
                     let val = self.exp(b, env);
                     self.contexts.pop();
-                    env.push(Bound { val, deferred: Some(ctx) });
+                    if self.errors == errors {
+                        env.push(Bound { val, deferred: None });
+                    } else {
+                        self.out.insert_str(at, &declaration);
+                        env.push(Bound { val, deferred: Some(ctx) });
+                    }
                 }
                 let r = self.exp(body, env);
                 env.pop();
@@ -389,6 +413,7 @@ impl<'a> ExpGen<'a> {
                 let b = env[env.len() - 1 - i].clone();
                 if let Some(d) = &b.deferred {
                     self.raised = true;
+                    self.errors += 1;
                     let ctx = self.contexts.last().expect("a context").clone();
                     self.line(&format!("acc_propagate(&{ctx}, &{d});"));
                 }

@@ -312,3 +312,62 @@ fn unique() -> u128 {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// The loops GCC vectorises in a program's kernels (`source`, without the
+/// prelude), compiled with the kernels' flags and `-fopt-info-vec-optimized`:
+/// for each C function of the source, how many of its loops the compiler
+/// reports vectorised. `None` where the compiler is not GCC (the report's
+/// format is GCC's). For tests that check that the hot loops vectorise.
+pub fn vectorised_loops(source: &str) -> Result<Option<Vec<(String, usize)>>> {
+    let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
+    let cc = compiler().map_err(unavailable)?;
+    // GCC's `--version` names the Free Software Foundation (its first line
+    // is the name it was called by: `cc (Debian 12.2.0-14) 12.2.0`)
+    let about = Command::new(&cc.command).arg("--version").output().map(|o| o.stdout).unwrap_or_default();
+    if !String::from_utf8_lossy(&about).contains("Free Software Foundation") {
+        return Ok(None);
+    }
+    let full = format!("{PRELUDE}\n{source}");
+    let dir = std::env::temp_dir();
+    let tmp = format!("accelerate-vec.{}.{}", std::process::id(), unique());
+    let (c, obj) = (dir.join(format!("{tmp}.c")), dir.join(format!("{tmp}.o")));
+    std::fs::write(&c, &full).map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
+    let out = Command::new(&cc.command)
+        .args(flags(cc).iter().filter(|f| *f != "-shared" && *f != "-w"))
+        .args(["-c", "-fopt-info-vec-optimized", "-o"])
+        .arg(&obj)
+        .arg(&c)
+        .output();
+    let _ = std::fs::remove_file(&c);
+    let _ = std::fs::remove_file(&obj);
+    let out = out.map_err(|e| unavailable(format!("running `{}` failed: {e}", cc.command)))?;
+    if !out.status.success() {
+        return Err(Error::Internal(format!(
+            "the C compiler failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    // the functions by their first line
+    let mut starts: Vec<(usize, String)> = Vec::new();
+    for (n, line) in full.lines().enumerate() {
+        let header = line.strip_prefix("void ").or_else(|| line.strip_prefix("static int "));
+        if let Some(name) = header.and_then(|h| h.split_once('(')).map(|(name, _)| name) {
+            if line.ends_with('{') {
+                starts.push((n + 1, name.to_string()));
+            }
+        }
+    }
+    let mut counts: Vec<(String, usize)> = starts.iter().map(|(_, f)| (f.clone(), 0)).collect();
+    let file = c.display().to_string();
+    for line in String::from_utf8_lossy(&out.stderr).lines() {
+        let Some(rest) = line.strip_prefix(&file).and_then(|r| r.strip_prefix(':')) else { continue };
+        if !rest.contains("optimized: loop vectorized") {
+            continue;
+        }
+        let Some(at) = rest.split(':').next().and_then(|n| n.parse::<usize>().ok()) else { continue };
+        if let Some(k) = starts.iter().rposition(|(first, _)| *first <= at) {
+            counts[k].1 += 1;
+        }
+    }
+    Ok(Some(counts))
+}

@@ -53,11 +53,7 @@ pub(crate) fn generate(
             Source::Delayed { shape, index, linear } => Some((shape, if by_rows { index } else { linear })),
             Source::Manifest(_) => None,
         };
-        // Note [Loops in lockstep]: only where the order of errors
-        // cannot show (a fast function, or one that cannot raise)
-        let plan = element
-            .and_then(|(shape, f)| Lockstep::of(f).map(|l| (shape, l)))
-            .filter(|(_, l)| g.optimistic.is_some() || !g.may_raise_fun(l.whole));
+        let plan = element.and_then(|(shape, f)| Lockstep::of(f).map(|l| (shape, l)));
         if by_rows {
             let outer = super::kernel::open_rows(&mut g, &sh);
             let first = match &plan {
@@ -68,8 +64,12 @@ pub(crate) fn generate(
                         trust(g, shape, "", Some(&ix));
                         CVal::index(ix)
                     };
-                    l.write(&mut g, ("lo", "hi"), &at, &obufs, &|j| format!("base + {j}"));
-                    "j0"
+                    let pos = |j: &str| format!("base + {j}");
+                    if l.write_if_quiet(&mut g, ("lo", "hi"), &at, &obufs, &pos) {
+                        "j0"
+                    } else {
+                        "lo"
+                    }
                 }
                 None => "lo",
             };
@@ -94,8 +94,11 @@ pub(crate) fn generate(
                         trust(g, shape, i, None);
                         CVal::scalar(ScalarTy::I64, i.to_string())
                     };
-                    l.write(&mut g, ("start", "end"), &at, &obufs, &|i| i.to_string());
-                    "j0"
+                    if l.write_if_quiet(&mut g, ("start", "end"), &at, &obufs, &|i| i.to_string()) {
+                        "j0"
+                    } else {
+                        "start"
+                    }
                 }
                 None => "start",
             };
@@ -144,7 +147,6 @@ pub(crate) fn generate(
 /// bound terms in each of its loops: they are evaluated eagerly, which
 /// Note [Loops in lockstep] allows).
 struct Lockstep<'f> {
-    whole: &'f Fun,
     /// The bound terms of the `let`s, outermost first.
     binds: Vec<&'f OpenExp>,
     cond: &'f Fun,
@@ -170,7 +172,7 @@ impl<'f> Lockstep<'f> {
                 }
                 ExpKind::While { cond, body, init } => {
                     path.reverse();
-                    return Some(Lockstep { whole: f, binds, cond, body, init, path });
+                    return Some(Lockstep { binds, cond, body, init, path });
                 }
                 _ => return None,
             }
@@ -192,6 +194,24 @@ impl<'f> Lockstep<'f> {
         let mut args: Vec<CVal> = env.iter().map(|b| b.val.clone()).collect();
         args.push(state.clone());
         g.apply(f, args)
+    }
+
+    /// Writes the blocks (`write`) where the order of errors cannot show
+    /// (Note [Loops in lockstep]): in a fast function, or where the code
+    /// reports no error. Says whether it wrote them.
+    fn write_if_quiet(
+        &self,
+        g: &mut ExpGen<'_>,
+        range: (&str, &str),
+        at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
+        obufs: &[String],
+        pos: &dyn Fn(&str) -> String,
+    ) -> bool {
+        if g.optimistic.is_some() {
+            self.write(g, range, at, obufs, pos);
+            return true;
+        }
+        g.without_errors(|g| self.write(g, range, at, obufs, pos)).is_some()
     }
 
     /// Writes the blocks of `LANES` positions from `range.0` while they

@@ -26,7 +26,7 @@ mod permute;
 mod scan;
 mod stencil;
 
-pub use compile::compilations;
+pub use compile::{compilations, vectorised_loops};
 
 use crate::array::ArraysVal;
 use crate::exec::error::Result;

@@ -1,0 +1,88 @@
+//! The loops that carry the work of the benchmark programs vectorise:
+//! GCC's own report (`-fopt-info-vec-optimized`) on the generated C of a
+//! dot product (Note [Multi-accumulator reductions]), saxpy, an n-body
+//! step's interactions read by checked index (Note [Optimistic checks])
+//! and a Mandelbrot escape loop (Note [Loops in lockstep]).
+//!
+//! Skipped, saying so, without a C compiler or with one that is not GCC.
+
+use accelerate::prelude::*;
+use accelerate::{compile_with, Backend, Config, Program};
+
+/// The loops GCC vectorised in each function of a program's C, or `None`
+/// (after saying why) where this cannot be checked.
+fn report<A: accelerate::exec::ProgramArgs, R: Arrays>(p: &Program<A, R>) -> Option<Vec<(String, usize)>> {
+    let source = p.c_source().expect("compiled for the CPU");
+    match accelerate::backend::cpu::vectorised_loops(source).unwrap() {
+        Some(r) => Some(r),
+        None => {
+            eprintln!("skipped: the C compiler is not GCC");
+            None
+        }
+    }
+}
+
+fn cpu() -> Option<Config> {
+    match accelerate::backend::cpu::unavailable() {
+        None => Some(Config::default().with_backend(Backend::Cpu)),
+        Some(why) => {
+            eprintln!("skipped: the CPU backend is unavailable here: {why}");
+            None
+        }
+    }
+}
+
+/// Asserts that `function` of `program` has a vectorised loop.
+fn vectorised(program: &str, report: &[(String, usize)], function: &str) {
+    let n = report.iter().find(|(f, _)| f == function).map(|(_, n)| *n);
+    assert!(n.is_some_and(|n| n > 0), "{program}: no vectorised loop in {function}: {report:?}");
+}
+
+#[test]
+fn the_hot_loops_of_the_benchmark_programs_vectorise() {
+    let Some(cpu) = cpu() else { return };
+
+    let dotp =
+        |xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b);
+    let Some(r) = report(&compile_with(dotp, cpu.clone()).unwrap()) else { return };
+    vectorised("dotp", &r, "k0_part");
+
+    let saxpy = |xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| xs.zip_with(ys, |x, y| 2.5f32 * x + y);
+    let r = report(&compile_with(saxpy, cpu.clone()).unwrap()).unwrap();
+    vectorised("saxpy", &r, "k0");
+
+    // every interaction reads both bodies by index, with bounds checks
+    let nbody = |xs: Acc<Vector<f32>>| {
+        let n = xs.size();
+        let rows = xs.replicate(index0().all().fixed(n));
+        let cols = xs.replicate(index0().fixed(n).all());
+        rows.zip_with(cols, |a, b| {
+            let d = b - a;
+            d / (d * d + 0.01f32).sqrt()
+        })
+        .fold(0.0, |a, b| a + b)
+    };
+    let r = report(&compile_with(nbody, cpu.clone()).unwrap()).unwrap();
+    vectorised("nbody", &r, "k0_rows_fast");
+    vectorised("nbody", &r, "k0_part_fast");
+
+    let mandelbrot = |cs: Acc<Vector<f32>>| {
+        cs.map(|c| {
+            let end = while_loop(
+                lift((constant(0.0f32), constant(0i32))),
+                |s: Exp<(f32, i32)>| {
+                    let (z, i) = s.unlift();
+                    (z * z).le(4.0f32) & i.lt(255i32)
+                },
+                move |s: Exp<(f32, i32)>| {
+                    let (z, i) = s.unlift();
+                    lift((z * z + c, i + 1i32))
+                },
+            );
+            let (_, i) = end.unlift();
+            i
+        })
+    };
+    let r = report(&compile_with(mandelbrot, cpu).unwrap()).unwrap();
+    vectorised("mandelbrot", &r, "k0");
+}
