@@ -3,4 +3,6 @@
 
 pub(crate) mod c;
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod interp;

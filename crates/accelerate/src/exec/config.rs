@@ -4,9 +4,10 @@
 //! Environment variables (read by [`Config::from_env`], which `run` and
 //! `compile` use):
 //!
-//! - `ACCELERATE_BACKEND=interp|cpu` chooses the backend. The default is
-//!   `Backend::default_available`: the CPU backend when a C compiler is
-//!   found, else the interpreter (with a one-time warning saying why).
+//! - `ACCELERATE_BACKEND=interp|cpu|cuda` chooses the backend (`cuda` only
+//!   with the `cuda` feature). The default is `Backend::default_available`:
+//!   the CPU backend when a C compiler is found, else the interpreter (with
+//!   a one-time warning saying why).
 //! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
 //!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
 //!   recovery), `no-exp-sharing` (no scalar sharing recovery),
@@ -29,6 +30,11 @@ pub enum Backend {
     Interpreter,
     /// The multicore CPU backend (C compiled at run time).
     Cpu,
+    /// The CUDA backend (CUDA C compiled by NVRTC at run time). Running
+    /// programs with it is not implemented yet: `run` and `compile` return
+    /// `Error::BackendUnavailable` saying why (`backend::cuda::unavailable`).
+    #[cfg(feature = "cuda")]
+    Cuda,
 }
 
 impl Backend {
@@ -94,10 +100,11 @@ impl Config {
             Err(_) | Ok("") => {}
             Ok("interp") => c.backend = Backend::Interpreter,
             Ok("cpu") => c.backend = Backend::Cpu,
+            #[cfg(feature = "cuda")]
+            Ok("cuda") => c.backend = Backend::Cuda,
             Ok(other) => {
-                return Err(Error::Config(format!(
-                    "ACCELERATE_BACKEND={other}: the backends are: interp, cpu"
-                )));
+                let known = if cfg!(feature = "cuda") { "interp, cpu, cuda" } else { "interp, cpu" };
+                return Err(Error::Config(format!("ACCELERATE_BACKEND={other}: the backends are: {known}")));
             }
         }
         for flag in list("ACCELERATE_FLAGS") {

@@ -67,7 +67,18 @@ fn execute(prog: &ir::Program, args: Vec<ArraysVal>, config: &Config) -> Result<
     match config.backend {
         Backend::Interpreter => backend::interp::run_program(prog, args),
         Backend::Cpu => cpu_program(prog, config)?.run(args),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => Err(cuda_unavailable()),
     }
+}
+
+/// Why the CUDA backend cannot run a program here (Note: it cannot yet
+/// anywhere; `backend::cuda::unavailable` says which of driver, device,
+/// NVRTC or the executor is missing).
+#[cfg(feature = "cuda")]
+fn cuda_unavailable() -> error::Error {
+    let reason = backend::cuda::unavailable().unwrap_or_else(|| "unknown".into());
+    error::Error::BackendUnavailable { backend: "cuda".into(), reason }
 }
 
 /// Compiles a program for the CPU backend, printing its C when
@@ -91,6 +102,8 @@ impl Executable {
         Ok(match config.backend {
             Backend::Interpreter => Executable::Interpreter,
             Backend::Cpu => Executable::Cpu(cpu_program(prog, config)?),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda => return Err(cuda_unavailable()),
         })
     }
 

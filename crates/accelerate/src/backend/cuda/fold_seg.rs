@@ -1,0 +1,71 @@
+//! The segmented fold skeleton on the GPU (`fold_seg`, `fold1_seg`):
+//! every row of the source is cut into segments by one vector of offsets
+//! (segment `s` is `offsets[s] .. offsets[s+1]`), and each segment reduces
+//! to one element.
+//!
+//! Algorithm: a warp per segment (Bell and Garland's "vector" kernel for
+//! sparse matrices): the (row, segment) pairs, `rows * nseg` of them in
+//! row-major order, are taken by the grid's warps in turn; a warp reduces
+//! its segment with `block::range_reduce` (lanes read consecutive
+//! elements; shuffles combine them in order), and lane 0 applies the seed
+//! and writes. Launch: any number of blocks (`min(ceil(rows * nseg / 8),
+//! G)` keeps every warp busy), no parameters; the host has checked the
+//! offsets (`check_offsets`) and, for `fold1_seg`, that no segment is
+//! empty. Segments far longer than the rest leave one warp working while
+//! the others idle; balancing them with a work queue (DESIGN.md §7) is
+//! not done yet.
+//!
+//! ```text
+//! for each (r, s) (a warp):
+//!     out[r, s] = seed ⊕ x[r*n + offsets[s]] ⊕ .. ⊕ x[r*n + offsets[s+1] - 1]
+//! ```
+
+use super::block::{range_reduce, Group};
+use super::fold::{finish, outer_size};
+use super::kernel::{commutative, read_at, KernelGen, Source};
+use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::{CVal, ExpGen};
+use crate::exec::error::SrcLoc;
+use crate::ir::{Fun, OpenExp};
+
+/// The kernel function of a segmented fold; `offsets` is the array
+/// variable of the offsets (an `i64` vector).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fold_seg(
+    k: &mut KernelGen,
+    out: &mut String,
+    f: &Fun,
+    seed: Option<&OpenExp>,
+    src: &Source,
+    offsets: usize,
+    rank: usize,
+    elt: &EltTy,
+    what: &str,
+    loc: SrcLoc,
+) {
+    let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
+    k.open_function(out, "", what, loc);
+    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let offs = k.slots[&offsets].clone();
+    let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.line(&format!("const int64_t nseg = {nseg1} - 1;"));
+    let total = g.bind(ScalarTy::I64, &format!("({}) * nseg", outer_size(&sh)));
+    g.line("const int64_t wid = ((int64_t)blockIdx.x * ACC_BLOCK + tid) >> 5;");
+    g.line("const int64_t nwarps = ((int64_t)gridDim.x * ACC_BLOCK) >> 5;");
+    g.open(&format!("for (int64_t q = wid; q < {total}; q += nwarps) {{"));
+    g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
+    g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
+    let read = |g: &mut ExpGen<'_>, k: &str| {
+        let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
+        read_at(g, src, &p, loc)
+    };
+    let (v, has) = range_reduce(&mut g, &op, &read, elt, ("lo", "hi"), commutative(f), Group::Warp);
+    finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "q", Group::Warp);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+}

@@ -1,0 +1,57 @@
+//! The generate skeleton on the GPU: every producer (`generate`, `map`,
+//! `zip_with`, `backpermute`, `replicate`, `slice`, and a delayed array
+//! that must be made manifest) computes each element of its result
+//! independently.
+//!
+//! Algorithm: a grid-stride loop over the row-major positions `0 ..
+//! size` (a thread per element, the grid as large as the device keeps
+//! busy, each thread taking every `gridDim.x * ACC_BLOCK`-th position, so
+//! that neighbouring threads touch neighbouring elements and reads and
+//! writes coalesce):
+//!
+//! ```text
+//! for i in 0..size (grid-stride): out[i] = linear(i)
+//! ```
+//!
+//! When the producer's element is a function of its index that the
+//! linear form would reach by turning the position into an index anyway
+//! (a multidimensional `generate` or `backpermute`), the index is computed
+//! here (`unravel`) and the producer read by index. Launch: any number of
+//! blocks; the kernel's own extents are the result's shape.
+
+use super::kernel::{product, read_at, read_ix, store, unravel, uses_from_index, KernelGen, Source};
+use crate::array::{EltTy, ScalarTy};
+use crate::exec::error::SrcLoc;
+
+/// The kernel function of a generate kernel whose elements are those of
+/// the delayed array `src` (of rank `rank`).
+pub(crate) fn generate(
+    k: &mut KernelGen,
+    out: &mut String,
+    src: &Source,
+    rank: usize,
+    elt: &EltTy,
+    what: &str,
+    loc: SrcLoc,
+) {
+    k.open_function(out, "", what, loc);
+    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let by_index = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
+    let mut g = k.exp_gen(1);
+    let size = g.bind(ScalarTy::I64, &product(&sh));
+    g.open(&super::kernel::grid_stride("i", &size));
+    let v = if by_index {
+        let ix = unravel(&mut g, "i", &sh);
+        read_ix(&mut g, src, &ix, loc)
+    } else {
+        read_at(&mut g, src, "i", loc)
+    };
+    store(&mut g, &obufs, "i", &v);
+    if g.raised {
+        g.line("if (e0.code) break;");
+    }
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+}
