@@ -1,7 +1,18 @@
-//! Scalar code generation for the C family, shared by the CPU backend (C)
-//! and the CUDA backend (CUDA C): every scalar IR construct becomes C
-//! statements with the semantics of `docs/semantics.md` and no undefined
-//! behaviour (the helpers of `prelude.h` say how each rule is kept).
+//! What the CPU backend (C) and the CUDA backend (CUDA C) share: all but
+//! how a kernel covers its iteration space (a C function over a range
+//! `start .. end`, or a grid of threads), which each backend's
+//! `KernelGen` and skeleton files write.
+//!
+//! - `exp`: scalar code generation. Every scalar IR construct becomes C
+//!   statements with the semantics of `docs/semantics.md` and no
+//!   undefined behaviour (the helpers of `prelude_common.h`, which the C
+//!   prelude `prelude.h` and the CUDA prelude share, say how each rule is
+//!   kept).
+//! - `lower`: a fused program as host commands and kernels, each kernel's
+//!   code written by the backend's skeleton writers (a `lower::Target`).
+//! - `kernel`: what kernels share whatever the target (their description
+//!   for the host, the readers of their arguments, statement helpers).
+//! - `stencil`: a stencil's pattern points and boundaries.
 //!
 //! Values are carried as their primitive leaves: a tuple-typed expression
 //! is a list of C variables, one per leaf, so that no C struct types are
@@ -10,13 +21,30 @@
 //! in generated code]) instead of reading outside a buffer.
 
 mod exp;
+pub(crate) mod kernel;
+pub(crate) mod lower;
+pub(crate) mod stencil;
 
 pub(crate) use exp::{linear_of, project, ArraySlot, Bound, CVal, ExpGen, Hoisted};
 
 use crate::array::{ScalarTy, ScalarVal};
+use std::sync::OnceLock;
 
 /// The C prelude every generated file starts with.
-pub(crate) const PRELUDE: &str = include_str!("prelude.h");
+pub(crate) fn prelude() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| with_common_prelude(include_str!("prelude.h")))
+}
+
+/// A target's prelude with its line `#include "prelude_common.h"`
+/// replaced by that file's text: the helpers both targets share, written
+/// once. The text is pasted, not included, because neither the host C
+/// compiler nor NVRTC is given a path to the file.
+pub(crate) fn with_common_prelude(target: &str) -> String {
+    const LINE: &str = "#include \"prelude_common.h\"\n";
+    debug_assert!(target.contains(LINE), "a prelude without the shared helpers");
+    target.replacen(LINE, include_str!("prelude_common.h"), 1)
+}
 
 /// The C type that holds one leaf of this type.
 pub(crate) fn c_type(t: ScalarTy) -> &'static str {

@@ -41,7 +41,7 @@
 //! the cache; `ACCELERATE_CACHE=off` keeps objects in a temporary folder
 //! that is not reused.
 
-use crate::backend::c::PRELUDE;
+use crate::backend::c::prelude;
 use crate::exec::error::{Error, Result};
 use libloading::Library;
 use sha2::{Digest, Sha256};
@@ -203,7 +203,7 @@ static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicU
 pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
     let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
     let cc = compiler().map_err(unavailable)?;
-    let full = format!("{PRELUDE}\n{source}");
+    let full = format!("{}\n{source}", prelude());
     let flags = flags(cc);
     let mut h = Sha256::new();
     for part in [env!("CARGO_PKG_VERSION"), &cc.command, &cc.version, &flags.join(" "), cpu_features(), &full]
@@ -327,7 +327,7 @@ pub fn vectorised_loops(source: &str) -> Result<Option<Vec<(String, usize)>>> {
     if !String::from_utf8_lossy(&about).contains("Free Software Foundation") {
         return Ok(None);
     }
-    let full = format!("{PRELUDE}\n{source}");
+    let full = format!("{}\n{source}", prelude());
     let dir = std::env::temp_dir();
     let tmp = format!("accelerate-vec.{}.{}", std::process::id(), unique());
     let (c, obj) = (dir.join(format!("{tmp}.c")), dir.join(format!("{tmp}.o")));

@@ -10,9 +10,9 @@
 //! A space smaller than one grain runs on the calling thread.
 
 use super::compile::{KernelFn, Module};
-use super::kernel::{Kernel, ShapeOf, Skeleton};
-use super::lower::Cmd;
 use crate::array::{ArrayData, ArraysVal, Buffer, EltTy};
+use crate::backend::c::kernel::{Kernel, ShapeOf, Skeleton};
+use crate::backend::c::lower::Cmd;
 use crate::backend::interp::scalar::{ASlot, ScalarEval};
 use crate::backend::interp::{check_offsets, split_inner};
 use crate::exec::error::{Error, Result, SrcLoc};

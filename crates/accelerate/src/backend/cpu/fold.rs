@@ -31,7 +31,7 @@
 //! Interleaved lanes (lane `q` takes elements `q, q + K, ..`) also reorder
 //! the elements, which needs a commutative operator as well: they are
 //! used only when the operator is commutative by construction
-//! (`commutative`: `a + b`, `max(a, b)`, a tuple of such), as for sums,
+//! (`c::kernel::commutative`: `a + b`, `max(a, b)`, a tuple of such), as for sums,
 //! products, extrema and dot products. Any other operator (an affine
 //! composition, a matrix product) reduces each piece in order, from its
 //! first element; only the grouping of the pieces then differs from the
@@ -41,11 +41,12 @@
 //! miscompiles the lane loop for 8-bit integers at `-O3`: a sum of 48
 //! `int8_t` through 16 lanes came out wrong, found by the property tests.)
 
-use super::kernel::{assign, declare, store, KernelGen, Row, Source};
+use super::kernel::{KernelGen, Row};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{assign, commutative, declare, store, Source};
 use crate::backend::c::{c_type, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
-use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
+use crate::ir::{Fun, OpenExp};
 
 /// Independent accumulators of a reduction loop: 16 lanes cover two AVX2
 /// vectors of f32, enough to hide the latency of a vector addition.
@@ -108,42 +109,6 @@ pub(crate) fn fold(
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
-}
-
-/// Is `f(a, b)` equal to `f(b, a)` by construction? Each leaf of its
-/// result must be one commutative primitive applied to the same leaf of
-/// both arguments (Note [Multi-accumulator reductions]). For floats `+`
-/// and `*` commute exactly; `min`/`max` commute up to the sign of a zero
-/// result, which the grouping of a reduction already leaves open
-/// (`docs/semantics.md`).
-pub(crate) fn commutative(f: &Fun) -> bool {
-    /// The argument (0 or 1) and the projection path of a leaf access.
-    fn path(e: &OpenExp) -> Option<(usize, Vec<usize>)> {
-        match &e.kind {
-            ExpKind::Var(v) if *v < 2 => Some((*v, Vec::new())),
-            ExpKind::Prj(i, t) => path(t).map(|(v, mut p)| {
-                p.push(*i);
-                (v, p)
-            }),
-            _ => None,
-        }
-    }
-    fn symmetric(e: &OpenExp) -> bool {
-        use PrimFun::*;
-        match &e.kind {
-            ExpKind::Tuple(es) => es.iter().all(symmetric),
-            ExpKind::Prim(Add | Mul | Min | Max | BAnd | BOr | BXor | LAnd | LOr, args)
-                if args.len() == 2 =>
-            {
-                match (path(&args[0]), path(&args[1])) {
-                    (Some((u, p)), Some((v, q))) => u != v && p == q,
-                    _ => false,
-                }
-            }
-            _ => false,
-        }
-    }
-    f.params.len() == 2 && symmetric(&f.body)
 }
 
 /// Whether a reduction with `f` over elements of type `elt` keeps

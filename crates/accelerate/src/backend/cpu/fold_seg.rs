@@ -16,8 +16,9 @@
 //! ```
 
 use super::fold::reduce_row;
-use super::kernel::{store, KernelGen, Row, Source};
+use super::kernel::{KernelGen, Row};
 use crate::array::EltTy;
+use crate::backend::c::kernel::{store, Source};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, OpenExp};
 

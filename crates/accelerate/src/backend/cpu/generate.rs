@@ -14,7 +14,7 @@
 //!
 //! which the C compiler vectorises when `linear` has no checks left (reads
 //! of an array inside the bounds of the loop are not checked: see
-//! `kernel::trust`). Otherwise (a multidimensional `generate` or
+//! `c::kernel::trust`). Otherwise (a multidimensional `generate` or
 //! `backpermute`) it runs over rows, turning the first position of each
 //! row into an index once, so that the inner loop walks the innermost
 //! dimension with no division:
@@ -26,11 +26,12 @@
 //! ```
 
 use super::fold::LANES;
-use super::kernel::{read_at, read_ix, store, trust, KernelGen, Source};
+use super::kernel::KernelGen;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{read_at, read_ix, store, trust, uses_from_index, Source};
 use crate::backend::c::{c_type, project, Bound, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
-use crate::ir::{visit, ExpKind, Fun, OpenExp, PrimFun};
+use crate::ir::{ExpKind, Fun, OpenExp};
 
 /// Writes the C function of a generate kernel whose elements are those of
 /// the delayed array `src` (of rank `rank`).
@@ -289,20 +290,4 @@ impl<'f> Lockstep<'f> {
         g.close("}");
         g.close("}");
     }
-}
-
-/// Does a function turn a position into an index (so that a loop over
-/// rows is cheaper than one over positions)?
-pub(crate) fn uses_from_index(f: &Fun) -> bool {
-    fn go(e: &crate::ir::OpenExp, found: &mut bool) {
-        if matches!(e.kind, ExpKind::Prim(PrimFun::FromIndex, _)) {
-            *found = true;
-        }
-        if !*found {
-            stacker::maybe_grow(64 * 1024, 1024 * 1024, || visit::each_child(e, |c| go(c, found)));
-        }
-    }
-    let mut found = false;
-    go(&f.body, &mut found);
-    found
 }

@@ -1,6 +1,6 @@
 //! What every kernel of the CPU backend shares: its C signature and
-//! prologue (the arrays it reads, by slot), the description the executor
-//! launches it by, and the readers of a consumer's argument.
+//! prologue (the arrays it reads, by slot), its loops over rows, and the
+//! reader of a reduction's rows.
 //!
 //! Every kernel function has the signature
 //! `void name(const acc_args *A, int64_t start, int64_t end)` and computes
@@ -11,117 +11,17 @@
 //! arrays, then of the iteration space; `A->params` the skeleton's own
 //! integers; `A->consts` the kernel's hoisted literals (Note [Hoisted
 //! literals]).
+//!
+//! What the kernels of both backends share whatever the target (`Source`,
+//! `Kernel`, `Skeleton`, the readers and the statement helpers) is in
+//! `backend::c::kernel`.
 
 use crate::array::{ArrayTy, ArraysTy, EltTy, ScalarTy};
+use crate::backend::c::kernel::{read_at, read_ix, unravel, uses_from_index, KernelParts, Source};
 use crate::backend::c::{c_type, ArraySlot, CVal, ExpGen, Hoisted};
 use crate::exec::error::SrcLoc;
-use crate::ir::{AccKind, Direction, Fun, OpenAcc, OpenExp};
 use std::collections::HashMap;
 use std::fmt::Write;
-
-/// A consumer's argument as its kernel reads it: a manifest array in a
-/// slot, or a delayed array computed where it is read.
-#[derive(Clone, Debug)]
-pub(crate) enum Source {
-    Manifest(usize),
-    Delayed { shape: OpenExp, index: Fun, linear: Fun },
-}
-
-impl Source {
-    pub fn of(a: &OpenAcc) -> Source {
-        match &a.kind {
-            AccKind::Var(v) => Source::Manifest(*v),
-            AccKind::Delayed { shape, index, linear } => {
-                Source::Delayed { shape: shape.clone(), index: index.clone(), linear: linear.clone() }
-            }
-            other => unreachable!("a kernel argument is a variable or delayed after lowering, not {other:?}"),
-        }
-    }
-
-    /// The arrays the kernel reads for this source.
-    pub fn arrays(&self, out: &mut Vec<usize>) {
-        match self {
-            Source::Manifest(v) => out.push(*v),
-            Source::Delayed { index, linear, .. } => {
-                crate::ir::visit::arrays_read(&index.body, out);
-                crate::ir::visit::arrays_read(&linear.body, out);
-            }
-        }
-    }
-}
-
-/// How the executor finds the shape of a kernel's argument at run time.
-#[derive(Clone, Debug)]
-pub(crate) enum ShapeOf {
-    /// The shape of the array variable.
-    Var(usize),
-    /// A closed expression, evaluated on the host.
-    Exp(OpenExp),
-}
-
-impl ShapeOf {
-    pub fn of(s: &Source) -> ShapeOf {
-        match s {
-            Source::Manifest(v) => ShapeOf::Var(*v),
-            Source::Delayed { shape, .. } => ShapeOf::Exp(shape.clone()),
-        }
-    }
-}
-
-/// The skeleton of a kernel and what its launch needs on the host.
-#[derive(Clone, Debug)]
-pub(crate) enum Skeleton {
-    /// An array computed element by element (every producer).
-    Generate {
-        shape: ShapeOf,
-    },
-    /// Reduction of the innermost dimension.
-    Fold {
-        seed: bool,
-        source: ShapeOf,
-        op: &'static str,
-    },
-    /// Segmented reduction; `offsets` is the variable of the offsets.
-    FoldSeg {
-        seed: bool,
-        source: ShapeOf,
-        offsets: usize,
-        op: &'static str,
-    },
-    Scan {
-        seed: bool,
-        dir: Direction,
-        source: ShapeOf,
-        op: &'static str,
-    },
-    /// `defaults` is the variable of the default array; `atomic` says
-    /// whether the kernel combines with atomic compare-and-swap (else it
-    /// runs on one worker).
-    Permute {
-        defaults: usize,
-        source: ShapeOf,
-        atomic: bool,
-    },
-    Stencil {
-        sources: Vec<ShapeOf>,
-        extents: Vec<Vec<usize>>,
-    },
-}
-
-/// One kernel: its C name, skeleton, the arrays it reads (as de Bruijn
-/// indices in the environment where it runs), its result, and the source
-/// locations its errors name.
-#[derive(Clone, Debug)]
-pub(crate) struct Kernel {
-    pub name: String,
-    pub skeleton: Skeleton,
-    pub inputs: Vec<usize>,
-    pub elt: EltTy,
-    pub sites: Vec<SrcLoc>,
-    pub loc: SrcLoc,
-    /// The words of its hoisted literals (Note [Hoisted literals]).
-    pub consts: Vec<i64>,
-}
 
 /// Where `open_function` leaves room for the hoisted literals, which
 /// `close_function` declares once the body has named them all.
@@ -184,6 +84,12 @@ impl KernelGen {
             function: String::new(),
             raised: false,
         }
+    }
+
+    /// The kernel's inputs, the source locations its errors name and the
+    /// words of its hoisted literals, once its functions are written.
+    pub fn finish(self) -> KernelParts {
+        KernelParts { inputs: self.inputs, sites: self.sites, consts: self.hoisted.words() }
     }
 
     /// The index in `A->bufs` of the first buffer after the inputs.
@@ -297,102 +203,6 @@ impl KernelGen {
     }
 }
 
-/// Stores a value's leaves into buffers at a position.
-pub(crate) fn store(g: &mut ExpGen<'_>, bufs: &[String], pos: &str, v: &CVal) {
-    for (b, x) in bufs.iter().zip(&v.leaves) {
-        g.line(&format!("{b}[{pos}] = {x};"));
-    }
-}
-
-/// Declares variables holding a copy of a value (an accumulator).
-pub(crate) fn declare(g: &mut ExpGen<'_>, base: &str, v: &CVal) -> CVal {
-    let leaves =
-        v.ty.leaves()
-            .into_iter()
-            .zip(&v.leaves)
-            .map(|(t, x)| {
-                let n = g.fresh(base);
-                g.line(&format!("{} {n} = {x};", c_type(t)));
-                n
-            })
-            .collect();
-    CVal { ty: v.ty.clone(), leaves }
-}
-
-/// Assigns a value to variables declared by `declare`.
-pub(crate) fn assign(g: &mut ExpGen<'_>, to: &CVal, v: &CVal) {
-    for (a, x) in to.leaves.iter().zip(&v.leaves) {
-        g.line(&format!("{a} = {x};"));
-    }
-}
-
-/// The element of a source at row-major position `pos` (a C atom known to
-/// lie inside the source's shape).
-pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) -> CVal {
-    match src {
-        Source::Manifest(v) => g.read_linear(*v, pos, loc, false),
-        Source::Delayed { shape, linear, .. } => {
-            trust(g, shape, pos, None);
-            g.apply(linear, vec![CVal::scalar(ScalarTy::I64, pos.to_string())])
-        }
-    }
-}
-
-/// The element of a source at a multidimensional index inside its shape.
-pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcLoc) -> CVal {
-    match src {
-        Source::Manifest(v) => g.read_index(*v, ix, loc, false),
-        Source::Delayed { shape, index, .. } => {
-            trust(g, shape, "", Some(ix));
-            g.apply(index, vec![CVal::index(ix.to_vec())])
-        }
-    }
-}
-
-/// Records that a position (or an index) inside a delayed array's shape
-/// lies inside every array whose shape bounds that shape, so reads of
-/// them there need no check: a `map` of an array reads it at its own
-/// positions, a `zip_with` reads both arrays inside their intersection.
-pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&[String]>) {
-    let mut bounding = Vec::new();
-    bounded_by(shape, &mut bounding);
-    let exact = match &shape.kind {
-        crate::ir::ExpKind::Shape { array } => Some(*array),
-        _ => None,
-    };
-    for a in bounding {
-        let rank = g.arrays.get(&a).map(|s| s.extents.len());
-        match ix {
-            Some(ix) => {
-                g.trusted_index.push((ix.to_vec(), a));
-                if ix.len() == 1 {
-                    g.trusted_linear.push((ix[0].clone(), a));
-                }
-            }
-            None => {
-                // a position inside an intersection is a position inside
-                // each array only for vectors (or the exact shape)
-                if exact == Some(a) || rank == Some(1) {
-                    g.trusted_linear.push((pos.to_string(), a));
-                }
-                if rank == Some(1) {
-                    g.trusted_index.push((vec![pos.to_string()], a));
-                }
-            }
-        }
-    }
-}
-
-/// The arrays whose shape is at least `shape` in every dimension.
-fn bounded_by(shape: &OpenExp, out: &mut Vec<usize>) {
-    use crate::ir::{ExpKind, PrimFun};
-    match &shape.kind {
-        ExpKind::Shape { array } => out.push(*array),
-        ExpKind::Prim(PrimFun::Intersect, args) => args.iter().for_each(|a| bounded_by(a, out)),
-        _ => {}
-    }
-}
-
 /// Opens the loop over the rows that `start .. end` touches and the loop
 /// over each row's part of it (generate and stencil): returns the index of
 /// the current element, its outer coordinates computed once per row from
@@ -421,22 +231,6 @@ pub(crate) fn open_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
     ix
 }
 
-/// The index in `outer` (extents, outermost first) of the row-major
-/// position `r`, as C atoms (bound to new variables where computed).
-pub(crate) fn unravel(g: &mut ExpGen<'_>, r: &str, outer: &[String]) -> Vec<String> {
-    let mut rest = r.to_string();
-    let mut ix = vec![String::new(); outer.len()];
-    for d in (0..outer.len()).rev() {
-        if d == 0 {
-            ix[0] = rest.clone();
-        } else {
-            ix[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", outer[d]));
-            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", outer[d]));
-        }
-    }
-    ix
-}
-
 /// Where a reduction or scan reads one row of its source: the position of
 /// the row's first element and, for a delayed source whose linear function
 /// would divide, the row's outer index, so that its elements are read by
@@ -449,8 +243,8 @@ pub(crate) struct Row {
 impl Row {
     /// Row `r` of `src`, whose extents are `sh`, starting at `base`.
     pub fn new(g: &mut ExpGen<'_>, src: &Source, sh: &[String], r: &str, base: &str) -> Row {
-        let by_index = sh.len() >= 2
-            && matches!(src, Source::Delayed { linear, .. } if super::generate::uses_from_index(linear));
+        let by_index =
+            sh.len() >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
         let outer = by_index.then(|| unravel(g, r, &sh[..sh.len() - 1]));
         g.loop_invariant.push(r.to_string());
         g.loop_invariant.extend(outer.iter().flatten().cloned());

@@ -4,11 +4,13 @@
 //! process (`compile`, with its kernel cache), and run in parallel chunks
 //! on a work-stealing pool (`exec`).
 //!
-//! Files: `lower` (the program as host commands and kernels), `kernel`
-//! (what kernels share), one file per skeleton (`generate`, `fold`,
-//! `fold_seg`, `scan`, `permute`, `stencil`), `compile`, `exec`. The
-//! scalar code inside kernels comes from `backend::c`, which the CUDA
-//! backend shares.
+//! Files: `kernel` (this backend's kernel functions and loops), one file
+//! per skeleton (`generate`, `fold`, `fold_seg`, `scan`, `permute`,
+//! `stencil`), `compile`, `exec`. What the CUDA backend shares comes from
+//! `backend::c`: the lowering of a program to host commands and kernels
+//! (`c::lower`, given this backend's skeleton writers, `TARGET`), what
+//! kernels share whatever the target (`c::kernel`) and the scalar code
+//! inside them.
 //!
 //! Options (environment): `ACCELERATE_THREADS` (workers; default one per
 //! core), `ACCELERATE_CACHE_DIR` / `ACCELERATE_CACHE=off` (the on-disk
@@ -21,7 +23,6 @@ mod fold;
 mod fold_seg;
 mod generate;
 mod kernel;
-mod lower;
 mod permute;
 mod scan;
 mod stencil;
@@ -29,15 +30,29 @@ mod stencil;
 pub use compile::{compilations, vectorised_loops};
 
 use crate::array::ArraysVal;
+use crate::backend::c::kernel::{Kernel, Skeleton};
+use crate::backend::c::lower::{lower_program, Cmd, Target};
 use crate::exec::error::Result;
 use crate::ir::Program;
 use std::sync::Arc;
 
+/// This backend's kernel code, for the shared lowering.
+const TARGET: Target<kernel::KernelGen> = Target {
+    kernel_gen: kernel::KernelGen::new,
+    generate: generate::generate,
+    fold: fold::fold,
+    scan: scan::scan,
+    fold_seg: fold_seg::fold_seg,
+    permute: permute::permute,
+    stencil: stencil::stencil,
+    finish: kernel::KernelGen::finish,
+};
+
 /// A program compiled for the CPU: its host commands, its kernels and the
 /// loaded object holding their code.
 pub struct CpuProgram {
-    body: lower::Cmd,
-    kernels: Vec<kernel::Kernel>,
+    body: Cmd,
+    kernels: Vec<Kernel>,
     module: Arc<compile::Module>,
     source: String,
 }
@@ -46,7 +61,7 @@ impl CpuProgram {
     /// Lowers a fused program and loads its kernels (from the kernel cache
     /// or compiled now).
     pub fn new(p: &Program) -> Result<CpuProgram> {
-        let l = lower::lower_program(p)?;
+        let l = lower_program(p, &TARGET)?;
         let symbols: Vec<String> = l.kernels.iter().flat_map(symbols).collect();
         let module = compile::load(&l.source, &symbols)?;
         Ok(CpuProgram { body: l.body, kernels: l.kernels, module, source: l.source })
@@ -69,8 +84,8 @@ impl CpuProgram {
 }
 
 /// The C functions of a kernel, by skeleton.
-fn symbols(k: &kernel::Kernel) -> Vec<String> {
-    use kernel::Skeleton::*;
+fn symbols(k: &Kernel) -> Vec<String> {
+    use Skeleton::*;
     let suffixes: &[&str] = match k.skeleton {
         Generate { .. } | FoldSeg { .. } | Permute { .. } | Stencil { .. } => &[""],
         Fold { .. } => &["_rows", "_part", "_combine"],

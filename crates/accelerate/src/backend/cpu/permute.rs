@@ -21,16 +21,12 @@
 //! it the whole range). Privatised copies merged at the end would scale
 //! for small results; they are not built yet.
 
-use super::kernel::{read_ix, KernelGen, Source};
-use crate::array::{EltTy, ScalarTy};
+use super::kernel::KernelGen;
+use crate::array::EltTy;
+use crate::backend::c::kernel::{atomic, declare, open_destination, unravel, Source};
 use crate::backend::c::{c_type, CVal};
 use crate::exec::error::SrcLoc;
 use crate::ir::Fun;
-
-/// Can a permute of this element type combine atomically?
-pub(crate) fn atomic(elt: &EltTy) -> bool {
-    elt.leaves().len() == 1
-}
 
 /// The C function of a permute kernel over a source of rank `rank` into
 /// defaults variable `defaults` (whose copy is the output buffer).
@@ -54,32 +50,8 @@ pub(crate) fn permute(
     let atomic = atomic(elt);
     let mut g = k.exp_gen(1);
     g.open("for (int64_t i = start; i < end; i++) {");
-    // the source index of position i
-    let mut rest = "i".to_string();
-    let mut ix = vec![String::new(); rank];
-    for d in (0..rank).rev() {
-        if d == 0 {
-            ix[0] = rest.clone();
-        } else {
-            ix[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", sh[d]));
-            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", sh[d]));
-        }
-    }
-    let r = g.apply(index, vec![CVal::index(ix.clone())]);
-    let keep = r.leaves[0].clone();
-    let to: Vec<String> = r.leaves[1..].to_vec();
-    g.open(&format!("if ({keep}) {{"));
-    let inside: Vec<String> = to.iter().zip(&rsh).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect();
-    let inside = if inside.is_empty() { "1".to_string() } else { inside.join(" && ") };
-    g.open(&format!("if (!({inside})) {{"));
-    let mut vals = vec![to.len().to_string()];
-    vals.extend(to.iter().cloned());
-    vals.extend(rsh.iter().cloned());
-    g.raise_at("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
-    g.close("} else {");
-    g.indent_in();
-    let j = g.bind(ScalarTy::I64, &crate::backend::c::linear_of(&to, &rsh));
-    let new = read_ix(&mut g, src, &ix, loc);
+    let ix = unravel(&mut g, "i", &sh);
+    let (j, new) = open_destination(&mut g, index, src, &ix, &rsh, loc);
     if atomic {
         let t = elt.leaves()[0];
         let ct = c_type(t);
@@ -95,7 +67,7 @@ pub(crate) fn permute(
         g.close("}");
     } else {
         let old = CVal { ty: elt.clone(), leaves: obufs.iter().map(|o| format!("{o}[{j}]")).collect() };
-        let old = super::kernel::declare(&mut g, "old", &old);
+        let old = declare(&mut g, "old", &old);
         let v = g.apply(combine, vec![new, old]);
         for (o, x) in obufs.iter().zip(&v.leaves) {
             g.line(&format!("{o}[{j}] = {x};"));

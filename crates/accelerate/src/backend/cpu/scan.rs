@@ -18,8 +18,9 @@
 //! piece's carry includes the seed exactly once.
 
 use super::fold::piece_totals;
-use super::kernel::{assign, declare, read_at, store, KernelGen, Source};
+use super::kernel::KernelGen;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Direction, Fun, OpenExp};
@@ -41,13 +42,7 @@ pub(crate) fn scan(
     let left = dir == Direction::Left;
     let extra = usize::from(seed.is_some());
     // `op(acc, x)` in scan order: a right scan combines `f(x, acc)`
-    let op = |g: &mut ExpGen<'_>, acc: &CVal, x: CVal| {
-        if left {
-            g.apply(f, vec![acc.clone(), x])
-        } else {
-            g.apply(f, vec![x, acc.clone()])
-        }
-    };
+    let op = |g: &mut ExpGen<'_>, acc: &CVal, x: CVal| in_scan_order(g, f, dir, acc, x);
 
     // _rows: whole rows start..end
     k.with_fast_path(out, |k, out| {

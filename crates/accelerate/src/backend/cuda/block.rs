@@ -33,8 +33,9 @@
 //! the end, where it publishes the error). Loops around them run the same
 //! number of times in every thread of a block.
 
-use super::kernel::{assign, declare_zero};
+use super::kernel::declare_zero;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::assign;
 use crate::backend::c::{c_type, CVal, ExpGen};
 
 /// `op(earlier, later)`: the operator, with its arguments in the order of

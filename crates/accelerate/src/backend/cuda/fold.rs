@@ -29,8 +29,9 @@
 //! error the host raises before launching (as the CPU backend does).
 
 use super::block::{range_reduce, Group, Op};
-use super::kernel::{assign, commutative, declare, read_at, store, KernelGen, Source};
+use super::kernel::{block_stride, product, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{assign, commutative, declare, read_at, store, Source};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, OpenExp};
@@ -59,7 +60,7 @@ pub(crate) fn fold(
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
     let rows = g.bind(ScalarTy::I64, &outer_size(&sh));
-    g.open(&super::kernel::block_stride("r", &rows));
+    g.open(&block_stride("r", &rows));
     g.line(&format!("const int64_t base = r * {n};"));
     let read = |g: &mut ExpGen<'_>, k: &str| {
         let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
@@ -79,7 +80,7 @@ pub(crate) fn fold(
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);
     let pieces = g.bind(ScalarTy::I64, &format!("({}) * P[0]", outer_size(&sh)));
-    g.open(&super::kernel::block_stride("c", &pieces));
+    g.open(&block_stride("c", &pieces));
     g.line(&format!("const int64_t base = (c / P[0]) * {n};"));
     g.line("const int64_t lo = (c % P[0]) * P[1];");
     g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
@@ -99,7 +100,7 @@ pub(crate) fn fold(
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
     let rows = g.bind(ScalarTy::I64, &outer_size(&sh));
-    g.open(&super::kernel::block_stride("r", &rows));
+    g.open(&block_stride("r", &rows));
     let read_partial = |g: &mut ExpGen<'_>, j: &str| {
         let x =
             CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[r * P[0] + {j}]")).collect() };
@@ -115,7 +116,7 @@ pub(crate) fn fold(
 /// The number of rows of a shape (the product of its outer extents), as
 /// a C expression.
 pub(crate) fn outer_size(sh: &[String]) -> String {
-    super::kernel::product(&sh[..sh.len() - 1])
+    product(&sh[..sh.len() - 1])
 }
 
 /// In the group's leader: the result of a reduction `(v, has)` with the

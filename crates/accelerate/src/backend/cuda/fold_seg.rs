@@ -22,8 +22,9 @@
 
 use super::block::{range_reduce, Group};
 use super::fold::{finish, outer_size};
-use super::kernel::{commutative, read_at, KernelGen, Source};
+use super::kernel::KernelGen;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{commutative, read_at, Source};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, OpenExp};

@@ -19,8 +19,9 @@
 //! here (`unravel`) and the producer read by index. Launch: any number of
 //! blocks; the kernel's own extents are the result's shape.
 
-use super::kernel::{product, read_at, read_ix, store, unravel, uses_from_index, KernelGen, Source};
+use super::kernel::{grid_stride, product, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{read_at, read_ix, store, unravel, uses_from_index, Source};
 use crate::exec::error::SrcLoc;
 
 /// The kernel function of a generate kernel whose elements are those of
@@ -40,7 +41,7 @@ pub(crate) fn generate(
     let by_index = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
     let mut g = k.exp_gen(1);
     let size = g.bind(ScalarTy::I64, &product(&sh));
-    g.open(&super::kernel::grid_stride("i", &size));
+    g.open(&grid_stride("i", &size));
     let v = if by_index {
         let ix = unravel(&mut g, "i", &sh);
         read_ix(&mut g, src, &ix, loc)

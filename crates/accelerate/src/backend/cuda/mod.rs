@@ -7,11 +7,14 @@
 //! entry point probes for the libraries first (`unavailable`) and reports
 //! `Error::BackendUnavailable` instead of letting `cudarc` panic.
 //!
-//! Files, as in the CPU backend: `lower` (the program as host commands
-//! and kernels), `kernel` (what kernels share), `block` (cooperative warp
-//! and block reductions and scans), one file per skeleton (`generate`,
-//! `fold`, `fold_seg`, `scan`, `permute`, `stencil`), `compile` (NVRTC),
-//! `memory` (the device memory manager, with LRU eviction to host memory).
+//! Files, as in the CPU backend: `kernel` (this backend's kernel functions
+//! and grid loops), `block` (cooperative warp and block reductions and
+//! scans), one file per skeleton (`generate`, `fold`, `fold_seg`, `scan`,
+//! `permute`, `stencil`), `compile` (NVRTC), `memory` (the device memory
+//! manager, with LRU eviction to host memory). The lowering of a program
+//! to host commands and kernels (`c::lower`, given this backend's
+//! skeleton writers, `TARGET`) and what kernels share whatever the target
+//! (`c::kernel`) are the CPU backend's, in `backend::c`.
 //!
 //! State: code generation, NVRTC compilation and the memory manager's
 //! logic are written and tested (`tests/backend_cuda_codegen.rs` compiles
@@ -25,7 +28,12 @@
 //! Note [The CUDA prelude]
 //! `prelude.cuh` is the device twin of `backend/c/prelude.h`: the same
 //! helper names with the same rules, so that `ExpGen`'s statements mean
-//! the same on both targets. It cannot be the same file: NVRTC has no
+//! the same on both targets. What is the same text on both (the error
+//! record, the integer, float and binary16 helpers) is written once, in
+//! `backend/c/prelude_common.h`, which each prelude pastes in
+//! (`c::with_common_prelude`) after defining the declaration macro
+//! `ACC_FN`, the bit casts and the bit counts. The rest cannot be the
+//! same file: NVRTC has no
 //! standard headers (`stdint.h`, `math.h`: the integer types and their
 //! limits are defined in the prelude; CUDA's math functions are built in),
 //! device functions need `__device__`, the GCC builtins the host prelude
@@ -41,7 +49,6 @@ mod fold;
 mod fold_seg;
 mod generate;
 mod kernel;
-mod lower;
 pub mod memory;
 mod permute;
 mod scan;
@@ -50,6 +57,7 @@ mod stencil;
 pub use compile::{compile_ptx, nvrtc_unavailable};
 
 use crate::array::Arrays;
+use crate::backend::c::lower::{lower_program, Target};
 use crate::exec::config::Config;
 use crate::exec::error::{Result, SrcLoc};
 use crate::ir::Program;
@@ -57,7 +65,22 @@ use crate::lang::acc::Acc;
 use std::sync::OnceLock;
 
 /// The CUDA prelude every generated file starts with.
-pub(crate) const PRELUDE: &str = include_str!("prelude.cuh");
+fn prelude() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| crate::backend::c::with_common_prelude(include_str!("prelude.cuh")))
+}
+
+/// This backend's kernel code, for the shared lowering.
+const TARGET: Target<kernel::KernelGen> = Target {
+    kernel_gen: kernel::KernelGen::new,
+    generate: generate::generate,
+    fold: fold::fold,
+    scan: scan::scan,
+    fold_seg: fold_seg::fold_seg,
+    permute: permute::permute,
+    stencil: stencil::stencil,
+    finish: kernel::KernelGen::finish,
+};
 
 /// Why this backend cannot run programs here: no driver, no device, no
 /// NVRTC; and, where all three are present, that running programs on the
@@ -93,8 +116,8 @@ fn device_unavailable() -> Option<String> {
 /// compiles.
 #[doc(hidden)]
 pub fn program_source(p: &Program) -> Result<String> {
-    let l = lower::lower_program(p)?;
-    Ok(format!("{PRELUDE}{}", l.source))
+    let l = lower_program(p, &TARGET)?;
+    Ok(format!("{}{}", prelude(), l.source))
 }
 
 /// The CUDA C of a computation's kernels, prelude included, after the

@@ -46,16 +46,12 @@
 //! arithmetic) does not allow; it takes the compare-and-swap loop. Float
 //! `min`/`max` take it too (NaN rules).
 
-use super::kernel::{declare, leaf_path, read_ix, KernelGen, Source};
+use super::kernel::{grid_stride, product, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{atomic, declare, leaf_path, open_destination, unravel, Source};
 use crate::backend::c::{c_type, helper_suffix, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{ExpKind, Fun, PrimFun};
-
-/// Can a permute of this element type combine without locks?
-pub(crate) fn atomic(elt: &EltTy) -> bool {
-    elt.leaves().len() == 1
-}
 
 /// The native atomic function for `combine` on elements of type `t`, and
 /// the C type its pointer is cast to (Note [Native atomics for permute]).
@@ -113,24 +109,10 @@ pub(crate) fn permute(
     let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
     let rsh = KernelGen::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let mut g = k.exp_gen(1);
-    let size = g.bind(ScalarTy::I64, &super::kernel::product(&sh));
-    g.open(&super::kernel::grid_stride("i", &size));
-    let ix = super::kernel::unravel(&mut g, "i", &sh);
-    let r = g.apply(index, vec![CVal::index(ix.clone())]);
-    let keep = r.leaves[0].clone();
-    let to: Vec<String> = r.leaves[1..].to_vec();
-    g.open(&format!("if ({keep}) {{"));
-    let inside: Vec<String> = to.iter().zip(&rsh).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect();
-    let inside = if inside.is_empty() { "1".to_string() } else { inside.join(" && ") };
-    g.open(&format!("if (!({inside})) {{"));
-    let mut vals = vec![to.len().to_string()];
-    vals.extend(to.iter().cloned());
-    vals.extend(rsh.iter().cloned());
-    g.raise_at("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
-    g.close("} else {");
-    g.indent_in();
-    let j = g.bind(ScalarTy::I64, &crate::backend::c::linear_of(&to, &rsh));
-    let new = read_ix(&mut g, src, &ix, loc);
+    let size = g.bind(ScalarTy::I64, &product(&sh));
+    g.open(&grid_stride("i", &size));
+    let ix = unravel(&mut g, "i", &sh);
+    let (j, new) = open_destination(&mut g, index, src, &ix, &rsh, loc);
     if atomic(elt) {
         let t = elt.leaves()[0];
         let o = &obufs[0];

@@ -53,8 +53,9 @@
 
 use super::block::{block_scan, scan_total, Op};
 use super::fold::outer_size;
-use super::kernel::{assign, declare, declare_zero, read_at, store, KernelGen, Source};
+use super::kernel::{block_stride, declare_zero, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
 use crate::backend::c::{c_type, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Direction, Fun, OpenExp};
@@ -76,13 +77,7 @@ pub(crate) fn scan(
     let left = dir == Direction::Left;
     let extra = usize::from(seed.is_some());
     // `op(earlier, later)` in scan order: a right scan combines `f(x, acc)`
-    let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| {
-        if left {
-            g.apply(f, vec![a.clone(), b])
-        } else {
-            g.apply(f, vec![b, a.clone()])
-        }
-    };
+    let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| in_scan_order(g, f, dir, a, b);
     let tile = Tile { src, elt, left, extra, loc };
 
     // _rows: a block per row, tile by tile
@@ -93,7 +88,7 @@ pub(crate) fn scan(
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
     let rows = g.bind(ScalarTy::I64, &outer_size(&sh));
-    g.open(&super::kernel::block_stride("r", &rows));
+    g.open(&block_stride("r", &rows));
     g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
     let hc = g.fresh("hc");
     let carry = match &z {

@@ -5,12 +5,9 @@
 //! Algorithm: a grid-stride loop over the result's positions, as the
 //! generate skeleton's; each position becomes an index, and for every
 //! point of a pattern the neighbour's index is the element's plus the
-//! point's offset. With a boundary that reads the array (clamp, mirror,
-//! wrap) the neighbour's coordinates are brought inside without a branch
-//! (one reflection or wrap suffices: the host has checked that the
-//! pattern fits in the array) and the read needs no check; with a
-//! constant or a function boundary, a neighbour outside takes that value
-//! instead of a read.
+//! point's offset, brought inside the array by the boundary or replaced by
+//! the boundary's value (`c::stencil::neighbourhood`, as in the CPU
+//! backend).
 //!
 //! ```text
 //! for i in 0..size (grid-stride): ix = from_index(shape, i)
@@ -25,11 +22,12 @@
 //! code) is not written yet. Launch: any number of blocks; the kernel's
 //! own extents are the result's shape.
 
-use super::kernel::{product, read_ix, store, unravel, KernelGen, Source};
+use super::kernel::{grid_stride, product, KernelGen};
 use crate::array::{EltTy, ScalarTy};
-use crate::backend::c::{c_type, CVal, ExpGen};
+use crate::backend::c::kernel::{store, unravel, Source};
+use crate::backend::c::stencil::neighbourhood;
 use crate::exec::error::SrcLoc;
-use crate::ir::{Boundary, Fun, StencilArg};
+use crate::ir::{Fun, StencilArg};
 
 /// The kernel function of a stencil kernel over arguments of rank `rank`.
 #[allow(clippy::too_many_arguments)]
@@ -50,21 +48,9 @@ pub(crate) fn stencil(
     let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
     let mut g = k.exp_gen(1);
     let size = g.bind(ScalarTy::I64, &product(&sh));
-    g.open(&super::kernel::grid_stride("i", &size));
+    g.open(&grid_stride("i", &size));
     let ix = unravel(&mut g, "i", &sh);
-    let mut vals = Vec::new();
-    for ((arg, src), aelt) in args.iter().zip(sources).zip(arg_elts) {
-        for off in arg.offsets() {
-            let nb: Vec<String> = ix
-                .iter()
-                .zip(&off)
-                .map(
-                    |(x, &o)| if o == 0 { x.clone() } else { g.bind(ScalarTy::I64, &format!("{x} + ({o})")) },
-                )
-                .collect();
-            vals.push(point(&mut g, arg, src, aelt, &nb, &sh, &off, loc));
-        }
-    }
+    let vals = neighbourhood(&mut g, args, sources, arg_elts, &ix, &sh, loc);
     let v = g.apply(f, vals);
     store(&mut g, &obufs, "i", &v);
     if g.raised {
@@ -73,75 +59,4 @@ pub(crate) fn stencil(
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
-}
-
-/// The value of one pattern point at neighbour index `nb`
-/// (`cpu::stencil::point`).
-#[allow(clippy::too_many_arguments)]
-fn point(
-    g: &mut ExpGen<'_>,
-    arg: &StencilArg,
-    src: &Source,
-    elt: &EltTy,
-    nb: &[String],
-    sh: &[String],
-    off: &[i64],
-    loc: SrcLoc,
-) -> CVal {
-    let bring_inside = |g: &mut ExpGen<'_>, how: &Boundary| -> Vec<String> {
-        nb.iter()
-            .zip(sh)
-            .zip(off)
-            .map(|((x, n), &o)| {
-                if o == 0 {
-                    return x.clone();
-                }
-                let e = match how {
-                    Boundary::Clamp => format!("{x} < 0 ? 0 : ({x} >= {n} ? {n} - 1 : {x})"),
-                    Boundary::Mirror => format!("{x} < 0 ? -{x} : ({x} >= {n} ? 2 * ({n} - 1) - {x} : {x})"),
-                    _ => format!("{x} < 0 ? {x} + {n} : ({x} >= {n} ? {x} - {n} : {x})"),
-                };
-                g.bind(ScalarTy::I64, &e)
-            })
-            .collect()
-    };
-    match &arg.boundary {
-        b @ (Boundary::Clamp | Boundary::Mirror | Boundary::Wrap) => {
-            let inside = bring_inside(g, b);
-            read_ix(g, src, &inside, loc)
-        }
-        Boundary::Constant(_) | Boundary::Function(_) => {
-            let conds: Vec<String> = nb
-                .iter()
-                .zip(sh)
-                .zip(off)
-                .filter(|(_, &o)| o != 0)
-                .map(|((x, n), _)| format!("({x} >= 0 && {x} < {n})"))
-                .collect();
-            if conds.is_empty() {
-                return read_ix(g, src, nb, loc);
-            }
-            let res: Vec<String> = elt.leaves().iter().map(|_| g.fresh("p")).collect();
-            for (r, t) in res.iter().zip(elt.leaves()) {
-                g.line(&format!("{} {r};", c_type(t)));
-            }
-            g.open(&format!("if ({}) {{", conds.join(" && ")));
-            let v = read_ix(g, src, nb, loc);
-            for (r, x) in res.iter().zip(&v.leaves) {
-                g.line(&format!("{r} = {x};"));
-            }
-            g.close("} else {");
-            g.indent_in();
-            let v = match &arg.boundary {
-                Boundary::Constant(c) => g.exp(c, &mut Vec::new()),
-                Boundary::Function(h) => g.apply(h, vec![CVal::index(nb.to_vec())]),
-                _ => unreachable!("a constant or function boundary"),
-            };
-            for (r, x) in res.iter().zip(&v.leaves) {
-                g.line(&format!("{r} = {x};"));
-            }
-            g.close("}");
-            CVal { ty: elt.clone(), leaves: res }
-        }
-    }
 }

@@ -1,10 +1,22 @@
-//! From a fused program to host commands and CUDA kernels: the CPU
-//! backend's lowering (`cpu::lower`, whose module doc gives the three
-//! steps), with this backend's skeletons; repeated here for the reason of
-//! Note [Shared lowering helpers].
+//! From a fused program to host commands and kernels (DESIGN.md's
+//! "schedule" stage), for both C-family backends: the steps below know
+//! nothing of the target; each kernel's code is written by the backend's
+//! own skeleton writers, which it hands over as a `Target`.
+//!
+//! 1. Every array argument of a kernel becomes a variable: a kernel whose
+//!    argument is another computation (as in programs compiled without
+//!    fusion) gets that computation let-bound before it, so that kernels
+//!    only ever read arrays of the environment (Accelerate's schedules do
+//!    the same). Delayed arguments stay: they are part of their consumer.
+//! 2. Every producer (`generate`, `map`, `zip_with`, `backpermute`,
+//!    `replicate`, `slice`, a manifest `delayed`) is put in delayed form by
+//!    fusion's own combinators (`trafo::fusion::cunctation`), so that one
+//!    generate skeleton computes them all, with the same checks.
+//! 3. What is left of the program (let, variables, tuples, use, unit,
+//!    reshape, acond, awhile) is a tree of host commands (`Cmd`) that the
+//!    executor walks, launching kernels where the tree says.
 
-use super::kernel::{Kernel, KernelGen, ShapeOf, Skeleton, Source};
-use super::{fold, fold_seg, generate, permute, scan, stencil};
+use super::kernel::{atomic, Kernel, KernelParts, ShapeOf, Skeleton, Source};
 use crate::array::{ArrayData, ArrayTy, ArraysTy, EltTy};
 use crate::exec::error::{Error, Result, SrcLoc};
 use crate::ir::verify::{acc_ty, exp_ty};
@@ -15,7 +27,6 @@ use std::sync::Arc;
 
 /// A host command.
 #[derive(Debug)]
-#[allow(dead_code)] // walked by the executor, which is not written yet
 pub(crate) enum Cmd {
     /// `let` with the type of its bound value (kept for a binding whose
     /// error is deferred, Note [Deferred errors]).
@@ -46,23 +57,58 @@ pub(crate) enum Cmd {
     Kernel(usize),
 }
 
-/// A lowered program: its commands, its kernels and their CUDA C source
-/// (without the prelude).
-#[allow(dead_code)] // `body` is run by the executor, which is not written yet
+/// A lowered program: its commands, its kernels and their source (C or
+/// CUDA C, without the prelude).
 pub(crate) struct Lowered {
     pub body: Cmd,
     pub kernels: Vec<Kernel>,
     pub source: String,
 }
 
-/// Lowers a (fused, verified) program.
-pub(crate) fn lower_program(p: &Program) -> Result<Lowered> {
-    let mut l = Lowering { aenv: p.params.clone(), kernels: Vec::new(), source: String::new() };
+/// A backend's code generation for one kernel, as the lowering calls it:
+/// its kernel generator `G` (made by `kernel_gen` from the kernel's name,
+/// the array variables it reads and the environment), one writer per
+/// skeleton (each backend's `generate::generate`, `fold::fold`, ...), and
+/// `finish`, which hands back what code generation found out about the
+/// kernel.
+pub(crate) struct Target<G> {
+    pub kernel_gen: fn(String, Vec<usize>, &[ArraysTy]) -> G,
+    pub generate: GenerateWriter<G>,
+    pub fold: FoldWriter<G>,
+    pub scan: ScanWriter<G>,
+    pub fold_seg: FoldSegWriter<G>,
+    pub permute: PermuteWriter<G>,
+    pub stencil: StencilWriter<G>,
+    pub finish: fn(G) -> KernelParts,
+}
+
+/// `generate(k, out, src, rank, elt, what, loc)`.
+pub(crate) type GenerateWriter<G> = fn(&mut G, &mut String, &Source, usize, &EltTy, &str, SrcLoc);
+/// `fold(k, out, f, seed, src, rank, elt, what, loc)`, `rank` the source's.
+pub(crate) type FoldWriter<G> =
+    fn(&mut G, &mut String, &Fun, Option<&OpenExp>, &Source, usize, &EltTy, &str, SrcLoc);
+/// `scan(k, out, f, seed, dir, src, rank, elt, what, loc)`.
+pub(crate) type ScanWriter<G> =
+    fn(&mut G, &mut String, &Fun, Option<&OpenExp>, Direction, &Source, usize, &EltTy, &str, SrcLoc);
+/// `fold_seg(k, out, f, seed, src, offsets, rank, elt, what, loc)`.
+pub(crate) type FoldSegWriter<G> =
+    fn(&mut G, &mut String, &Fun, Option<&OpenExp>, &Source, usize, usize, &EltTy, &str, SrcLoc);
+/// `permute(k, out, combine, index, src, src_rank, res_rank, elt, what, loc)`.
+pub(crate) type PermuteWriter<G> =
+    fn(&mut G, &mut String, &Fun, &Fun, &Source, usize, usize, &EltTy, &str, SrcLoc);
+/// `stencil(k, out, f, args, sources, arg_elts, rank, elt, what, loc)`.
+pub(crate) type StencilWriter<G> =
+    fn(&mut G, &mut String, &Fun, &[StencilArg], &[Source], &[EltTy], usize, &EltTy, &str, SrcLoc);
+
+/// Lowers a (fused, verified) program, writing its kernels for `target`.
+pub(crate) fn lower_program<G>(p: &Program, target: &Target<G>) -> Result<Lowered> {
+    let mut l = Lowering { target, aenv: p.params.clone(), kernels: Vec::new(), source: String::new() };
     let (body, _) = l.acc(&p.body)?;
     Ok(Lowered { body, kernels: l.kernels, source: l.source })
 }
 
-struct Lowering {
+struct Lowering<'t, G> {
+    target: &'t Target<G>,
     aenv: Vec<ArraysTy>,
     kernels: Vec<Kernel>,
     source: String,
@@ -72,7 +118,7 @@ fn internal(m: String) -> Error {
     Error::Internal(m)
 }
 
-impl Lowering {
+impl<G> Lowering<'_, G> {
     fn acc(&mut self, a: &OpenAcc) -> Result<(Cmd, ArraysTy)> {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.acc_inner(a))
     }
@@ -201,8 +247,8 @@ impl Lowering {
                 let src = Source::of(&arg);
                 let mut inputs = Vec::new();
                 src.arrays(&mut inputs);
-                let mut kg = KernelGen::new(name.clone(), inputs, &self.aenv);
-                generate::generate(&mut kg, &mut code, &src, res.rank, &res.elt, what, loc);
+                let mut kg = (self.target.kernel_gen)(name.clone(), inputs, &self.aenv);
+                (self.target.generate)(&mut kg, &mut code, &src, res.rank, &res.elt, what, loc);
                 (Skeleton::Generate { shape: ShapeOf::of(&src) }, kg)
             }
             AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
@@ -211,16 +257,26 @@ impl Lowering {
                 src.arrays(&mut inputs);
                 visit::arrays_read(&f.body, &mut inputs);
                 seed.iter().for_each(|z| visit::arrays_read(z, &mut inputs));
-                let mut kg = KernelGen::new(name.clone(), inputs, &self.aenv);
+                let mut kg = (self.target.kernel_gen)(name.clone(), inputs, &self.aenv);
                 let rank = res.rank + 1;
                 let sk = match &a.kind {
                     AccKind::Fold { .. } => {
-                        fold::fold(&mut kg, &mut code, f, seed.as_ref(), &src, rank, &res.elt, what, loc);
+                        (self.target.fold)(
+                            &mut kg,
+                            &mut code,
+                            f,
+                            seed.as_ref(),
+                            &src,
+                            rank,
+                            &res.elt,
+                            what,
+                            loc,
+                        );
                         Skeleton::Fold { seed: seed.is_some(), source: ShapeOf::of(&src), op: what }
                     }
                     AccKind::Scan { dir, .. } => {
                         let rank = res.rank;
-                        scan::scan(
+                        (self.target.scan)(
                             &mut kg,
                             &mut code,
                             f,
@@ -250,8 +306,8 @@ impl Lowering {
                 src.arrays(&mut inputs);
                 visit::arrays_read(&f.body, &mut inputs);
                 seed.iter().for_each(|z| visit::arrays_read(z, &mut inputs));
-                let mut kg = KernelGen::new(name.clone(), inputs, &self.aenv);
-                fold_seg::fold_seg(
+                let mut kg = (self.target.kernel_gen)(name.clone(), inputs, &self.aenv);
+                (self.target.fold_seg)(
                     &mut kg,
                     &mut code,
                     f,
@@ -279,11 +335,11 @@ impl Lowering {
                 visit::arrays_read(&combine.body, &mut inputs);
                 visit::arrays_read(&index.body, &mut inputs);
                 let src_rank = index.params[0].shape_rank().unwrap_or(0);
-                let mut kg = KernelGen::new(name.clone(), inputs, &self.aenv);
-                permute::permute(
+                let mut kg = (self.target.kernel_gen)(name.clone(), inputs, &self.aenv);
+                (self.target.permute)(
                     &mut kg, &mut code, combine, index, &src, src_rank, res.rank, &res.elt, what, loc,
                 );
-                let atomic = permute::atomic(&res.elt);
+                let atomic = atomic(&res.elt);
                 (Skeleton::Permute { defaults, source: ShapeOf::of(&src), atomic }, kg)
             }
             AccKind::Stencil { f, args } => {
@@ -313,8 +369,10 @@ impl Lowering {
                     };
                     elts.push(t);
                 }
-                let mut kg = KernelGen::new(name.clone(), inputs, &self.aenv);
-                stencil::stencil(&mut kg, &mut code, f, args, &sources, &elts, res.rank, &res.elt, what, loc);
+                let mut kg = (self.target.kernel_gen)(name.clone(), inputs, &self.aenv);
+                (self.target.stencil)(
+                    &mut kg, &mut code, f, args, &sources, &elts, res.rank, &res.elt, what, loc,
+                );
                 let sk = Skeleton::Stencil {
                     sources: sources.iter().map(ShapeOf::of).collect(),
                     extents: args.iter().map(|s| s.extents.clone()).collect(),
@@ -324,15 +382,8 @@ impl Lowering {
             other => return Err(internal(format!("not a kernel: {other:?}"))),
         };
         self.source.push_str(&code);
-        self.kernels.push(Kernel {
-            name,
-            skeleton,
-            inputs: kg.inputs,
-            elt: res.elt.clone(),
-            sites: kg.sites,
-            loc,
-            consts: kg.hoisted.words(),
-        });
+        let KernelParts { inputs, sites, consts } = (self.target.finish)(kg);
+        self.kernels.push(Kernel { name, skeleton, inputs, elt: res.elt.clone(), sites, loc, consts });
         Ok((Cmd::Kernel(self.kernels.len() - 1), ty))
     }
 }

@@ -1,0 +1,355 @@
+//! What the kernels of both C-family backends share, whatever the target:
+//! the description the host launches a kernel by (`Kernel`, `Skeleton`,
+//! `ShapeOf`), the readers of a consumer's argument (`Source`, `read_at`,
+//! `read_ix`, with `trust`), the statements every skeleton writes
+//! (`store`, `declare`, `assign`, `unravel`), what the skeletons ask of
+//! an operator (`commutative`, `uses_from_index`), and the pieces of the
+//! permute and scan skeletons that are the same logic on both targets.
+//!
+//! Each backend keeps its own `KernelGen` (the function signatures and
+//! prologues differ: a C function over `start .. end` for the CPU, a
+//! `__global__` function over a grid for CUDA) and its own loop helpers;
+//! both write a kernel's body with `backend::c`'s `ExpGen`, which is all
+//! the functions here need.
+
+use super::{c_type, linear_of, CVal, ExpGen};
+use crate::array::{EltTy, ScalarTy};
+use crate::exec::error::SrcLoc;
+use crate::ir::{visit, AccKind, Direction, ExpKind, Fun, OpenAcc, OpenExp, PrimFun};
+
+/// A consumer's argument as its kernel reads it: a manifest array in a
+/// slot, or a delayed array computed where it is read.
+#[derive(Clone, Debug)]
+pub(crate) enum Source {
+    Manifest(usize),
+    Delayed { shape: OpenExp, index: Fun, linear: Fun },
+}
+
+impl Source {
+    pub fn of(a: &OpenAcc) -> Source {
+        match &a.kind {
+            AccKind::Var(v) => Source::Manifest(*v),
+            AccKind::Delayed { shape, index, linear } => {
+                Source::Delayed { shape: shape.clone(), index: index.clone(), linear: linear.clone() }
+            }
+            other => unreachable!("a kernel argument is a variable or delayed after lowering, not {other:?}"),
+        }
+    }
+
+    /// The arrays the kernel reads for this source.
+    pub fn arrays(&self, out: &mut Vec<usize>) {
+        match self {
+            Source::Manifest(v) => out.push(*v),
+            Source::Delayed { index, linear, .. } => {
+                visit::arrays_read(&index.body, out);
+                visit::arrays_read(&linear.body, out);
+            }
+        }
+    }
+}
+
+/// How the host finds the shape of a kernel's argument at run time.
+#[derive(Clone, Debug)]
+pub(crate) enum ShapeOf {
+    /// The shape of the array variable.
+    Var(usize),
+    /// A closed expression, evaluated on the host.
+    Exp(OpenExp),
+}
+
+impl ShapeOf {
+    pub fn of(s: &Source) -> ShapeOf {
+        match s {
+            Source::Manifest(v) => ShapeOf::Var(*v),
+            Source::Delayed { shape, .. } => ShapeOf::Exp(shape.clone()),
+        }
+    }
+}
+
+/// The skeleton of a kernel and what its launch needs on the host. Each
+/// backend's skeleton modules say which functions a kernel of the
+/// skeleton has and how each is launched.
+#[derive(Clone, Debug)]
+pub(crate) enum Skeleton {
+    /// An array computed element by element (every producer).
+    Generate {
+        shape: ShapeOf,
+    },
+    /// Reduction of the innermost dimension.
+    Fold {
+        seed: bool,
+        source: ShapeOf,
+        op: &'static str,
+    },
+    /// Segmented reduction; `offsets` is the variable of the offsets.
+    FoldSeg {
+        seed: bool,
+        source: ShapeOf,
+        offsets: usize,
+        op: &'static str,
+    },
+    Scan {
+        seed: bool,
+        dir: Direction,
+        source: ShapeOf,
+        op: &'static str,
+    },
+    /// `defaults` is the variable of the default array; `atomic` says
+    /// whether the kernel combines each update with one atomic operation
+    /// (`atomic`); else the CPU backend runs the kernel on one worker and
+    /// the CUDA backend takes a lock per destination (a temporary of `i32`
+    /// zeros, one per element of the result).
+    Permute {
+        defaults: usize,
+        source: ShapeOf,
+        atomic: bool,
+    },
+    Stencil {
+        sources: Vec<ShapeOf>,
+        extents: Vec<Vec<usize>>,
+    },
+}
+
+/// One kernel: its name, skeleton, the arrays it reads (as de Bruijn
+/// indices in the environment where it runs), its result, and the source
+/// locations its errors name.
+#[derive(Clone, Debug)]
+pub(crate) struct Kernel {
+    pub name: String,
+    pub skeleton: Skeleton,
+    pub inputs: Vec<usize>,
+    pub elt: EltTy,
+    pub sites: Vec<SrcLoc>,
+    pub loc: SrcLoc,
+    /// The words of its hoisted literals (Note [Hoisted literals]).
+    pub consts: Vec<i64>,
+}
+
+/// What a backend's kernel generator hands back once a kernel's functions
+/// are written: the fields of its `Kernel` that code generation fills.
+pub(crate) struct KernelParts {
+    pub inputs: Vec<usize>,
+    pub sites: Vec<SrcLoc>,
+    pub consts: Vec<i64>,
+}
+
+/// Stores a value's leaves into buffers at a position.
+pub(crate) fn store(g: &mut ExpGen<'_>, bufs: &[String], pos: &str, v: &CVal) {
+    for (b, x) in bufs.iter().zip(&v.leaves) {
+        g.line(&format!("{b}[{pos}] = {x};"));
+    }
+}
+
+/// Declares variables holding a copy of a value (an accumulator).
+pub(crate) fn declare(g: &mut ExpGen<'_>, base: &str, v: &CVal) -> CVal {
+    let leaves =
+        v.ty.leaves()
+            .into_iter()
+            .zip(&v.leaves)
+            .map(|(t, x)| {
+                let n = g.fresh(base);
+                g.line(&format!("{} {n} = {x};", c_type(t)));
+                n
+            })
+            .collect();
+    CVal { ty: v.ty.clone(), leaves }
+}
+
+/// Assigns a value to variables declared by `declare`.
+pub(crate) fn assign(g: &mut ExpGen<'_>, to: &CVal, v: &CVal) {
+    for (a, x) in to.leaves.iter().zip(&v.leaves) {
+        g.line(&format!("{a} = {x};"));
+    }
+}
+
+/// The element of a source at row-major position `pos` (a C atom known to
+/// lie inside the source's shape).
+pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) -> CVal {
+    match src {
+        Source::Manifest(v) => g.read_linear(*v, pos, loc, false),
+        Source::Delayed { shape, linear, .. } => {
+            trust(g, shape, pos, None);
+            g.apply(linear, vec![CVal::scalar(ScalarTy::I64, pos.to_string())])
+        }
+    }
+}
+
+/// The element of a source at a multidimensional index inside its shape.
+pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcLoc) -> CVal {
+    match src {
+        Source::Manifest(v) => g.read_index(*v, ix, loc, false),
+        Source::Delayed { shape, index, .. } => {
+            trust(g, shape, "", Some(ix));
+            g.apply(index, vec![CVal::index(ix.to_vec())])
+        }
+    }
+}
+
+/// Records that a position (or an index) inside a delayed array's shape
+/// lies inside every array whose shape bounds that shape, so reads of
+/// them there need no check: a `map` of an array reads it at its own
+/// positions, a `zip_with` reads both arrays inside their intersection.
+pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&[String]>) {
+    let mut bounding = Vec::new();
+    bounded_by(shape, &mut bounding);
+    let exact = match &shape.kind {
+        ExpKind::Shape { array } => Some(*array),
+        _ => None,
+    };
+    for a in bounding {
+        let rank = g.arrays.get(&a).map(|s| s.extents.len());
+        match ix {
+            Some(ix) => {
+                g.trusted_index.push((ix.to_vec(), a));
+                if ix.len() == 1 {
+                    g.trusted_linear.push((ix[0].clone(), a));
+                }
+            }
+            None => {
+                // a position inside an intersection is a position inside
+                // each array only for vectors (or the exact shape)
+                if exact == Some(a) || rank == Some(1) {
+                    g.trusted_linear.push((pos.to_string(), a));
+                }
+                if rank == Some(1) {
+                    g.trusted_index.push((vec![pos.to_string()], a));
+                }
+            }
+        }
+    }
+}
+
+/// The arrays whose shape is at least `shape` in every dimension.
+fn bounded_by(shape: &OpenExp, out: &mut Vec<usize>) {
+    match &shape.kind {
+        ExpKind::Shape { array } => out.push(*array),
+        ExpKind::Prim(PrimFun::Intersect, args) => args.iter().for_each(|a| bounded_by(a, out)),
+        _ => {}
+    }
+}
+
+/// The index in `outer` (extents, outermost first) of the row-major
+/// position `r`, as C atoms (bound to new variables where computed).
+pub(crate) fn unravel(g: &mut ExpGen<'_>, r: &str, outer: &[String]) -> Vec<String> {
+    let mut rest = r.to_string();
+    let mut ix = vec![String::new(); outer.len()];
+    for d in (0..outer.len()).rev() {
+        if d == 0 {
+            ix[0] = rest.clone();
+        } else {
+            ix[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", outer[d]));
+            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", outer[d]));
+        }
+    }
+    ix
+}
+
+/// Does a function turn a position into an index (so that reading by
+/// index, from an index computed once per row, is cheaper than by
+/// position)?
+pub(crate) fn uses_from_index(f: &Fun) -> bool {
+    fn go(e: &OpenExp, found: &mut bool) {
+        if matches!(e.kind, ExpKind::Prim(PrimFun::FromIndex, _)) {
+            *found = true;
+        }
+        if !*found {
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || visit::each_child(e, |c| go(c, found)));
+        }
+    }
+    let mut found = false;
+    go(&f.body, &mut found);
+    found
+}
+
+/// Is `f(a, b)` equal to `f(b, a)` by construction? Each leaf of its
+/// result must be one commutative primitive applied to the same leaf of
+/// both arguments (the CPU backend's Note [Multi-accumulator reductions];
+/// the CUDA backend's `block::range_reduce`). For floats `+` and `*`
+/// commute exactly; `min`/`max` commute up to the sign of a zero result,
+/// which the grouping of a reduction already leaves open
+/// (`docs/semantics.md`).
+pub(crate) fn commutative(f: &Fun) -> bool {
+    fn symmetric(e: &OpenExp) -> bool {
+        use PrimFun::*;
+        match &e.kind {
+            ExpKind::Tuple(es) => es.iter().all(symmetric),
+            ExpKind::Prim(Add | Mul | Min | Max | BAnd | BOr | BXor | LAnd | LOr, args)
+                if args.len() == 2 =>
+            {
+                match (leaf_path(&args[0]), leaf_path(&args[1])) {
+                    (Some((u, p)), Some((v, q))) => u != v && p == q,
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+    f.params.len() == 2 && symmetric(&f.body)
+}
+
+/// The argument (0 or 1) of a binary function and the projection path of
+/// a leaf access to it.
+pub(crate) fn leaf_path(e: &OpenExp) -> Option<(usize, Vec<usize>)> {
+    match &e.kind {
+        ExpKind::Var(v) if *v < 2 => Some((*v, Vec::new())),
+        ExpKind::Prj(i, t) => leaf_path(t).map(|(v, mut p)| {
+            p.push(*i);
+            (v, p)
+        }),
+        _ => None,
+    }
+}
+
+/// `op(earlier, later)` of a scan, in scan order: a right scan is a left
+/// scan of the reversed row with the operator flipped (`f(later,
+/// earlier)`, associative when `f` is).
+pub(crate) fn in_scan_order(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    dir: Direction,
+    earlier: &CVal,
+    later: CVal,
+) -> CVal {
+    match dir {
+        Direction::Left => g.apply(f, vec![earlier.clone(), later]),
+        Direction::Right => g.apply(f, vec![later, earlier.clone()]),
+    }
+}
+
+/// Can a permute of this element type combine each update with one
+/// atomic operation (a single primitive leaf)? (`Skeleton::Permute`.)
+pub(crate) fn atomic(elt: &EltTy) -> bool {
+    elt.leaves().len() == 1
+}
+
+/// Where a permute's source element at index `ix` goes, inside the
+/// per-element loop: applies `index`, opens `if (keep) {`, raises an
+/// index error for a destination outside the result's extents `rsh`, and
+/// opens the `else` branch, in which it reads the source element. Returns
+/// the destination's row-major position (a C atom) and the element; the
+/// caller combines it into the result and closes both blocks.
+pub(crate) fn open_destination(
+    g: &mut ExpGen<'_>,
+    index: &Fun,
+    src: &Source,
+    ix: &[String],
+    rsh: &[String],
+    loc: SrcLoc,
+) -> (String, CVal) {
+    let r = g.apply(index, vec![CVal::index(ix.to_vec())]);
+    let keep = r.leaves[0].clone();
+    let to: Vec<String> = r.leaves[1..].to_vec();
+    g.open(&format!("if ({keep}) {{"));
+    let inside: Vec<String> = to.iter().zip(rsh).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect();
+    let inside = if inside.is_empty() { "1".to_string() } else { inside.join(" && ") };
+    g.open(&format!("if (!({inside})) {{"));
+    let mut vals = vec![to.len().to_string()];
+    vals.extend(to.iter().cloned());
+    vals.extend(rsh.iter().cloned());
+    g.raise_at("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+    g.close("} else {");
+    g.indent_in();
+    let j = g.bind(ScalarTy::I64, &linear_of(&to, rsh));
+    let new = read_ix(g, src, ix, loc);
+    (j, new)
+}
