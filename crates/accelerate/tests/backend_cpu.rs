@@ -207,9 +207,22 @@ fn permute_histograms_agree() {
     );
 }
 
+/// Every boundary, on matrices whose rows the executor's chunks split
+/// (300 x 301), and on ones with little or no interior (Note: the
+/// interior and the border are computed apart, `cpu/stencil.rs`).
 #[test]
 fn stencils_agree_on_every_boundary() {
-    let m = Array::from_vec(dim2(7, 9), (0..63).map(|i| i * 3 % 11).collect::<Vec<i32>>()).unwrap();
+    for (rows, cols) in [(7usize, 9usize), (300, 301), (3, 3), (2, 5)] {
+        let m = Array::from_vec(
+            dim2(rows, cols),
+            (0..rows * cols).map(|i| (i * 3 % 11) as i32).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        stencils_of(m);
+    }
+}
+
+fn stencils_of(m: Matrix<i32>) {
     for b in 0..4 {
         agree(
             || {
@@ -227,6 +240,33 @@ fn stencils_agree_on_every_boundary() {
             },
             eq,
         );
+    }
+}
+
+/// A five-point pattern on vectors (margin 2), long enough to be split
+/// into chunks, and shorter than the pattern's reach.
+#[test]
+fn vector_stencils_with_a_wide_pattern_agree() {
+    for n in [100_000usize, 5, 3] {
+        let v = Vector::from_elems((0..n).map(|i| (i * 7 % 13) as f32).collect());
+        for b in 0..4 {
+            agree(
+                || {
+                    let a = use_array(v.clone());
+                    let boundary = match b {
+                        0 => Boundary::clamp(),
+                        1 => Boundary::mirror(),
+                        2 => Boundary::wrap(),
+                        _ => Boundary::constant(0.5f32),
+                    };
+                    a.stencil(
+                        |[a, b, c, d, e]: [Exp<f32>; 5]| a - b * 2.0f32 + c * 3.0f32 - d + e * 0.25f32,
+                        boundary,
+                    )
+                },
+                bits_f32,
+            );
+        }
     }
 }
 

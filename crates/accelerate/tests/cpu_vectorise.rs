@@ -2,7 +2,8 @@
 //! GCC's own report (`-fopt-info-vec-optimized`) on the generated C of a
 //! dot product (Note [Multi-accumulator reductions]), saxpy, an n-body
 //! step's interactions read by checked index (Note [Optimistic checks])
-//! and a Mandelbrot escape loop (Note [Loops in lockstep]).
+//! a Mandelbrot escape loop (Note [Loops in lockstep]) and a stencil's
+//! interior (`cpu/stencil.rs`).
 //!
 //! Skipped, saying so, without a C compiler or with one that is not GCC.
 
@@ -83,6 +84,17 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
             i
         })
     };
-    let r = report(&compile_with(mandelbrot, cpu).unwrap()).unwrap();
+    let r = report(&compile_with(mandelbrot, cpu.clone()).unwrap()).unwrap();
     vectorised("mandelbrot", &r, "k0");
+
+    // the interior of a stencil reads its neighbours with no boundary
+    // arithmetic, in a loop of its own
+    let blur = |m: Acc<Matrix<f32>>| {
+        m.stencil(
+            |p: [[Exp<f32>; 3]; 3]| p.into_iter().flatten().fold(constant(0.0f32), |s, x| s + x) * (1.0f32 / 9.0),
+            Boundary::clamp(),
+        )
+    };
+    let r = report(&compile_with(blur, cpu).unwrap()).unwrap();
+    vectorised("blur", &r, "k0");
 }

@@ -16,9 +16,19 @@ use crate::array::{EltTy, ScalarTy};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Boundary, StencilArg};
 
+/// How far the patterns reach in each dimension: an element at least
+/// this far from the result's border in every dimension has every
+/// neighbour inside (the interior).
+pub(crate) fn margins(args: &[StencilArg]) -> Vec<i64> {
+    let rank = args.first().map_or(0, |a| a.extents.len());
+    (0..rank).map(|d| args.iter().map(|a| (a.extents[d] / 2) as i64).max().unwrap_or(0)).collect()
+}
+
 /// The values of the pattern points of every argument (in order: the
 /// stencil function's arguments) around the element at index `ix` of a
-/// result of extents `sh`.
+/// result of extents `sh`; an `interior` element's neighbours are read
+/// with no boundary arithmetic (`margins`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn neighbourhood(
     g: &mut ExpGen<'_>,
     args: &[StencilArg],
@@ -26,6 +36,7 @@ pub(crate) fn neighbourhood(
     arg_elts: &[EltTy],
     ix: &[String],
     sh: &[String],
+    interior: bool,
     loc: SrcLoc,
 ) -> Vec<CVal> {
     let mut vals = Vec::new();
@@ -38,7 +49,11 @@ pub(crate) fn neighbourhood(
                     |(x, &o)| if o == 0 { x.clone() } else { g.bind(ScalarTy::I64, &format!("{x} + ({o})")) },
                 )
                 .collect();
-            vals.push(point(g, arg, src, aelt, &nb, sh, &off, loc));
+            vals.push(if interior {
+                read_ix(g, src, &nb, loc)
+            } else {
+                point(g, arg, src, aelt, &nb, sh, &off, loc)
+            });
         }
     }
     vals

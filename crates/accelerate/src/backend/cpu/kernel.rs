@@ -203,18 +203,6 @@ impl KernelGen {
     }
 }
 
-/// Opens the loop over the rows that `start .. end` touches and the loop
-/// over each row's part of it (generate and stencil): returns the index of
-/// the current element, its outer coordinates computed once per row from
-/// `r` and its innermost coordinate `j`; the position is `base + j`.
-pub(crate) fn open_row_loops(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
-    let mut ix = open_rows(g, sh);
-    g.independent_iterations();
-    g.open("for (int64_t j = lo; j < hi; j++) {");
-    ix.push("j".into());
-    ix
-}
-
 /// Opens the loop over the rows that `start .. end` touches: returns the
 /// outer coordinates of row `r`; the row's part of the range is
 /// `base + lo .. base + hi`.

@@ -15,14 +15,24 @@
 //!     out[ix] = f(v_0, .., v_{p-1})
 //! ```
 //!
-//! Elements far from the border never leave the array; splitting the
-//! iteration into an interior without the boundary arithmetic and a
-//! border with it (the paper's §5.7 future work) is not done yet.
+//! The interior and the border are computed apart (the paper's §5.7
+//! future work): each row's part of the range is cut where the patterns'
+//! margins (`c::stencil::margins`) begin and end, and the elements
+//! between, in a row that is itself inside the margins of the outer
+//! dimensions, read their neighbours with no boundary arithmetic, in a
+//! loop of their own that the C compiler vectorises; the other elements
+//! run the loop above.
+//!
+//! ```text
+//! for each row r (outer index o):
+//!     [ilo, ihi) = the row's interior if o is inside the outer margins, else empty
+//!     border elements (lo .. ilo and ihi .. hi), then interior ones (ilo .. ihi)
+//! ```
 
 use super::kernel::KernelGen;
 use crate::array::EltTy;
 use crate::backend::c::kernel::{store, Source};
-use crate::backend::c::stencil::neighbourhood;
+use crate::backend::c::stencil::{margins, neighbourhood};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, StencilArg};
 
@@ -45,14 +55,37 @@ pub(crate) fn stencil(
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
         let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
         let mut g = k.exp_gen(1);
-        let ix = super::kernel::open_row_loops(&mut g, &sh);
-        let vals = neighbourhood(&mut g, args, sources, arg_elts, &ix, &sh, loc);
-        let v = g.apply(f, vals);
-        store(&mut g, &obufs, "base + j", &v);
-        if g.raised {
-            g.line("if (e0.code) break;");
+        let mut ix = super::kernel::open_rows(&mut g, &sh);
+        let m = margins(args);
+        let n = &sh[rank - 1];
+        let inside: Vec<String> = ix
+            .iter()
+            .zip(&sh)
+            .zip(&m)
+            .map(|((x, d), m)| format!("({x} >= {m}) & ({x} < {d} - {m})"))
+            .collect();
+        let inside = if inside.is_empty() { "1".to_string() } else { inside.join(" & ") };
+        let last = m[rank - 1];
+        // the row's interior ilo .. ihi, clamped to its part lo .. hi
+        g.line(&format!("const int64_t ilo = ({inside}) ? ({last} < lo ? lo : {last} < hi ? {last} : hi) : hi;"));
+        g.line(&format!("const int64_t ihi = ({inside}) ? ({n} - {last} < ilo ? ilo : {n} - {last} < hi ? {n} - {last} : hi) : hi;"));
+        ix.push("j".into());
+        for interior in [false, true] {
+            if interior {
+                g.independent_iterations();
+                g.open("for (int64_t j = ilo; j < ihi; j++) {");
+            } else {
+                g.open("for (int64_t j = lo; j < hi; j++) {");
+                g.line("if (j == ilo) { j = ihi; if (j >= hi) break; }");
+            }
+            let vals = neighbourhood(&mut g, args, sources, arg_elts, &ix, &sh, interior, loc);
+            let v = g.apply(f, vals);
+            store(&mut g, &obufs, "base + j", &v);
+            if g.raised {
+                g.line("if (e0.code) break;");
+            }
+            g.close("}");
         }
-        g.close("}");
         if g.raised {
             g.line("if (e0.code) break;");
         }

@@ -50,7 +50,7 @@ pub(crate) fn stencil(
     let size = g.bind(ScalarTy::I64, &product(&sh));
     g.open(&grid_stride("i", &size));
     let ix = unravel(&mut g, "i", &sh);
-    let vals = neighbourhood(&mut g, args, sources, arg_elts, &ix, &sh, loc);
+    let vals = neighbourhood(&mut g, args, sources, arg_elts, &ix, &sh, false, loc);
     let v = g.apply(f, vals);
     store(&mut g, &obufs, "i", &v);
     if g.raised {
