@@ -187,20 +187,55 @@ fn segmented_folds_agree() {
     );
 }
 
+/// Histograms into results small and large against their sources, so
+/// that the executor privatises some and updates others atomically (Note
+/// [Privatised permutes]; with one worker, all atomically), of integers
+/// and of floats (small integers: exact sums in any order), with defaults
+/// that are not zero, and a destination outside the result, which is the
+/// same error.
 #[test]
 fn permute_histograms_agree() {
-    let vals: Vec<i64> = (0..50_000).map(|i| (i * 7919) % 23 - 3).collect();
+    for (n, bins) in [(50_000i64, 16i64), (1000, 999), (1000, 5000), (3, 1)] {
+        let vals: Vec<i64> = (0..n).map(|i| (i * 7919) % (bins + 7) - 3).collect();
+        agree(
+            || {
+                let xs = use_array(Vector::from_elems(vals.clone()));
+                let base = generate(index1(bins), |ix| unindex1(ix) * 3i64);
+                xs.map(|_| constant(1i64)).permute(
+                    |new, old| new + old,
+                    base,
+                    move |ix| {
+                        let v = xs.index(ix);
+                        cond(v.ge(0i64).and(v.lt(bins)), just(index1(v)), nothing())
+                    },
+                )
+            },
+            eq,
+        );
+        agree(
+            || {
+                let xs = use_array(Vector::from_elems(vals.clone()));
+                let base = fill(index1(bins), 0.5f32);
+                xs.map(|x| x.cast::<f32>()).permute(
+                    |new, old| new + old,
+                    base,
+                    move |ix| {
+                        let v = xs.index(ix);
+                        cond(v.ge(0i64), just(index1(v % bins)), nothing())
+                    },
+                )
+            },
+            bits_f32,
+        );
+    }
+    // a destination past the end
     agree(
         || {
-            let xs = use_array(Vector::from_elems(vals.clone()));
-            let zeros = fill(index1(16i64), 0i64);
-            xs.map(|_| constant(1i64)).permute(
-                |new, old| new + old,
-                zeros,
-                move |ix| {
-                    let v = xs.index(ix);
-                    cond(v.ge(0i64).and(v.lt(16i64)), just(index1(v)), nothing())
-                },
+            let xs = use_array(Vector::from_elems((0..10_000i64).collect()));
+            xs.permute(
+                |new, old| new.max(old),
+                fill(index1(100i64), 0i64),
+                move |ix| just(index1(unindex1(ix) / 99i64)),
             )
         },
         eq,

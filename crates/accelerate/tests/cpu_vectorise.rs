@@ -91,7 +91,9 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     // arithmetic, in a loop of its own
     let blur = |m: Acc<Matrix<f32>>| {
         m.stencil(
-            |p: [[Exp<f32>; 3]; 3]| p.into_iter().flatten().fold(constant(0.0f32), |s, x| s + x) * (1.0f32 / 9.0),
+            |p: [[Exp<f32>; 3]; 3]| {
+                p.into_iter().flatten().fold(constant(0.0f32), |s, x| s + x) * (1.0f32 / 9.0)
+            },
             Boundary::clamp(),
         )
     };

@@ -25,7 +25,7 @@ pub(crate) mod kernel;
 pub(crate) mod lower;
 pub(crate) mod stencil;
 
-pub(crate) use exp::{linear_of, project, ArraySlot, Bound, CVal, ExpGen, Hoisted};
+pub(crate) use exp::{linear_of, product, project, ArraySlot, Bound, CVal, ExpGen, Hoisted};
 
 use crate::array::{ScalarTy, ScalarVal};
 use std::sync::OnceLock;

@@ -316,8 +316,22 @@ impl Executor<'_> {
                 let mut out: Vec<Buffer> = def.buffers().to_vec();
                 let mut ext = dims_i64(&shape);
                 ext.extend(def.shape().iter().map(|&d| d as i64));
-                let bounds = if *atomic { uniform(size, GRAIN) } else { vec![0, size] };
-                launch.run("", &mut out, &mut [], &ext, &[], &bounds)?;
+                let results: usize = def.shape().iter().product();
+                // Note [Privatised permutes]
+                let workers = workers();
+                if *atomic && workers > 1 && size > 0 && (workers - 1).saturating_mul(results) <= size {
+                    let piece = size.div_ceil(workers);
+                    let copies = workers * results;
+                    // the private copies (read only where touched) and their marks
+                    let mut tmp = alloc(&k.elt, &[copies], k.loc)?;
+                    tmp.push(Buffer::U8(vec![0u8; copies]));
+                    let params = [workers as i64, piece as i64, results as i64];
+                    launch.run("_private", &mut out, &mut tmp, &ext, &params, &uniform(workers, 1))?;
+                    launch.run("_merge", &mut out, &mut tmp, &ext, &params, &uniform(results, GRAIN))?;
+                } else {
+                    let bounds = if *atomic { uniform(size, GRAIN) } else { vec![0, size] };
+                    launch.run("", &mut out, &mut [], &ext, &[], &bounds)?;
+                }
                 ArrayData::from_buffers(def.shape().to_vec(), k.elt.clone(), out)
                     .ok_or_else(|| Error::Internal("permute result of the wrong size".into()))
             }

@@ -87,7 +87,8 @@ impl CpuProgram {
 fn symbols(k: &Kernel) -> Vec<String> {
     use Skeleton::*;
     let suffixes: &[&str] = match k.skeleton {
-        Generate { .. } | FoldSeg { .. } | Permute { .. } | Stencil { .. } => &[""],
+        Generate { .. } | FoldSeg { .. } | Stencil { .. } | Permute { atomic: false, .. } => &[""],
+        Permute { atomic: true, .. } => &["", "_private", "_merge"],
         Fold { .. } => &["_rows", "_part", "_combine"],
         Scan { .. } => &["_rows", "_part", "_carry", "_piece"],
     };
