@@ -11,8 +11,10 @@
 //! long segment and many short ones cost each worker alike.
 //!
 //! ```text
-//! for q in start..end: (r, s) = (q / nseg, q % nseg)
+//! (r, s) = (start / nseg, start % nseg)
+//! for q in start..end:
 //!     out[q] = seed ⊕ x[r*n + offsets[s]] ⊕ .. ⊕ x[r*n + offsets[s+1] - 1]
+//!     (r, s) = the next pair
 //! ```
 
 use super::fold::reduce_row;
@@ -47,11 +49,15 @@ pub(crate) fn fold_seg(
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         g.line(&format!("const int64_t nseg = {nseg1} - 1;"));
+        // the (row, segment) of `q`, divided out once and then counted
+        // (a division per segment cost SMVM's million short rows time)
+        g.line("int64_t row = start < end ? start / nseg : 0, s = start < end ? start % nseg : 0;");
         g.open("for (int64_t q = start; q < end; q++) {");
-        g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
+        g.line(&format!("const int64_t base = row * {n};"));
         g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
         let r = reduce_row(&mut g, f, z.as_ref(), src, &Row::at("base"), "lo", "hi", loc);
         store(&mut g, &obufs, "q", &r);
+        g.line("if (++s == nseg) { s = 0; row++; }");
         g.close("}");
         let parts = g.into_parts();
         k.close_function(out, parts);
