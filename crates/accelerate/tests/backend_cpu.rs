@@ -461,3 +461,40 @@ fn a_failing_while_loop_in_one_element_is_the_same_error() {
         eq,
     );
 }
+
+/// A loop whose body runs a loop of its own is not run in lockstep: a
+/// finished lane would run the inner loop on a state the program never
+/// gives it. Here `k` counts down from `n` to 0 and the inner loop counts
+/// `j` up from 0 to `k - 1`, which it reaches from a finished lane's
+/// `k = 0` only after 2^64 steps (in lockstep this test does not end).
+#[test]
+fn nested_while_loops_agree() {
+    agree(
+        || {
+            generate(index1(100i64), |ix| {
+                let n = unindex1(ix) % 7i64;
+                let end = while_loop(
+                    lift((n, constant(0i64))),
+                    |s: Exp<(i64, i64)>| s.unlift().0.gt(0i64),
+                    |s: Exp<(i64, i64)>| {
+                        let (k, acc) = s.unlift();
+                        let to = k - 1i64;
+                        let inner = while_loop(
+                            lift((constant(0i64), constant(1i64))),
+                            move |s: Exp<(i64, i64)>| s.unlift().0.ne(to),
+                            |s: Exp<(i64, i64)>| {
+                                let (j, x) = s.unlift();
+                                lift((j + 1i64, x * 3i64 + j))
+                            },
+                        );
+                        let (_, x) = inner.unlift();
+                        lift((to, acc + x))
+                    },
+                );
+                let (_, acc) = end.unlift();
+                acc
+            })
+        },
+        eq,
+    );
+}

@@ -171,6 +171,11 @@ impl<'f> Lockstep<'f> {
                     binds.push(&**b);
                     e = body;
                 }
+                // a finished lane still runs `body`: a loop inside it might
+                // not end on a state the program never gives it
+                ExpKind::While { cond, body, .. } if has_loop(&cond.body) || has_loop(&body.body) => {
+                    return None
+                }
                 ExpKind::While { cond, body, init } => {
                     path.reverse();
                     return Some(Lockstep { binds, cond, body, init, path });
@@ -290,4 +295,15 @@ impl<'f> Lockstep<'f> {
         g.close("}");
         g.close("}");
     }
+}
+
+/// Does a term contain a `while` loop?
+fn has_loop(e: &OpenExp) -> bool {
+    let mut found = matches!(e.kind, ExpKind::While { .. });
+    if !found {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            crate::ir::visit::each_child(e, |c| found = found || has_loop(c))
+        });
+    }
+    found
 }
