@@ -199,3 +199,37 @@ fn selecting_the_cuda_backend_says_why_it_cannot_run() {
         other => panic!("expected BackendUnavailable, got {other:?}"),
     }
 }
+
+/// Note [The kernel cache] for PTX: a program's PTX is compiled once,
+/// kept in memory and on disk under its digest, and a damaged entry on
+/// disk is not used. (The only test in this binary that compiles through
+/// the cache, so that the count of compilations is its own.)
+#[test]
+fn ptx_is_cached_in_memory_and_on_disk() {
+    use accelerate::backend::cuda::{cached_ptx, ptx_compilations, ptx_on_disk};
+    if !nvrtc() {
+        return;
+    }
+    // a source no earlier run has cached
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let src =
+        accelerate::scope(|| cuda_source(&use_array(Vector::from_elems(vec![1.0f32, 2.0])).map(|x| x * x)))
+            .unwrap()
+            + &format!("\n/* {stamp} */\n");
+    let before = ptx_compilations();
+    let first = cached_ptx(&src, "sm_90").unwrap();
+    assert!(first.contains(".entry"), "PTX with a kernel entry");
+    assert_eq!(ptx_compilations(), before + 1, "compiled once");
+    let on_disk = ptx_on_disk(&src, "sm_90").expect("published on disk");
+    assert_eq!(std::fs::read_to_string(&on_disk).unwrap(), *first);
+    let again = cached_ptx(&src, "sm_90").unwrap();
+    assert_eq!(again, first);
+    assert_eq!(ptx_compilations(), before + 1, "the second request compiles nothing");
+    // another architecture is another entry
+    let other = cached_ptx(&src, "sm_80").unwrap();
+    assert_ne!(other, first);
+    assert_eq!(ptx_compilations(), before + 2);
+    // a truncated entry is not used
+    std::fs::write(&on_disk, &first[..first.len() / 2]).unwrap();
+    assert_eq!(ptx_on_disk(&src, "sm_90"), None, "a damaged entry is not used");
+}

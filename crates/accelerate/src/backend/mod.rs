@@ -2,6 +2,7 @@
 //! others are tested against.
 
 pub(crate) mod c;
+pub(crate) mod cache;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -22,29 +22,12 @@
 //!   [Optimistic checks]) and `declare simd` (Note [Vector math]) without
 //!   OpenMP's runtime.
 //!
-//! Note [The kernel cache]
-//! A program's kernels are one C file, compiled once. The key is a SHA-256
-//! of everything the object depends on: the full C source (which is a
-//! function of the kernels' IR alone: source locations enter only through
-//! comments and the host's table of error sites), this crate's version,
-//! the compiler and its version, the flags, and the processor's features
-//! (`-march=native` makes the object depend on them). In memory the key
-//! maps to the loaded object; on disk `<key>.sum` holds the SHA-256 `d` of
-//! the object, stored as `<key>.<d>.so`. An object is loaded only when its
-//! contents hash to `d`, so a truncated or corrupt entry is rebuilt, never
-//! loaded. Objects and checksums are written to temporary files and renamed
-//! into place, so that processes filling one cache at once never see half a
-//! file; two processes compiling one key publish two objects (they differ
-//! in the temporary source name the compiler records) under their own
-//! digests, and whichever checksum is renamed last names a complete object
-//! of its own. `ACCELERATE_CACHE_DIR` moves
-//! the cache; `ACCELERATE_CACHE=off` keeps objects in a temporary folder
-//! that is not reused.
+//! The kernel cache: Note [The kernel cache] in `backend/cache.rs`.
 
 use crate::backend::c::prelude;
+use crate::backend::cache;
 use crate::exec::error::{Error, Result};
 use libloading::Library;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -172,25 +155,6 @@ fn cpu_features() -> &'static str {
     })
 }
 
-fn cache_dir() -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        if let Some(d) = std::env::var_os("ACCELERATE_CACHE_DIR").filter(|d| !d.is_empty()) {
-            return PathBuf::from(d);
-        }
-        if std::env::var("ACCELERATE_CACHE").as_deref() == Ok("off") {
-            return std::env::temp_dir().join(format!("accelerate-rs-nocache-{}", std::process::id()));
-        }
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(std::env::temp_dir);
-        base.join("accelerate-rs")
-    })
-    .clone()
-}
-
 /// How many times this process ran the C compiler (for the cache tests).
 pub fn compilations() -> usize {
     COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
@@ -205,30 +169,30 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
     let cc = compiler().map_err(unavailable)?;
     let full = format!("{}\n{source}", prelude());
     let flags = flags(cc);
-    let mut h = Sha256::new();
-    for part in [env!("CARGO_PKG_VERSION"), &cc.command, &cc.version, &flags.join(" "), cpu_features(), &full]
-    {
-        h.update(part.as_bytes());
-        h.update([0u8]);
-    }
-    let key = hex(&h.finalize());
+    let key = cache::key(&[
+        env!("CARGO_PKG_VERSION"),
+        &cc.command,
+        &cc.version,
+        &flags.join(" "),
+        cpu_features(),
+        &full,
+    ]);
 
     static MEMORY: OnceLock<Mutex<HashMap<String, Arc<Module>>>> = OnceLock::new();
     let memory = MEMORY.get_or_init(Default::default);
     if let Some(m) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(m.clone());
     }
-    let dir = cache_dir();
+    let dir = cache::dir();
     std::fs::create_dir_all(&dir)
         .map_err(|e| unavailable(format!("cannot create the kernel cache {}: {e}", dir.display())))?;
-    let sum = dir.join(format!("{key}.sum"));
-    let module = match cached(&dir, &key, &sum) {
+    let module = match cache::lookup(&dir, &key, "so") {
         Some(path) => open(&path, symbols)?,
         None => {
             // names of this compilation alone: threads and processes may
             // compile one key at once (the last rename wins, and every
             // published object is complete)
-            let tmp = format!("{key}.{}.{}", std::process::id(), unique());
+            let tmp = cache::temporary(&key);
             let c = dir.join(format!("{tmp}.c"));
             let obj = dir.join(format!("{tmp}.so"));
             std::fs::write(&c, &full)
@@ -252,18 +216,7 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
                 )));
             }
             let module = open(&obj, symbols)?;
-            // publish: the object, then its checksum, each renamed into place
-            if let Ok(bytes) = std::fs::read(&obj) {
-                let digest = hex(&Sha256::digest(&bytes));
-                let sum_tmp = dir.join(format!("{tmp}.sum"));
-                let so = dir.join(format!("{key}.{digest}.so"));
-                let ok = std::fs::rename(&obj, &so).is_ok()
-                    && std::fs::write(&sum_tmp, digest).is_ok()
-                    && std::fs::rename(&sum_tmp, &sum).is_ok();
-                if !ok {
-                    let _ = std::fs::remove_file(&sum_tmp);
-                }
-            }
+            cache::publish(&dir, &key, "so", &obj);
             let _ = std::fs::remove_file(&obj);
             module
         }
@@ -271,15 +224,6 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
     let module = Arc::new(module);
     memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, module.clone());
     Ok(module)
-}
-
-/// The cached object, if its checksum file matches its contents.
-fn cached(dir: &Path, key: &str, sum: &Path) -> Option<PathBuf> {
-    let expected = std::fs::read_to_string(sum).ok()?;
-    let expected = expected.trim();
-    let so = dir.join(format!("{key}.{expected}.so"));
-    let bytes = std::fs::read(&so).ok()?;
-    (hex(&Sha256::digest(&bytes)) == expected).then_some(so)
 }
 
 fn open(path: &Path, symbols: &[String]) -> Result<Module> {
@@ -302,17 +246,6 @@ fn open(path: &Path, symbols: &[String]) -> Result<Module> {
     Ok(Module { fns, _lib: lib })
 }
 
-fn unique() -> u128 {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let t =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    t ^ (N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as u128) << 100
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The loops GCC vectorises in a program's kernels (`source`, without the
 /// prelude), compiled with the kernels' flags and `-fopt-info-vec-optimized`:
 /// for each C function of the source, how many of its loops the compiler
@@ -329,7 +262,7 @@ pub fn vectorised_loops(source: &str) -> Result<Option<Vec<(String, usize)>>> {
     }
     let full = format!("{}\n{source}", prelude());
     let dir = std::env::temp_dir();
-    let tmp = format!("accelerate-vec.{}.{}", std::process::id(), unique());
+    let tmp = cache::temporary("accelerate-vec");
     let (c, obj) = (dir.join(format!("{tmp}.c")), dir.join(format!("{tmp}.o")));
     std::fs::write(&c, &full).map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
     let out = Command::new(&cc.command)

@@ -54,7 +54,7 @@ mod permute;
 mod scan;
 mod stencil;
 
-pub use compile::{compile_ptx, nvrtc_unavailable};
+pub use compile::{cached_ptx, compile_ptx, nvrtc_unavailable, ptx_compilations, ptx_on_disk};
 
 use crate::array::Arrays;
 use crate::backend::c::lower::{lower_program, Target};
