@@ -12,10 +12,12 @@
 //! both write a kernel's body with `backend::c`'s `ExpGen`, which is all
 //! the functions here need.
 
-use super::{c_type, linear_of, CVal, ExpGen};
-use crate::array::{EltTy, ScalarTy};
+use super::{c_type, linear_of, ArraySlot, CVal, ExpGen, Hoisted};
+use crate::array::{ArrayTy, ArraysTy, EltTy, ScalarTy};
 use crate::exec::error::SrcLoc;
 use crate::ir::{visit, AccKind, Direction, ExpKind, Fun, OpenAcc, OpenExp, PrimFun};
+use std::collections::HashMap;
+use std::fmt::Write;
 
 /// A consumer's argument as its kernel reads it: a manifest array in a
 /// slot, or a delayed array computed where it is read.
@@ -131,6 +133,148 @@ pub(crate) struct KernelParts {
     pub inputs: Vec<usize>,
     pub sites: Vec<SrcLoc>,
     pub consts: Vec<i64>,
+}
+
+/// Where `open_function` leaves room for the hoisted literals, which
+/// `close_body` declares once the body has named them all.
+const CONSTS_MARK: &str = "    /* hoisted literals */\n";
+
+/// What the code generation state of a kernel is on either target: its
+/// name, the arrays it reads (by slot), the source locations its errors
+/// name, its hoisted literals and the fresh-name counter its functions
+/// continue. Each backend's `KernelGen` holds one and adds how its
+/// functions begin and end.
+pub(crate) struct KernelCore {
+    pub name: String,
+    pub slots: HashMap<usize, ArraySlot>,
+    pub inputs: Vec<usize>,
+    pub sites: Vec<SrcLoc>,
+    pub hoisted: Hoisted,
+    pub fresh: usize,
+    n_leaves: usize,
+    n_extents: usize,
+    input_tys: Vec<ArrayTy>,
+}
+
+impl KernelCore {
+    /// A kernel reading the given array variables of the environment
+    /// `aenv` (innermost last).
+    pub fn new(name: String, mut inputs: Vec<usize>, aenv: &[ArraysTy]) -> KernelCore {
+        inputs.sort_unstable();
+        inputs.dedup();
+        let mut slots = HashMap::new();
+        let mut input_tys = Vec::new();
+        for (j, &v) in inputs.iter().enumerate() {
+            let ty = match &aenv[aenv.len() - 1 - v] {
+                ArraysTy::Array(t) => t.clone(),
+                other => unreachable!("kernel input {v} is a tuple {other} (the verifier rejects it)"),
+            };
+            let leaves = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
+            let extents = (0..ty.rank).map(|d| format!("a{j}_s{d}")).collect();
+            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone() });
+            input_tys.push(ty);
+        }
+        let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
+        let n_extents = input_tys.iter().map(|t| t.rank).sum();
+        KernelCore {
+            name,
+            slots,
+            inputs,
+            sites: Vec::new(),
+            hoisted: Hoisted::default(),
+            fresh: 0,
+            n_leaves,
+            n_extents,
+            input_tys,
+        }
+    }
+
+    /// The kernel's inputs, the source locations its errors name and the
+    /// words of its hoisted literals, once its functions are written.
+    pub fn finish(self) -> KernelParts {
+        KernelParts { inputs: self.inputs, sites: self.sites, consts: self.hoisted.words() }
+    }
+
+    /// The index in the arguments' buffers of the first after the inputs.
+    pub fn first_own_buf(&self) -> usize {
+        self.n_leaves
+    }
+
+    /// The index in the arguments' extents of the first after the inputs'.
+    pub fn first_own_extent(&self) -> usize {
+        self.n_extents
+    }
+
+    /// A scalar-code generator writing at `indent`, with errors to `e0`.
+    pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
+        ExpGen::new(&self.slots, &mut self.sites, &mut self.hoisted, "e0", indent, self.fresh)
+    }
+
+    /// The part of a function's prologue after its signature: the
+    /// arguments' arrays (`B`, `X`, `P` from `A`), the input arrays as
+    /// pointers qualified `restrict` (the target's keyword) and their
+    /// extents, and room for the hoisted literals.
+    pub fn open_inputs(&self, out: &mut String, restrict: &str) {
+        out.push_str(
+            "    void *const *B = A->bufs; const int64_t *X = A->extents; const int64_t *P = A->params;\n",
+        );
+        out.push_str("    (void)B; (void)X; (void)P;\n");
+        let (mut b, mut x) = (0, 0);
+        for (j, t) in self.input_tys.iter().enumerate() {
+            for (l, s) in t.elt.leaves().into_iter().enumerate() {
+                let ct = c_type(s);
+                let _ = writeln!(out, "    const {ct} *{restrict} a{j}_{l} = (const {ct} *)B[{b}];");
+                b += 1;
+            }
+            for d in 0..t.rank {
+                let _ = writeln!(out, "    const int64_t a{j}_s{d} = X[{x}];");
+                x += 1;
+            }
+        }
+        out.push_str(CONSTS_MARK);
+    }
+
+    /// Appends a function's body (`ExpGen::into_parts`), after declaring
+    /// the hoisted literals it named; the caller closes the function.
+    pub fn close_body(&mut self, out: &mut String, code: &str, fresh: usize) {
+        self.fresh = fresh;
+        if let Some(at) = out.rfind(CONSTS_MARK) {
+            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations());
+        }
+        out.push_str(code);
+    }
+
+    /// Declares buffers `name_l` of the element type from `B[first ..]`,
+    /// qualified `restrict` (the target's keyword, or none); returns their
+    /// names and the next buffer index.
+    pub fn buffers(
+        out: &mut String,
+        name: &str,
+        elt: &EltTy,
+        first: usize,
+        restrict: &str,
+    ) -> (Vec<String>, usize) {
+        let mut names = Vec::new();
+        for (l, s) in elt.leaves().into_iter().enumerate() {
+            let ct = c_type(s);
+            let n = format!("{name}_{l}");
+            let _ = writeln!(out, "    {ct} *{restrict} {n} = ({ct} *)B[{}];", first + l);
+            names.push(n);
+        }
+        let next = first + names.len();
+        (names, next)
+    }
+
+    /// Declares `count` extents `name0 ..` from `X[first ..]`.
+    pub fn extents(out: &mut String, name: &str, count: usize, first: usize) -> Vec<String> {
+        (0..count)
+            .map(|d| {
+                let n = format!("{name}{d}");
+                let _ = writeln!(out, "    const int64_t {n} = X[{}];", first + d);
+                n
+            })
+            .collect()
+    }
 }
 
 /// Stores a value's leaves into buffers at a position.

@@ -43,6 +43,7 @@
 
 use super::kernel::{KernelGen, Row};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{assign, commutative, declare, store, Source};
 use crate::backend::c::{c_type, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -69,7 +70,7 @@ pub(crate) fn fold(
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "_rows", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
@@ -136,7 +137,7 @@ pub(crate) fn piece_totals(
         k.open_function(out, "_part", what, loc);
         let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
         let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let mut g = k.exp_gen(1);
         g.open("for (int64_t c = start; c < end; c++) {");

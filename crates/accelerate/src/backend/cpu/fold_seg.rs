@@ -20,6 +20,7 @@
 use super::fold::reduce_row;
 use super::kernel::{KernelGen, Row};
 use crate::array::EltTy;
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{store, Source};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, OpenExp};
@@ -42,7 +43,7 @@ pub(crate) fn fold_seg(
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let offs = k.slots[&offsets].clone();
         let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());

@@ -28,6 +28,7 @@
 use super::fold::LANES;
 use super::kernel::KernelGen;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{read_at, read_ix, store, trust, uses_from_index, Source};
 use crate::backend::c::{c_type, project, Bound, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -47,7 +48,7 @@ pub(crate) fn generate(
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let by_rows = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
         let mut g = k.exp_gen(1);
         let element = match src {

@@ -16,32 +16,23 @@
 //! `Kernel`, `Skeleton`, the readers and the statement helpers) is in
 //! `backend::c::kernel`.
 
-use crate::array::{ArrayTy, ArraysTy, EltTy, ScalarTy};
-use crate::backend::c::kernel::{read_at, read_ix, unravel, uses_from_index, KernelParts, Source};
-use crate::backend::c::{c_type, ArraySlot, CVal, ExpGen, Hoisted};
+use crate::array::{ArraysTy, EltTy, ScalarTy};
+use crate::backend::c::kernel::{
+    read_at, read_ix, unravel, uses_from_index, KernelCore, KernelParts, Source,
+};
+use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
-use std::collections::HashMap;
 use std::fmt::Write;
-
-/// Where `open_function` leaves room for the hoisted literals, which
-/// `close_function` declares once the body has named them all.
-const CONSTS_MARK: &str = "    /* hoisted literals */\n";
+use std::ops::{Deref, DerefMut};
 
 /// The declaration of a function's error context, after which a checked
 /// function calls its fast form (Note [Optimistic checks]).
 const ERROR_CONTEXT: &str = "    acc_err e0; e0.code = ACC_ERR_NONE;\n";
 
-/// The code generation state of one kernel.
+/// The code generation state of one kernel: the shared core (`KernelCore`,
+/// which it dereferences to) and the state of its fast forms.
 pub(crate) struct KernelGen {
-    pub name: String,
-    pub slots: HashMap<usize, ArraySlot>,
-    pub inputs: Vec<usize>,
-    pub sites: Vec<SrcLoc>,
-    pub hoisted: Hoisted,
-    pub fresh: usize,
-    n_leaves: usize,
-    n_extents: usize,
-    input_tys: Vec<ArrayTy>,
+    core: KernelCore,
     /// Generating the fast form of a function (Note [Optimistic checks]).
     fast: bool,
     /// The name of the last function opened.
@@ -50,62 +41,40 @@ pub(crate) struct KernelGen {
     raised: bool,
 }
 
+impl Deref for KernelGen {
+    type Target = KernelCore;
+    fn deref(&self) -> &KernelCore {
+        &self.core
+    }
+}
+
+impl DerefMut for KernelGen {
+    fn deref_mut(&mut self) -> &mut KernelCore {
+        &mut self.core
+    }
+}
+
 impl KernelGen {
     /// A kernel reading the given array variables of the environment
     /// `aenv` (innermost last).
-    pub fn new(name: String, mut inputs: Vec<usize>, aenv: &[ArraysTy]) -> KernelGen {
-        inputs.sort_unstable();
-        inputs.dedup();
-        let mut slots = HashMap::new();
-        let mut input_tys = Vec::new();
-        for (j, &v) in inputs.iter().enumerate() {
-            let ty = match &aenv[aenv.len() - 1 - v] {
-                ArraysTy::Array(t) => t.clone(),
-                other => unreachable!("kernel input {v} is a tuple {other} (the verifier rejects it)"),
-            };
-            let leaves = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
-            let extents = (0..ty.rank).map(|d| format!("a{j}_s{d}")).collect();
-            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone() });
-            input_tys.push(ty);
-        }
-        let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
-        let n_extents = input_tys.iter().map(|t| t.rank).sum();
+    pub fn new(name: String, inputs: Vec<usize>, aenv: &[ArraysTy]) -> KernelGen {
         KernelGen {
-            name,
-            slots,
-            inputs,
-            sites: Vec::new(),
-            hoisted: Hoisted::default(),
-            fresh: 0,
-            n_leaves,
-            n_extents,
-            input_tys,
+            core: KernelCore::new(name, inputs, aenv),
             fast: false,
             function: String::new(),
             raised: false,
         }
     }
 
-    /// The kernel's inputs, the source locations its errors name and the
-    /// words of its hoisted literals, once its functions are written.
+    /// The kernel's inputs, sites and hoisted literals (`KernelCore::finish`).
     pub fn finish(self) -> KernelParts {
-        KernelParts { inputs: self.inputs, sites: self.sites, consts: self.hoisted.words() }
-    }
-
-    /// The index in `A->bufs` of the first buffer after the inputs.
-    pub fn first_own_buf(&self) -> usize {
-        self.n_leaves
-    }
-
-    /// The index in `A->extents` of the first extent after the inputs'.
-    pub fn first_own_extent(&self) -> usize {
-        self.n_extents
+        self.core.finish()
     }
 
     /// A scalar-code generator writing at `indent`, with errors to `e0`
     /// (or to the flag `acc_bad` of a fast function).
     pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
-        let mut g = ExpGen::new(&self.slots, &mut self.sites, &mut self.hoisted, "e0", indent, self.fresh);
+        let mut g = self.core.exp_gen(indent);
         if self.fast {
             g.optimistic = Some("acc_bad".into());
         }
@@ -141,60 +110,21 @@ impl KernelGen {
         } else {
             let _ = writeln!(out, "void {f}(const acc_args *A, int64_t start, int64_t end) {{");
         }
-        out.push_str(
-            "    void *const *B = A->bufs; const int64_t *X = A->extents; const int64_t *P = A->params;\n",
-        );
-        out.push_str("    (void)B; (void)X; (void)P;\n");
-        let (mut b, mut x) = (0, 0);
-        for (j, t) in self.input_tys.iter().enumerate() {
-            for (l, s) in t.elt.leaves().into_iter().enumerate() {
-                let ct = c_type(s);
-                let _ = writeln!(out, "    const {ct} *restrict a{j}_{l} = (const {ct} *)B[{b}];");
-                b += 1;
-            }
-            for d in 0..t.rank {
-                let _ = writeln!(out, "    const int64_t a{j}_s{d} = X[{x}];");
-                x += 1;
-            }
-        }
-        out.push_str(CONSTS_MARK);
+        self.core.open_inputs(out, "restrict");
         out.push_str(if self.fast { "    int acc_bad = 0;\n" } else { ERROR_CONTEXT });
     }
 
     /// Declares output buffers `name_l` of the element type, from
     /// `A->bufs[first ..]`; returns their names and the next buffer index.
     pub fn out_buffers(out: &mut String, name: &str, elt: &EltTy, first: usize) -> (Vec<String>, usize) {
-        let mut names = Vec::new();
-        for (l, s) in elt.leaves().into_iter().enumerate() {
-            let ct = c_type(s);
-            let n = format!("{name}_{l}");
-            let _ = writeln!(out, "    {ct} *restrict {n} = ({ct} *)B[{}];", first + l);
-            names.push(n);
-        }
-        let next = first + names.len();
-        (names, next)
-    }
-
-    /// Declares `count` extents `name0 ..` from `A->extents[first ..]`.
-    pub fn extents(out: &mut String, name: &str, count: usize, first: usize) -> Vec<String> {
-        (0..count)
-            .map(|d| {
-                let n = format!("{name}{d}");
-                let _ = writeln!(out, "    const int64_t {n} = X[{}];", first + d);
-                n
-            })
-            .collect()
+        KernelCore::buffers(out, name, elt, first, "restrict")
     }
 
     /// Closes a function with its body (`ExpGen::into_parts`): the error
     /// reaches the host.
     pub fn close_function(&mut self, out: &mut String, (code, fresh, raised): (String, usize, bool)) {
-        self.fresh = fresh;
         self.raised = raised;
-        if let Some(at) = out.rfind(CONSTS_MARK) {
-            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations());
-        }
-        out.push_str(&code);
+        self.core.close_body(out, &code, fresh);
         out.push_str(if self.fast {
             "    return acc_bad;\n}\n"
         } else {

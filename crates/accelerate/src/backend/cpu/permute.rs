@@ -51,6 +51,7 @@
 
 use super::kernel::KernelGen;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{assign, atomic, declare, open_destination, store, unravel, Source};
 use crate::backend::c::{c_type, product, CVal};
 use crate::exec::error::SrcLoc;
@@ -73,8 +74,8 @@ pub(crate) fn permute(
 ) {
     k.open_function(out, "", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let rsh = KernelGen::extents(out, "rs", res_rank, k.first_own_extent() + rank);
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+    let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let atomic = atomic(elt);
     let mut g = k.exp_gen(1);
     g.open("for (int64_t i = start; i < end; i++) {");
@@ -132,8 +133,8 @@ fn private(
     let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
     let (ubuf, _) = KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let rsh = KernelGen::extents(out, "rs", res_rank, k.first_own_extent() + rank);
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+    let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let mut g = k.exp_gen(1);
     g.line(&format!("const int64_t size = {};", product(&sh)));
     g.open("for (int64_t c = start; c < end; c++) {");

@@ -20,6 +20,7 @@
 use super::fold::piece_totals;
 use super::kernel::KernelGen;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -48,7 +49,7 @@ pub(crate) fn scan(
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "_rows", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
@@ -104,7 +105,7 @@ pub(crate) fn scan(
         k.open_function(out, "_piece", what, loc);
         let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
         let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));

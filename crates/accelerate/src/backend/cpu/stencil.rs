@@ -31,6 +31,7 @@
 
 use super::kernel::KernelGen;
 use crate::array::EltTy;
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{store, Source};
 use crate::backend::c::stencil::{margins, neighbourhood};
 use crate::exec::error::SrcLoc;
@@ -53,7 +54,7 @@ pub(crate) fn stencil(
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-        let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let mut g = k.exp_gen(1);
         let mut ix = super::kernel::open_rows(&mut g, &sh);
         let m = margins(args);

@@ -29,9 +29,11 @@
 //! error the host raises before launching (as the CPU backend does).
 
 use super::block::{range_reduce, Group, Op};
-use super::kernel::{block_stride, product, KernelGen};
+use super::kernel::{block_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{assign, commutative, declare, read_at, store, Source};
+use crate::backend::c::product;
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, OpenExp};
@@ -55,7 +57,7 @@ pub(crate) fn fold(
     // _rows: a block per row
     k.open_function(out, "_rows", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
@@ -76,7 +78,7 @@ pub(crate) fn fold(
     k.open_function(out, "_part", what, loc);
     let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);
     let pieces = g.bind(ScalarTy::I64, &format!("({}) * P[0]", outer_size(&sh)));
@@ -96,7 +98,7 @@ pub(crate) fn fold(
     k.open_function(out, "_combine", what, loc);
     let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
     let rows = g.bind(ScalarTy::I64, &outer_size(&sh));

@@ -24,6 +24,7 @@ use super::block::{range_reduce, Group};
 use super::fold::{finish, outer_size};
 use super::kernel::KernelGen;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{commutative, read_at, Source};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -47,7 +48,7 @@ pub(crate) fn fold_seg(
     let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
     k.open_function(out, "", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let n = sh[rank - 1].clone();
     let offs = k.slots[&offsets].clone();
     let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());

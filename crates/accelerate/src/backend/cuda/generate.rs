@@ -19,9 +19,11 @@
 //! here (`unravel`) and the producer read by index. Launch: any number of
 //! blocks; the kernel's own extents are the result's shape.
 
-use super::kernel::{grid_stride, product, KernelGen};
+use super::kernel::{grid_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{read_at, read_ix, store, unravel, uses_from_index, Source};
+use crate::backend::c::product;
 use crate::exec::error::SrcLoc;
 
 /// The kernel function of a generate kernel whose elements are those of
@@ -37,7 +39,7 @@ pub(crate) fn generate(
 ) {
     k.open_function(out, "", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let by_index = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
     let mut g = k.exp_gen(1);
     let size = g.bind(ScalarTy::I64, &product(&sh));

@@ -46,9 +46,11 @@
 //! arithmetic) does not allow; it takes the compare-and-swap loop. Float
 //! `min`/`max` take it too (NaN rules).
 
-use super::kernel::{grid_stride, product, KernelGen};
+use super::kernel::{grid_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{atomic, declare, leaf_path, open_destination, unravel, Source};
+use crate::backend::c::product;
 use crate::backend::c::{c_type, helper_suffix, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{ExpKind, Fun, PrimFun};
@@ -106,8 +108,8 @@ pub(crate) fn permute(
     if !atomic(elt) {
         KernelGen::buffer(out, "locks", "int32_t", next);
     }
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
-    let rsh = KernelGen::extents(out, "rs", res_rank, k.first_own_extent() + rank);
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+    let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let mut g = k.exp_gen(1);
     let size = g.bind(ScalarTy::I64, &product(&sh));
     g.open(&grid_stride("i", &size));

@@ -55,6 +55,7 @@ use super::block::{block_scan, scan_total, Op};
 use super::fold::outer_size;
 use super::kernel::{block_stride, declare_zero, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
 use crate::backend::c::{c_type, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
@@ -83,7 +84,7 @@ pub(crate) fn scan(
     // _rows: a block per row, tile by tile
     k.open_function(out, "_rows", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));
@@ -133,7 +134,7 @@ pub(crate) fn scan(
     let (incs, next) = KernelGen::status_buffers(out, "u", elt, next);
     KernelGen::buffer(out, "flags", "int32_t", next);
     KernelGen::buffer(out, "counter", "int32_t", next + 1);
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);
     let z = seed.map(|s| g.exp(s, &mut Vec::new()));

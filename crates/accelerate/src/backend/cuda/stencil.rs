@@ -22,9 +22,11 @@
 //! code) is not written yet. Launch: any number of blocks; the kernel's
 //! own extents are the result's shape.
 
-use super::kernel::{grid_stride, product, KernelGen};
+use super::kernel::{grid_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{store, unravel, Source};
+use crate::backend::c::product;
 use crate::backend::c::stencil::neighbourhood;
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, StencilArg};
@@ -45,7 +47,7 @@ pub(crate) fn stencil(
 ) {
     k.open_function(out, "", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelGen::extents(out, "sh", rank, k.first_own_extent());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let mut g = k.exp_gen(1);
     let size = g.bind(ScalarTy::I64, &product(&sh));
     g.open(&grid_stride("i", &size));
