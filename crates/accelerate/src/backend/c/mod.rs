@@ -21,6 +21,7 @@
 //! in generated code]) instead of reading outside a buffer.
 
 mod exp;
+pub(crate) mod host;
 pub(crate) mod kernel;
 pub(crate) mod lower;
 pub(crate) mod stencil;

@@ -11,10 +11,10 @@
 
 use super::compile::{KernelFn, Module};
 use crate::array::{ArrayData, ArraysVal, Buffer, EltTy};
-use crate::backend::c::kernel::{Kernel, ShapeOf, Skeleton};
+use crate::backend::c::host::{self, rows_of, segments, stencil_shape, AccErr, Env, Machine, Value};
+use crate::backend::c::kernel::{Kernel, Skeleton};
 use crate::backend::c::lower::Cmd;
-use crate::backend::interp::scalar::{ASlot, ScalarEval};
-use crate::backend::interp::{check_offsets, split_inner};
+use crate::backend::interp::split_inner;
 use crate::exec::error::{Error, Result, SrcLoc};
 use rayon::prelude::*;
 use std::ffi::c_void;
@@ -23,14 +23,6 @@ use std::sync::{Arc, OnceLock};
 /// What a kernel reads in place of an empty input buffer: one element of
 /// any type, zero (kernels only read their inputs).
 static EMPTY_INPUT: [u64; 2] = [0; 2];
-
-/// `acc_err` of the C prelude.
-#[repr(C)]
-pub(crate) struct AccErr {
-    code: i32,
-    site: i32,
-    vals: [i64; 64],
-}
 
 /// `acc_args` of the C prelude.
 #[repr(C)]
@@ -70,22 +62,14 @@ pub(crate) fn run(
     module: &Module,
     args: Vec<ArraysVal>,
 ) -> Result<ArraysVal> {
-    let aenv = args.into_iter().map(|v| ASlot { ty: v.ty(), val: Ok(v) }).collect();
-    let mut ex = Executor { aenv, kernels, module };
-    ex.cmd(body)
+    let args = args.into_iter().map(|v| (v.ty(), Value::from_host(v))).collect();
+    host::run(&Cpu { module }, body, kernels, args).map(Value::into_host)
 }
 
-struct Executor<'a> {
-    aenv: Vec<ASlot>,
-    kernels: &'a [Kernel],
+/// The CPU as a `host::Machine`: arrays are host arrays, kernels run on
+/// the worker pool.
+struct Cpu<'a> {
     module: &'a Module,
-}
-
-fn array(v: ArraysVal) -> Result<Arc<ArrayData>> {
-    match v {
-        ArraysVal::Array(a) => Ok(a),
-        ArraysVal::Tuple(_) => Err(Error::Internal("expected an array, found a tuple".into())),
-    }
 }
 
 /// One kernel call, shared by the workers: the arguments point at buffers
@@ -111,103 +95,25 @@ impl Call {
     }
 }
 
-impl Executor<'_> {
-    fn scalars(&self) -> ScalarEval<'_> {
-        ScalarEval { aenv: &self.aenv }
+impl Machine for Cpu<'_> {
+    type Array = Arc<ArrayData>;
+
+    fn from_host(&self, a: Arc<ArrayData>) -> Result<Arc<ArrayData>> {
+        Ok(a)
     }
 
-    fn cmd(&mut self, c: &Cmd) -> Result<ArraysVal> {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.cmd_inner(c))
+    fn reshaped(&self, a: &Arc<ArrayData>, dims: Vec<usize>) -> Arc<ArrayData> {
+        Arc::new(a.reshaped(dims))
     }
 
-    fn cmd_inner(&mut self, c: &Cmd) -> Result<ArraysVal> {
-        match c {
-            Cmd::Let(ty, b, body) => {
-                // Note [Deferred errors]: a failed binding fails only its uses
-                let val = self.cmd(b);
-                self.aenv.push(ASlot { ty: ty.clone(), val });
-                let r = self.cmd(body);
-                self.aenv.pop();
-                r
-            }
-            Cmd::Var(i) => match self.aenv.len().checked_sub(i + 1) {
-                Some(k) => self.aenv[k].val.clone(),
-                None => Err(Error::Internal(format!("array variable {i} unbound"))),
-            },
-            Cmd::Tuple(ts) => Ok(ArraysVal::Tuple(ts.iter().map(|t| self.cmd(t)).collect::<Result<_>>()?)),
-            Cmd::Prj(i, t) => match self.cmd(t)? {
-                ArraysVal::Tuple(mut vs) if *i < vs.len() => Ok(vs.swap_remove(*i)),
-                _ => Err(Error::Internal(format!("array projection {i} of a non-tuple"))),
-            },
-            Cmd::Use(d) => Ok(ArraysVal::Array(d.clone())),
-            Cmd::Unit(e, elt) => {
-                let v = self.scalars().eval(e, &mut Vec::new())?;
-                let mut b = ArrayData::builder(elt, 1)
-                    .ok_or_else(|| Error::OutOfMemory { loc: e.loc, shape: vec![] })?;
-                b.push(&v);
-                let d = b.finish(vec![]).ok_or_else(|| Error::Internal("unit of the wrong type".into()))?;
-                Ok(ArraysVal::Array(Arc::new(d)))
-            }
-            Cmd::Reshape { shape, array: a, loc } => {
-                let dims = self.scalars().shape(shape)?;
-                let src = array(self.cmd(a)?)?;
-                let size: usize = dims.iter().product();
-                if size != src.len() {
-                    return Err(Error::ReshapeSize {
-                        loc: *loc,
-                        from: src.shape().to_vec(),
-                        from_size: src.len(),
-                        to: dims.iter().map(|&d| d as i64).collect(),
-                        to_size: size,
-                    });
-                }
-                Ok(ArraysVal::Array(Arc::new(src.reshaped(dims))))
-            }
-            Cmd::Acond { cond, then_, else_ } => {
-                let c = self.scalars().eval(cond, &mut Vec::new())?;
-                match c.scalar().and_then(|b| b.as_bool()) {
-                    Some(true) => self.cmd(then_),
-                    Some(false) => self.cmd(else_),
-                    None => Err(Error::Internal("acond on a non-bool".into())),
-                }
-            }
-            Cmd::Awhile { param, pred, body, init } => {
-                let mut x = self.cmd(init)?;
-                loop {
-                    self.aenv.push(ASlot { ty: param.clone(), val: Ok(x.clone()) });
-                    let p = self.cmd(pred);
-                    self.aenv.pop();
-                    let go = array(p?)?.get(0).scalar().and_then(|b| b.as_bool());
-                    if !go.ok_or_else(|| Error::Internal("awhile predicate is not a bool".into()))? {
-                        return Ok(x);
-                    }
-                    self.aenv.push(ASlot { ty: param.clone(), val: Ok(x) });
-                    let next = self.cmd(body);
-                    self.aenv.pop();
-                    x = next?;
-                }
-            }
-            Cmd::Kernel(k) => self.kernel(&self.kernels[*k]).map(|d| ArraysVal::Array(Arc::new(d))),
-        }
+    fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Arc<ArrayData>> {
+        self.launch(k, env).map(Arc::new)
     }
+}
 
-    fn var_array(&self, v: usize) -> Result<Arc<ArrayData>> {
-        match self.aenv.len().checked_sub(v + 1).map(|k| &self.aenv[k].val) {
-            Some(Ok(ArraysVal::Array(a))) => Ok(a.clone()),
-            Some(Err(e)) => Err(e.clone()),
-            _ => Err(Error::Internal(format!("array variable {v} is not an array in scope"))),
-        }
-    }
-
-    fn shape_of(&self, s: &ShapeOf) -> Result<Vec<usize>> {
-        match s {
-            ShapeOf::Var(v) => Ok(self.var_array(*v)?.shape().to_vec()),
-            ShapeOf::Exp(e) => self.scalars().shape(e),
-        }
-    }
-
-    fn kernel(&self, k: &Kernel) -> Result<ArrayData> {
-        let inputs = k.inputs.iter().map(|&v| self.var_array(v)).collect::<Result<Vec<_>>>()?;
+impl Cpu<'_> {
+    fn launch(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<ArrayData> {
+        let inputs = k.inputs.iter().map(|&v| env.array(v)).collect::<Result<Vec<_>>>()?;
         let mut bufs: Vec<*mut c_void> = Vec::new();
         let mut extents: Vec<i64> = Vec::new();
         for a in &inputs {
@@ -227,19 +133,15 @@ impl Executor<'_> {
         let launch = Launch { k, module: self.module, bufs, extents };
         match &k.skeleton {
             Skeleton::Generate { shape } => {
-                let dims = self.shape_of(shape)?;
+                let dims = env.shape_of(shape)?;
                 let size: usize = dims.iter().product();
                 let mut out = alloc(&k.elt, &dims, k.loc)?;
                 launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &uniform(size, GRAIN))?;
                 finish(out, &k.elt, dims, size)
             }
             Skeleton::Fold { seed, source, op } => {
-                let shape = self.shape_of(source)?;
-                let (outer, n) = split_inner(&shape);
-                let rows: usize = outer.iter().product();
-                if !seed && n == 0 && rows > 0 {
-                    return Err(Error::EmptyReduction { loc: k.loc, op, shape });
-                }
+                let shape = env.shape_of(source)?;
+                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
                 let mut out = alloc(&k.elt, &outer, k.loc)?;
                 let ext = dims_i64(&shape);
                 if rows * n.max(1) < 2 * GRAIN || rows >= 2 * workers() || n < 2 * GRAIN {
@@ -262,12 +164,8 @@ impl Executor<'_> {
                 finish(out, &k.elt, outer, rows)
             }
             Skeleton::Scan { seed, dir, source, op } => {
-                let shape = self.shape_of(source)?;
-                let (outer, n) = split_inner(&shape);
-                let rows: usize = outer.iter().product();
-                if !seed && n == 0 && rows > 0 {
-                    return Err(Error::EmptyReduction { loc: k.loc, op, shape });
-                }
+                let shape = env.shape_of(source)?;
+                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
                 let m_out = n + usize::from(*seed);
                 let mut dims = outer.clone();
                 dims.push(m_out);
@@ -289,19 +187,11 @@ impl Executor<'_> {
                 finish(out, &k.elt, dims, rows * m_out)
             }
             Skeleton::FoldSeg { seed, source, offsets, op } => {
-                let shape = self.shape_of(source)?;
-                let offs_arr = self.var_array(*offsets)?;
-                let offs: Vec<i64> = match offs_arr.buffers().first() {
-                    Some(Buffer::I64(v)) => v.clone(),
-                    _ => return Err(Error::Internal("segment offsets are not i64".into())),
-                };
-                let (outer, n) = split_inner(&shape);
-                check_offsets(&offs, n, k.loc)?;
+                let shape = env.shape_of(source)?;
+                let offs = segments(env, k, *offsets, &shape, *seed, op)?;
+                let (outer, _) = split_inner(&shape);
                 let nseg = offs.len() - 1;
                 let rows: usize = outer.iter().product();
-                if !seed && rows > 0 && offs.windows(2).any(|w| w[0] == w[1]) {
-                    return Err(Error::EmptyReduction { loc: k.loc, op, shape });
-                }
                 let mut dims = outer.clone();
                 dims.push(nseg);
                 let mut out = alloc(&k.elt, &dims, k.loc)?;
@@ -310,8 +200,8 @@ impl Executor<'_> {
                 finish(out, &k.elt, dims, rows * nseg)
             }
             Skeleton::Permute { defaults, source, atomic } => {
-                let def = self.var_array(*defaults)?;
-                let shape = self.shape_of(source)?;
+                let def = env.array(*defaults)?;
+                let shape = env.shape_of(source)?;
                 let size: usize = shape.iter().product();
                 let mut out: Vec<Buffer> = def.buffers().to_vec();
                 let mut ext = dims_i64(&shape);
@@ -336,21 +226,7 @@ impl Executor<'_> {
                     .ok_or_else(|| Error::Internal("permute result of the wrong size".into()))
             }
             Skeleton::Stencil { sources, extents: patterns } => {
-                let shapes = sources.iter().map(|s| self.shape_of(s)).collect::<Result<Vec<_>>>()?;
-                let dims = shapes[0].clone();
-                if let Some(b) = shapes.get(1).filter(|b| **b != dims) {
-                    return Err(Error::ShapeMismatch {
-                        loc: k.loc,
-                        op: "stencil2",
-                        first: dims,
-                        second: b.clone(),
-                    });
-                }
-                if !dims.contains(&0) {
-                    if let Some(p) = patterns.iter().find(|p| p.iter().zip(&dims).any(|(e, d)| e > d)) {
-                        return Err(Error::StencilTooSmall { loc: k.loc, pattern: p.clone(), shape: dims });
-                    }
-                }
+                let dims = stencil_shape(env, k, sources, patterns)?;
                 let size: usize = dims.iter().product();
                 let mut out = alloc(&k.elt, &dims, k.loc)?;
                 launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &uniform(size, GRAIN))?;
@@ -391,7 +267,7 @@ impl Launch<'_> {
         let mut extents = self.extents.clone();
         extents.extend_from_slice(own_extents);
         let params = params.to_vec();
-        let mut err = AccErr { code: 0, site: 0, vals: [0; 64] };
+        let mut err = AccErr::NONE;
         let call = Call {
             f,
             args: AccArgs {
@@ -408,7 +284,7 @@ impl Launch<'_> {
             pool().install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
         }
         if err.code != 0 {
-            return Err(to_error(&err, self.k));
+            return Err(err.to_error(self.k));
         }
         Ok(())
     }
@@ -469,44 +345,4 @@ fn finish(mut out: Vec<Buffer>, elt: &EltTy, dims: Vec<usize>, n: usize) -> Resu
     }
     ArrayData::from_buffers(dims, elt.clone(), out)
         .ok_or_else(|| Error::Internal("kernel output of the wrong size".into()))
-}
-
-/// The error a kernel raised, naming the user's line.
-fn to_error(e: &AccErr, k: &Kernel) -> Error {
-    let loc = match k.sites.get(e.site as usize) {
-        Some(l) => *l,
-        None => {
-            return Error::Internal(format!(
-                "kernel {} raised error {} at unknown site {}",
-                k.name, e.code, e.site
-            ))
-        }
-    };
-    let v = &e.vals;
-    let usizes = |s: &[i64]| s.iter().map(|&d| d.max(0) as usize).collect::<Vec<_>>();
-    match e.code {
-        1 => Error::DivisionByZero { loc },
-        2 => {
-            let r = (v[0].max(0) as usize).min(31);
-            Error::IndexOutOfBounds { loc, index: v[1..1 + r].to_vec(), shape: usizes(&v[1 + r..1 + 2 * r]) }
-        }
-        3 => {
-            let r = (v[2].max(0) as usize).min(60);
-            Error::LinearIndexOutOfBounds {
-                loc,
-                index: v[0],
-                size: v[1].max(0) as usize,
-                shape: usizes(&v[3..3 + r]),
-            }
-        }
-        4 => {
-            let a = (v[0].max(0) as usize).min(30);
-            let from = &v[1..1 + a];
-            let b = (v[1 + a].max(0) as usize).min(30);
-            let to = v[2 + a..2 + a + b].to_vec();
-            let size = |s: &[i64]| s.iter().fold(1usize, |acc, &d| acc.saturating_mul(d.max(0) as usize));
-            Error::ReshapeSize { loc, from: usizes(from), from_size: size(from), to_size: size(&to), to }
-        }
-        other => Error::Internal(format!("kernel {} raised unknown error code {other}", k.name)),
-    }
 }

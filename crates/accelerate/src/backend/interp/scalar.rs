@@ -2,7 +2,7 @@
 
 use super::prim;
 use crate::array::typed::linear_index;
-use crate::array::{ArraysTy, ArraysVal, ScalarVal, Val};
+use crate::array::{ArrayData, ArraysTy, ArraysVal, ScalarVal, Val};
 use crate::exec::error::{Error, Result, SrcLoc};
 use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
 use std::sync::Arc;
@@ -27,22 +27,43 @@ pub(crate) struct ASlot {
     pub val: Result<ArraysVal, Error>,
 }
 
-/// Evaluates scalar code in an array environment (innermost last).
-pub(crate) struct ScalarEval<'a> {
-    pub aenv: &'a [ASlot],
+/// The array variables scalar code reads (innermost last, by de Bruijn
+/// index): host arrays (the interpreter's environment), or arrays that
+/// live elsewhere and reach the host only when scalar code reads their
+/// elements (`backend::c::host`).
+pub(crate) trait ArrayEnv {
+    /// The shape of array variable `i`.
+    fn shape(&self, i: usize) -> Result<&[usize]>;
+    /// The elements of array variable `i`, on the host.
+    fn array(&self, i: usize) -> Result<&Arc<ArrayData>>;
 }
 
-fn lookup<T>(env: &[T], i: usize) -> Option<&T> {
-    env.len().checked_sub(i + 1).map(|k| &env[k])
-}
+impl ArrayEnv for Vec<ASlot> {
+    fn shape(&self, i: usize) -> Result<&[usize]> {
+        self.array(i).map(|a| a.shape())
+    }
 
-impl ScalarEval<'_> {
-    fn array(&self, i: usize) -> Result<&Arc<crate::array::ArrayData>> {
-        match lookup(self.aenv, i).map(|s| &s.val) {
+    fn array(&self, i: usize) -> Result<&Arc<ArrayData>> {
+        match lookup(self, i).map(|s| &s.val) {
             Some(Ok(ArraysVal::Array(a))) => Ok(a),
             Some(Err(e)) => Err(e.clone()),
             _ => Err(Error::Internal(format!("array variable {i} is not an array in scope"))),
         }
+    }
+}
+
+/// Evaluates scalar code in an array environment.
+pub(crate) struct ScalarEval<'a> {
+    pub aenv: &'a dyn ArrayEnv,
+}
+
+pub(crate) fn lookup<T>(env: &[T], i: usize) -> Option<&T> {
+    env.len().checked_sub(i + 1).map(|k| &env[k])
+}
+
+impl ScalarEval<'_> {
+    fn array(&self, i: usize) -> Result<&Arc<ArrayData>> {
+        self.aenv.array(i)
     }
 
     /// Applies a closed function to arguments, reusing `env` as scratch.
@@ -145,8 +166,7 @@ impl ScalarEval<'_> {
                 Ok(a.get(i as usize))
             }
             ExpKind::Shape { array } => {
-                let a = self.array(*array)?;
-                let dims: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
+                let dims: Vec<i64> = self.aenv.shape(*array)?.iter().map(|&d| d as i64).collect();
                 Ok(Val::from_index(&dims))
             }
         }
