@@ -123,7 +123,7 @@ impl<A: HostArray> ArrayEnv for Env<A> {
 pub(crate) trait Machine {
     type Array: HostArray;
     /// An array of the host as this backend holds it.
-    fn from_host(&self, a: Arc<ArrayData>) -> Result<Self::Array>;
+    fn upload(&self, a: Arc<ArrayData>) -> Result<Self::Array>;
     /// The same elements under another shape of the same size.
     fn reshaped(&self, a: &Self::Array, dims: Vec<usize>) -> Self::Array;
     /// Runs kernel `k` in the environment `env`: its result.
@@ -175,14 +175,14 @@ impl<M: Machine> Walker<'_, M> {
                 Value::Tuple(mut vs) if *i < vs.len() => Ok(vs.swap_remove(*i)),
                 _ => Err(Error::Internal(format!("array projection {i} of a non-tuple"))),
             },
-            Cmd::Use(d) => Ok(Value::Array(self.m.from_host(d.clone())?)),
+            Cmd::Use(d) => Ok(Value::Array(self.m.upload(d.clone())?)),
             Cmd::Unit(e, elt) => {
                 let v = self.env.scalars().eval(e, &mut Vec::new())?;
                 let mut b = ArrayData::builder(elt, 1)
                     .ok_or_else(|| Error::OutOfMemory { loc: e.loc, shape: vec![] })?;
                 b.push(&v);
                 let d = b.finish(vec![]).ok_or_else(|| Error::Internal("unit of the wrong type".into()))?;
-                Ok(Value::Array(self.m.from_host(Arc::new(d))?))
+                Ok(Value::Array(self.m.upload(Arc::new(d))?))
             }
             Cmd::Reshape { shape, array, loc } => {
                 let dims = self.env.scalars().shape(shape)?;
@@ -306,7 +306,7 @@ impl AccErr {
     pub const NONE: AccErr = AccErr { code: 0, site: 0, vals: [0; 64] };
 
     /// The error a kernel raised, naming the user's line.
-    pub fn to_error(&self, k: &Kernel) -> Error {
+    pub fn error(&self, k: &Kernel) -> Error {
         let loc: SrcLoc = match k.sites.get(self.site as usize) {
             Some(l) => *l,
             None => {

@@ -98,7 +98,7 @@ impl Call {
 impl Machine for Cpu<'_> {
     type Array = Arc<ArrayData>;
 
-    fn from_host(&self, a: Arc<ArrayData>) -> Result<Arc<ArrayData>> {
+    fn upload(&self, a: Arc<ArrayData>) -> Result<Arc<ArrayData>> {
         Ok(a)
     }
 
@@ -284,7 +284,7 @@ impl Launch<'_> {
             pool().install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
         }
         if err.code != 0 {
-            return Err(err.to_error(self.k));
+            return Err(err.error(self.k));
         }
         Ok(())
     }
