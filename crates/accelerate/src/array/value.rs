@@ -297,6 +297,35 @@ impl Buffer {
         each_buffer!(self, v => v.as_mut_ptr().cast::<u8>())
     }
 
+    /// Its elements' bytes (`bool`s as 0 or 1), in the machine's order.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: every element type is plain data without padding, and
+        // the slice covers exactly the vector's initialised elements.
+        each_buffer!(self, v => unsafe {
+            std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice()))
+        })
+    }
+
+    /// A buffer of `n` elements of type `ty` from their bytes (as
+    /// `bytes` gives them), or `None` if the bytes are too few, a `bool`
+    /// is neither 0 nor 1, or the memory cannot be had.
+    pub(crate) fn from_bytes(ty: ScalarTy, n: usize, bytes: &[u8]) -> Option<Buffer> {
+        let len = n.checked_mul(ty.size_bytes())?;
+        let bytes = bytes.get(..len)?;
+        if ty == ScalarTy::Bool && bytes.iter().any(|&b| b > 1) {
+            return None;
+        }
+        let mut b = Buffer::uninit(ty, n)?;
+        // SAFETY: the buffer has room for `n` elements, `len` bytes, which
+        // are then all written with valid values (any bit pattern is one
+        // for the numeric types; `bool`s were checked above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.as_mut_ptr(), len);
+            b.set_len(n);
+        }
+        Some(b)
+    }
+
     /// Declares the first `n` elements written.
     ///
     /// # Safety

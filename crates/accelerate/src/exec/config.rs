@@ -6,8 +6,9 @@
 //!
 //! - `ACCELERATE_BACKEND=interp|cpu|cuda` chooses the backend (`cuda` only
 //!   with the `cuda` feature). The default is `Backend::default_available`:
-//!   the CPU backend when a C compiler is found, else the interpreter (with
-//!   a one-time warning saying why).
+//!   the CUDA backend when the feature is on and a GPU is found, else the
+//!   CPU backend when a C compiler is found, else the interpreter (with a
+//!   one-time warning saying why).
 //! - `ACCELERATE_FLAGS` is a comma-separated list of switches, after
 //!   Accelerate's `-fno-...` flags: `no-acc-sharing` (no array sharing
 //!   recovery), `no-exp-sharing` (no scalar sharing recovery),
@@ -17,7 +18,7 @@
 //!   sharing recovery, shared work is repeated.
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
 //!   `fusion`, or `all`) whose IR is printed to standard error; `c` prints
-//!   the C source the CPU backend generates.
+//!   the C source the CPU backend generates, `cuda` the CUDA backend's.
 
 use super::error::{Error, Result};
 use crate::trafo::SharingOptions;
@@ -30,17 +31,23 @@ pub enum Backend {
     Interpreter,
     /// The multicore CPU backend (C compiled at run time).
     Cpu,
-    /// The CUDA backend (CUDA C compiled by NVRTC at run time). Running
-    /// programs with it is not implemented yet: `run` and `compile` return
+    /// The CUDA backend (CUDA C compiled by NVRTC at run time), on the
+    /// GPU, or on the emulator with `ACCELERATE_CUDA_DEVICE=emulator`.
+    /// Where it cannot run, `run` and `compile` return
     /// `Error::BackendUnavailable` saying why (`backend::cuda::unavailable`).
     #[cfg(feature = "cuda")]
     Cuda,
 }
 
 impl Backend {
-    /// The CPU backend when a C compiler is found, else the interpreter
-    /// (saying why, once).
+    /// The CUDA backend when the `cuda` feature is on and a GPU can run
+    /// it (driver, device and NVRTC found); else the CPU backend when a C
+    /// compiler is found; else the interpreter (saying why, once).
     pub fn default_available() -> Backend {
+        #[cfg(feature = "cuda")]
+        if crate::backend::cuda::gpu_present() {
+            return Backend::Cuda;
+        }
         match crate::backend::cpu::unavailable() {
             None => Backend::Cpu,
             Some(reason) => {

@@ -68,17 +68,19 @@ fn execute(prog: &ir::Program, args: Vec<ArraysVal>, config: &Config) -> Result<
         Backend::Interpreter => backend::interp::run_program(prog, args),
         Backend::Cpu => cpu_program(prog, config)?.run(args),
         #[cfg(feature = "cuda")]
-        Backend::Cuda => Err(cuda_unavailable()),
+        Backend::Cuda => cuda_program(prog, config)?.run(args),
     }
 }
 
-/// Why the CUDA backend cannot run a program here (Note: it cannot yet
-/// anywhere; `backend::cuda::unavailable` says which of driver, device,
-/// NVRTC or the executor is missing).
+/// Compiles a program for the CUDA backend, printing its CUDA C when
+/// `ACCELERATE_DUMP` names `cuda`.
 #[cfg(feature = "cuda")]
-fn cuda_unavailable() -> error::Error {
-    let reason = backend::cuda::unavailable().unwrap_or_else(|| "unknown".into());
-    error::Error::BackendUnavailable { backend: "cuda".into(), reason }
+fn cuda_program(prog: &ir::Program, config: &Config) -> Result<backend::cuda::CudaProgram> {
+    let p = backend::cuda::CudaProgram::new(prog)?;
+    if config.dumps("cuda") {
+        eprintln!("== cuda ({}) ==\n{}", p.device(), p.cuda_source());
+    }
+    Ok(p)
 }
 
 /// Compiles a program for the CPU backend, printing its C when
@@ -95,6 +97,8 @@ fn cpu_program(prog: &ir::Program, config: &Config) -> Result<backend::cpu::CpuP
 enum Executable {
     Interpreter,
     Cpu(backend::cpu::CpuProgram),
+    #[cfg(feature = "cuda")]
+    Cuda(backend::cuda::CudaProgram),
 }
 
 impl Executable {
@@ -103,7 +107,7 @@ impl Executable {
             Backend::Interpreter => Executable::Interpreter,
             Backend::Cpu => Executable::Cpu(cpu_program(prog, config)?),
             #[cfg(feature = "cuda")]
-            Backend::Cuda => return Err(cuda_unavailable()),
+            Backend::Cuda => Executable::Cuda(cuda_program(prog, config)?),
         })
     }
 
@@ -111,6 +115,8 @@ impl Executable {
         match self {
             Executable::Interpreter => backend::interp::run_program(prog, args),
             Executable::Cpu(p) => p.run(args),
+            #[cfg(feature = "cuda")]
+            Executable::Cuda(p) => p.run(args),
         }
     }
 }
@@ -210,19 +216,23 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     }
 
     /// The generated C of the program's kernels, when it runs on the CPU
-    /// backend.
+    /// backend, or their CUDA C, on the CUDA backend.
     pub fn c_source(&self) -> Option<&str> {
         match &self.exe {
             Executable::Cpu(p) => Some(p.c_source()),
+            #[cfg(feature = "cuda")]
+            Executable::Cuda(p) => Some(p.cuda_source()),
             Executable::Interpreter => None,
         }
     }
 
     /// The number of compiled kernels, when the program runs on the CPU
-    /// backend (all of them are one C file, compiled once).
+    /// or CUDA backend (all of them are one file, compiled once).
     pub fn kernel_count(&self) -> Option<usize> {
         match &self.exe {
             Executable::Cpu(p) => Some(p.kernel_count()),
+            #[cfg(feature = "cuda")]
+            Executable::Cuda(p) => Some(p.kernel_count()),
             Executable::Interpreter => None,
         }
     }

@@ -162,6 +162,65 @@ pub fn compilations() -> usize {
 
 static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// A compiler command that builds a shared object from one source file.
+pub(crate) struct Build<'a> {
+    pub command: &'a str,
+    pub flags: &'a [String],
+    /// What the object links with (after the source).
+    pub libraries: &'a [&'a str],
+    /// The source file's extension, which tells the compiler its language.
+    pub ext: &'a str,
+}
+
+impl Build<'_> {
+    /// The shared object of `source` under cache key `key`: from the disk
+    /// cache, or compiled now and published there (Note [The kernel
+    /// cache]). `backend` names the backend in errors.
+    pub fn cached(&self, key: &str, source: &str, backend: &str) -> Result<PathBuf> {
+        let unavailable = |reason: String| Error::BackendUnavailable { backend: backend.into(), reason };
+        let dir = cache::dir();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| unavailable(format!("cannot create the kernel cache {}: {e}", dir.display())))?;
+        if let Some(path) = cache::lookup(&dir, key, "so") {
+            return Ok(path);
+        }
+        // names of this compilation alone: threads and processes may
+        // compile one key at once (the last rename wins, and every
+        // published object is complete)
+        let tmp = cache::temporary(key);
+        let src = dir.join(format!("{tmp}.{}", self.ext));
+        let obj = dir.join(format!("{tmp}.so"));
+        std::fs::write(&src, source)
+            .map_err(|e| unavailable(format!("cannot write {}: {e}", src.display())))?;
+        let out = Command::new(self.command)
+            .args(self.flags)
+            .arg("-o")
+            .arg(&obj)
+            .arg(&src)
+            .args(self.libraries)
+            .output();
+        COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _ = std::fs::remove_file(&src);
+        let out = out.map_err(|e| unavailable(format!("running `{}` failed: {e}", self.command)))?;
+        if !out.status.success() {
+            let _ = std::fs::remove_file(&obj);
+            return Err(Error::Internal(format!(
+                "the compiler `{}` rejected the generated kernels:\n{}",
+                self.command,
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        cache::publish(&dir, key, "so", &obj);
+        let _ = std::fs::remove_file(&obj);
+        cache::lookup(&dir, key, "so").ok_or_else(|| {
+            unavailable(format!(
+                "the compiled kernels could not be kept in the kernel cache {}",
+                dir.display()
+            ))
+        })
+    }
+}
+
 /// The loaded object of a program's kernels (`source`, without the
 /// prelude), with the functions `symbols`, from the cache or compiled.
 pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
@@ -183,44 +242,8 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
     if let Some(m) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(m.clone());
     }
-    let dir = cache::dir();
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| unavailable(format!("cannot create the kernel cache {}: {e}", dir.display())))?;
-    let module = match cache::lookup(&dir, &key, "so") {
-        Some(path) => open(&path, symbols)?,
-        None => {
-            // names of this compilation alone: threads and processes may
-            // compile one key at once (the last rename wins, and every
-            // published object is complete)
-            let tmp = cache::temporary(&key);
-            let c = dir.join(format!("{tmp}.c"));
-            let obj = dir.join(format!("{tmp}.so"));
-            std::fs::write(&c, &full)
-                .map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
-            let out = Command::new(&cc.command)
-                .args(&flags)
-                .arg("-o")
-                .arg(&obj)
-                .arg(&c)
-                .args(libraries(cc))
-                .output();
-            COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let _ = std::fs::remove_file(&c);
-            let out = out.map_err(|e| unavailable(format!("running `{}` failed: {e}", cc.command)))?;
-            if !out.status.success() {
-                let _ = std::fs::remove_file(&obj);
-                return Err(Error::Internal(format!(
-                    "the C compiler `{}` rejected the generated kernels:\n{}",
-                    cc.command,
-                    String::from_utf8_lossy(&out.stderr)
-                )));
-            }
-            let module = open(&obj, symbols)?;
-            cache::publish(&dir, &key, "so", &obj);
-            let _ = std::fs::remove_file(&obj);
-            module
-        }
-    };
+    let command = Build { command: &cc.command, flags: &flags, libraries: libraries(cc), ext: "c" };
+    let module = open(&command.cached(&key, &full, "cpu")?, symbols)?;
     let module = Arc::new(module);
     memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, module.clone());
     Ok(module)

@@ -27,6 +27,7 @@ mod permute;
 mod scan;
 mod stencil;
 
+pub(crate) use compile::Build;
 pub use compile::{compilations, vectorised_loops};
 
 use crate::array::ArraysVal;

@@ -11,9 +11,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// NVRTC's options besides the architecture (the prelude defines helpers
-/// that a kernel may not use).
-const OPTIONS: [&str; 2] = ["-std=c++17", "--diag-suppress=177,186,550"];
+/// NVRTC's options besides the architecture: no fused multiply-add, so
+/// that `a * b + c` rounds twice, as in the interpreter and the CPU
+/// backend (`-ffp-contract=off`; NVRTC fuses by default); and no warnings
+/// for the prelude's helpers that a kernel may not use.
+const OPTIONS: [&str; 3] = ["-std=c++17", "--fmad=false", "--diag-suppress=177,186,550"];
 
 /// Why NVRTC cannot be used here, if it cannot (probed once).
 pub fn nvrtc_unavailable() -> Option<String> {

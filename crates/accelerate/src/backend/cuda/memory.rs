@@ -29,9 +29,11 @@
 //!
 //! The logic is written against the small `DeviceMemory` trait, so that
 //! its unit tests run on the host against a fake device of a fixed
-//! capacity; `CudaMemory` implements it with the driver API.
+//! capacity; `device::Gpu` implements it with the driver API, and
+//! `emulate::Emulator` with host memory.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Why an allocation failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +58,10 @@ pub trait DeviceMemory {
     fn address(&self, buf: &Self::Buf) -> u64;
 }
 
+/// A host copy: bytes the manager owns, or shares with the array they
+/// came from (an input is not copied on the host).
+pub type HostBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
 /// The name of a buffer in the manager.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BufId(u64);
@@ -75,7 +81,7 @@ pub enum MemoryError {
 struct Entry<B> {
     bytes: usize,
     /// The host copy, when valid.
-    host: Option<Vec<u8>>,
+    host: Option<HostBytes>,
     /// The device copy (always valid when present).
     device: Option<B>,
     last_use: u64,
@@ -84,6 +90,10 @@ struct Entry<B> {
 /// Device arrays in a pool, with lazy copies and LRU eviction.
 pub struct MemoryManager<D: DeviceMemory> {
     dev: D,
+    /// The most device memory the manager may use (bytes), if it is
+    /// given a cap below the device's size; and how much it uses.
+    cap: Option<usize>,
+    used: usize,
     entries: HashMap<BufId, Entry<D::Buf>>,
     pinned: Vec<BufId>,
     clock: u64,
@@ -99,7 +109,43 @@ fn device_size(bytes: usize) -> usize {
 
 impl<D: DeviceMemory> MemoryManager<D> {
     pub fn new(dev: D) -> Self {
-        MemoryManager { dev, entries: HashMap::new(), pinned: Vec::new(), clock: 0, next: 0, evictions: 0 }
+        MemoryManager {
+            dev,
+            cap: None,
+            used: 0,
+            entries: HashMap::new(),
+            pinned: Vec::new(),
+            clock: 0,
+            next: 0,
+            evictions: 0,
+        }
+    }
+
+    /// A manager that uses at most `cap` bytes of device memory: an
+    /// allocation past it fails as if the device were full (so that
+    /// eviction can be tested, and a process can leave room to others).
+    pub fn with_cap(dev: D, cap: usize) -> Self {
+        MemoryManager { cap: Some(cap), ..MemoryManager::new(dev) }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// Says that a kernel has written the buffer on the device: its host
+    /// copy, if any, is stale.
+    pub fn written(&mut self, id: BufId) {
+        if let Some(e) = self.entries.get_mut(&id) {
+            if e.device.is_some() {
+                e.host = None;
+            }
+        }
+    }
+
+    /// The device memory the manager's buffers take now (bytes).
+    pub fn used(&self) -> usize {
+        self.used
     }
 
     /// The device (for a kernel launch, or a test's fake kernel).
@@ -120,9 +166,15 @@ impl<D: DeviceMemory> MemoryManager<D> {
     /// A buffer whose data is on the host (copied to the device when a
     /// kernel first needs it).
     pub fn insert_host(&mut self, data: Vec<u8>) -> BufId {
+        self.insert_shared(Arc::new(data))
+    }
+
+    /// `insert_host` of bytes shared with their owner.
+    pub fn insert_shared(&mut self, data: HostBytes) -> BufId {
         let id = self.fresh();
         let last_use = self.tick();
-        self.entries.insert(id, Entry { bytes: data.len(), host: Some(data), device: None, last_use });
+        let bytes = (*data).as_ref().len();
+        self.entries.insert(id, Entry { bytes, host: Some(data), device: None, last_use });
         id
     }
 
@@ -156,8 +208,8 @@ impl<D: DeviceMemory> MemoryManager<D> {
                 let mut buf = self.alloc_evicting(bytes)?;
                 let e = self.entries.get_mut(&id).expect("checked above");
                 let host = e.host.as_ref().expect("a buffer off the device has a host copy");
-                if let Err(m) = self.dev.upload(&mut buf, host) {
-                    self.dev.free(buf);
+                if let Err(m) = self.dev.upload(&mut buf, (**host).as_ref()) {
+                    self.release(buf, bytes);
                     return Err(MemoryError::Device(m));
                 }
                 e.device = Some(buf);
@@ -183,16 +235,16 @@ impl<D: DeviceMemory> MemoryManager<D> {
             let dev = e.device.as_ref().expect("a buffer without a host copy is on the device");
             let mut host = vec![0u8; e.bytes];
             self.dev.download(dev, &mut host).map_err(MemoryError::Device)?;
-            e.host = Some(host);
+            e.host = Some(Arc::new(host));
         }
-        Ok(e.host.as_deref().expect("set above"))
+        Ok((**e.host.as_ref().expect("set above")).as_ref())
     }
 
     /// Forgets a buffer, freeing its device memory.
     pub fn remove(&mut self, id: BufId) {
         if let Some(e) = self.entries.remove(&id) {
             if let Some(d) = e.device {
-                self.dev.free(d);
+                self.release(d, e.bytes);
             }
         }
         self.pinned.retain(|p| *p != id);
@@ -211,9 +263,15 @@ impl<D: DeviceMemory> MemoryManager<D> {
     /// A device allocation of `bytes`, evicting least recently used
     /// unpinned buffers while the device is full.
     fn alloc_evicting(&mut self, bytes: usize) -> Result<D::Buf, MemoryError> {
+        let size = device_size(bytes);
         loop {
-            match self.dev.alloc(device_size(bytes)) {
-                Ok(b) => return Ok(b),
+            let over_cap = self.cap.is_some_and(|cap| self.used + size > cap);
+            let got = if over_cap { Err(AllocError::OutOfMemory) } else { self.dev.alloc(size) };
+            match got {
+                Ok(b) => {
+                    self.used += size;
+                    return Ok(b);
+                }
                 Err(AllocError::Device(m)) => return Err(MemoryError::Device(m)),
                 Err(AllocError::OutOfMemory) => {
                     if !self.evict_one()? {
@@ -222,6 +280,12 @@ impl<D: DeviceMemory> MemoryManager<D> {
                 }
             }
         }
+    }
+
+    /// Frees the device allocation of a buffer of `bytes` bytes.
+    fn release(&mut self, buf: D::Buf, bytes: usize) {
+        self.dev.free(buf);
+        self.used -= device_size(bytes);
     }
 
     /// Evicts the least recently used unpinned buffer on the device,
@@ -243,63 +307,12 @@ impl<D: DeviceMemory> MemoryManager<D> {
                 e.device = Some(dev);
                 return Err(MemoryError::Device(m));
             }
-            e.host = Some(host);
+            e.host = Some(Arc::new(host));
         }
-        self.dev.free(dev);
+        let bytes = e.bytes;
+        self.release(dev, bytes);
         self.evictions += 1;
         Ok(true)
-    }
-}
-
-/// Device memory through the CUDA driver API (`cudarc`): allocations on
-/// a stream of the device's primary context, copies that wait for the
-/// stream. Only made where `super::unavailable`'s probes found a driver
-/// and a device.
-pub struct CudaMemory {
-    stream: std::sync::Arc<cudarc::driver::CudaStream>,
-}
-
-impl CudaMemory {
-    pub fn new(stream: std::sync::Arc<cudarc::driver::CudaStream>) -> Self {
-        CudaMemory { stream }
-    }
-}
-
-impl DeviceMemory for CudaMemory {
-    type Buf = cudarc::driver::CudaSlice<u8>;
-
-    fn alloc(&mut self, bytes: usize) -> Result<Self::Buf, AllocError> {
-        // SAFETY: the memory is uninitialised; the manager only hands it to
-        // a kernel that writes it, or uploads into it before any read.
-        match unsafe { self.stream.alloc::<u8>(bytes) } {
-            Ok(b) => Ok(b),
-            Err(cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => {
-                Err(AllocError::OutOfMemory)
-            }
-            Err(e) => Err(AllocError::Device(format!("{e:?}"))),
-        }
-    }
-
-    fn free(&mut self, buf: Self::Buf) {
-        drop(buf);
-    }
-
-    fn upload(&mut self, buf: &mut Self::Buf, host: &[u8]) -> Result<(), String> {
-        let mut dst = buf.slice_mut(..host.len());
-        self.stream.memcpy_htod(host, &mut dst).map_err(|e| format!("{e:?}"))?;
-        self.stream.synchronize().map_err(|e| format!("{e:?}"))
-    }
-
-    fn download(&mut self, buf: &Self::Buf, host: &mut [u8]) -> Result<(), String> {
-        let src = buf.slice(..host.len());
-        self.stream.memcpy_dtoh(&src, host).map_err(|e| format!("{e:?}"))?;
-        self.stream.synchronize().map_err(|e| format!("{e:?}"))
-    }
-
-    fn address(&self, buf: &Self::Buf) -> u64 {
-        use cudarc::driver::DevicePtr;
-        let (p, _sync) = buf.device_ptr(&self.stream);
-        p
     }
 }
 

@@ -16,14 +16,16 @@
 //! skeleton writers, `TARGET`) and what kernels share whatever the target
 //! (`c::kernel`) are the CPU backend's, in `backend::c`.
 //!
-//! State: code generation, NVRTC compilation and the memory manager's
-//! logic are written and tested (`tests/backend_cuda_codegen.rs` compiles
-//! every skeleton at every element type for sm_80 and sm_90; `memory`'s
-//! unit tests run it against a fake device). Running a program on a
-//! device (loading the PTX through the driver API, launching, the host
-//! commands, the kernel cache for PTX) is not written yet: selecting the
-//! backend (`ACCELERATE_BACKEND=cuda`) returns `Error::BackendUnavailable`
-//! saying so, or saying which of driver, device or NVRTC is missing.
+//! Running a program: `device` (a GPU through the driver API, or the
+//! emulator of `emulate`, which runs the same CUDA C on the host: Note
+//! [The CUDA emulator]), `exec` (the host commands, shared with the CPU
+//! backend through `c::host`, and each skeleton's launches).
+//!
+//! Options (environment): `ACCELERATE_CUDA_DEVICE=emulator` runs on the
+//! emulator instead of a GPU (for tests on machines without one; slow);
+//! `ACCELERATE_CUDA_MEMORY_MB` caps the device memory the manager uses
+//! (arrays past it are evicted to the host, `memory`); the kernel cache's
+//! variables, as for the CPU backend.
 //!
 //! Note [The CUDA prelude]
 //! `prelude.cuh` is the device twin of `backend/c/prelude.h`: the same
@@ -45,6 +47,9 @@
 
 mod block;
 mod compile;
+pub mod device;
+pub mod emulate;
+mod exec;
 mod fold;
 mod fold_seg;
 mod generate;
@@ -56,13 +61,19 @@ mod stencil;
 
 pub use compile::{cached_ptx, compile_ptx, nvrtc_unavailable, ptx_compilations, ptx_on_disk};
 
-use crate::array::Arrays;
-use crate::backend::c::lower::{lower_program, Target};
+use crate::array::{Arrays, ArraysVal};
+use crate::backend::c::host::{self, HostArray, Value};
+use crate::backend::c::kernel::{Kernel, Skeleton};
+use crate::backend::c::lower::{lower_program, Cmd, Target};
 use crate::exec::config::Config;
-use crate::exec::error::{Result, SrcLoc};
+use crate::exec::error::{Error, Result, SrcLoc};
 use crate::ir::Program;
 use crate::lang::acc::Acc;
-use std::sync::OnceLock;
+use device::{Device, Gpu};
+use emulate::Emulator;
+use exec::{DeviceArray, OnDevice, Shared};
+use memory::MemoryManager;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The CUDA prelude every generated file starts with.
 fn prelude() -> &'static str {
@@ -82,21 +93,173 @@ const TARGET: Target<kernel::KernelGen> = Target {
     finish: kernel::KernelGen::finish,
 };
 
+/// Whether programs run on the emulator (`ACCELERATE_CUDA_DEVICE=emulator`)
+/// instead of a GPU.
+fn emulated() -> bool {
+    std::env::var("ACCELERATE_CUDA_DEVICE").is_ok_and(|d| d == "emulator")
+}
+
 /// Why this backend cannot run programs here: no driver, no device, no
-/// NVRTC; and, where all three are present, that running programs on the
-/// device is not written yet (see the module documentation). Probed once.
+/// NVRTC (none of which the emulator needs). Probed once.
 pub fn unavailable() -> Option<String> {
+    if emulated() {
+        return None;
+    }
     static WHY: OnceLock<Option<String>> = OnceLock::new();
-    WHY.get_or_init(|| {
-        if let Some(why) = device_unavailable() {
-            return Some(why);
-        }
-        if let Some(why) = nvrtc_unavailable() {
-            return Some(why);
-        }
-        Some("running programs on the device is not implemented yet (the CUDA backend generates and compiles its kernels; loading, launching and the host side come next)".into())
+    WHY.get_or_init(|| device_unavailable().or_else(nvrtc_unavailable)).clone()
+}
+
+/// Whether a GPU can run this backend's programs here (driver, device
+/// and NVRTC found), whatever `ACCELERATE_CUDA_DEVICE` says.
+pub fn gpu_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    *PRESENT.get_or_init(|| device_unavailable().is_none() && nvrtc_unavailable().is_none())
+}
+
+fn unavailable_error(reason: String) -> Error {
+    Error::BackendUnavailable { backend: "cuda".into(), reason }
+}
+
+/// A device and its memory manager, capped by `ACCELERATE_CUDA_MEMORY_MB`.
+fn manager<D: Device>(dev: D) -> Result<Shared<D>> {
+    let cap = match std::env::var("ACCELERATE_CUDA_MEMORY_MB") {
+        Err(_) => None,
+        Ok(s) => Some(s.trim().parse::<usize>().map_err(|_| {
+            Error::Config(format!("ACCELERATE_CUDA_MEMORY_MB={s}: expected a whole number of MiB"))
+        })?),
+    };
+    Ok(Arc::new(Mutex::new(match cap {
+        Some(mb) => MemoryManager::with_cap(dev, mb << 20),
+        None => MemoryManager::new(dev),
+    })))
+}
+
+/// The GPU, opened once per process.
+fn gpu() -> Result<Shared<Gpu>> {
+    static GPU: OnceLock<std::result::Result<Shared<Gpu>, Error>> = OnceLock::new();
+    GPU.get_or_init(|| match unavailable() {
+        Some(why) => Err(unavailable_error(why)),
+        None => manager(Gpu::open()?),
     })
     .clone()
+}
+
+/// The emulated device, made once per process.
+fn emulator() -> Result<Shared<Emulator>> {
+    static EMULATOR: OnceLock<std::result::Result<Shared<Emulator>, Error>> = OnceLock::new();
+    EMULATOR.get_or_init(|| manager(Emulator)).clone()
+}
+
+/// A program compiled for a device: its host commands, its kernels, and
+/// their module loaded on the device.
+struct Loaded<D: Device> {
+    body: Cmd,
+    kernels: Vec<Kernel>,
+    module: Arc<D::Module>,
+    mem: Shared<D>,
+}
+
+/// What a compiled program does, whichever device it is on.
+trait Runs: Send + Sync {
+    fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal>;
+    fn device(&self) -> String;
+}
+
+impl<D: Device> Runs for Loaded<D>
+where
+    D::Module: Send + Sync,
+{
+    fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+        let on = OnDevice { mem: &self.mem, module: &self.module };
+        let args = args.into_iter().map(|v| Ok((v.ty(), upload(&on, v)?))).collect::<Result<Vec<_>>>()?;
+        download(host::run(&on, &self.body, &self.kernels, args)?)
+    }
+
+    fn device(&self) -> String {
+        self.mem.lock().unwrap_or_else(|e| e.into_inner()).device().describe()
+    }
+}
+
+fn upload<D: Device>(on: &OnDevice<'_, D>, v: ArraysVal) -> Result<Value<DeviceArray<D>>> {
+    use crate::backend::c::host::Machine;
+    Ok(match v {
+        ArraysVal::Array(a) => Value::Array(on.upload(a)?),
+        ArraysVal::Tuple(vs) => Value::Tuple(vs.into_iter().map(|v| upload(on, v)).collect::<Result<_>>()?),
+    })
+}
+
+fn download<D: Device>(v: Value<DeviceArray<D>>) -> Result<ArraysVal> {
+    Ok(match v {
+        Value::Array(a) => ArraysVal::Array(a.host()?.clone()),
+        Value::Tuple(vs) => ArraysVal::Tuple(vs.into_iter().map(download).collect::<Result<_>>()?),
+    })
+}
+
+/// A program compiled for the CUDA backend.
+pub struct CudaProgram {
+    loaded: Box<dyn Runs>,
+    source: String,
+    kernels: usize,
+}
+
+impl CudaProgram {
+    /// Lowers a fused program and loads its kernels on the device (the
+    /// emulator with `ACCELERATE_CUDA_DEVICE=emulator`, else the GPU).
+    pub fn new(p: &Program) -> Result<CudaProgram> {
+        let l = lower_program(p, &TARGET)?;
+        let full = format!("{}{}", prelude(), l.source);
+        let functions: Vec<String> = l.kernels.iter().flat_map(functions).collect();
+        let kernels = l.kernels.len();
+        let loaded: Box<dyn Runs> = if emulated() {
+            Box::new(load(emulator()?, l.body, l.kernels, &full, &functions)?)
+        } else {
+            Box::new(load(gpu()?, l.body, l.kernels, &full, &functions)?)
+        };
+        Ok(CudaProgram { loaded, source: l.source, kernels })
+    }
+
+    /// Runs the program on its arguments.
+    pub fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+        self.loaded.run(args)
+    }
+
+    /// The generated CUDA C of the program's kernels (without the prelude).
+    pub fn cuda_source(&self) -> &str {
+        &self.source
+    }
+
+    /// The device it runs on, in words.
+    pub fn device(&self) -> String {
+        self.loaded.device()
+    }
+
+    /// The number of kernels.
+    pub fn kernel_count(&self) -> usize {
+        self.kernels
+    }
+}
+
+fn load<D: Device>(
+    mem: Shared<D>,
+    body: Cmd,
+    kernels: Vec<Kernel>,
+    source: &str,
+    functions: &[String],
+) -> Result<Loaded<D>> {
+    let module = mem.lock().unwrap_or_else(|e| e.into_inner()).device_mut().load(source, functions)?;
+    Ok(Loaded { body, kernels, module, mem })
+}
+
+/// The kernel functions of a kernel, by skeleton (the skeleton files'
+/// functions).
+fn functions(k: &Kernel) -> Vec<String> {
+    use Skeleton::*;
+    let suffixes: &[&str] = match k.skeleton {
+        Generate { .. } | FoldSeg { .. } | Stencil { .. } | Permute { .. } => &[""],
+        Fold { .. } => &["_rows", "_part", "_combine"],
+        Scan { .. } => &["_rows", "_look"],
+    };
+    suffixes.iter().map(|s| format!("{}{s}", k.name)).collect()
 }
 
 /// Why no CUDA device can be used here, if none can.

@@ -1,0 +1,395 @@
+//! The executor on a device: a `host::Machine` whose arrays live in the
+//! device memory manager, and each skeleton's launches (how many blocks,
+//! which parameters and temporaries: the skeleton files' "Launch" lines).
+//!
+//! An array is a handle on its buffers in the manager (one per leaf),
+//! freed when its last handle drops; its host copy is made the first time
+//! host code reads it (a shape never needs one: the handle has it). An
+//! input's buffers share the user's array as their host copy.
+//!
+//! A launch holds the manager's lock from making its buffers resident to
+//! reading its error record, so that no other thread evicts them; the
+//! kernel's arguments (`acc_args`: the buffers' device addresses, the
+//! extents, the parameters and the hoisted literals) travel as one small
+//! buffer. After each launch the host reads the error record, which waits
+//! for the kernel; a kernel that raised an error is the program's error.
+
+use super::device::{Device, KernelArgs, BLOCK};
+use super::memory::{BufId, MemoryError, MemoryManager};
+use crate::array::{ArrayData, Buffer, EltTy, ScalarTy};
+use crate::backend::c::host::{rows_of, segments, stencil_shape, AccErr, Env, HostArray, Machine};
+use crate::backend::c::kernel::{Kernel, Skeleton};
+use crate::backend::interp::split_inner;
+use crate::exec::error::{Error, Result, SrcLoc};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// A device and its memory, shared by every program that runs on it.
+pub(crate) type Shared<D> = Arc<Mutex<MemoryManager<D>>>;
+
+fn lock<D: Device>(mem: &Shared<D>) -> MutexGuard<'_, MemoryManager<D>> {
+    mem.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn memory_error(e: MemoryError, loc: SrcLoc, shape: &[usize]) -> Error {
+    match e {
+        MemoryError::OutOfMemory { .. } => Error::OutOfMemory { loc, shape: shape.to_vec() },
+        MemoryError::Device(m) => Error::Internal(format!("CUDA device: {m}")),
+        MemoryError::UnknownBuffer(id) => {
+            Error::Internal(format!("device buffer {id:?} is not in the manager"))
+        }
+    }
+}
+
+/// An array's buffers in the manager, freed with the last handle.
+pub(crate) struct Stored<D: Device> {
+    mem: Shared<D>,
+    bufs: Vec<BufId>,
+}
+
+impl<D: Device> Drop for Stored<D> {
+    fn drop(&mut self) {
+        let mut m = lock(&self.mem);
+        for &b in &self.bufs {
+            m.remove(b);
+        }
+    }
+}
+
+/// An array on the device.
+pub(crate) struct DeviceArray<D: Device> {
+    shape: Vec<usize>,
+    elt: EltTy,
+    stored: Arc<Stored<D>>,
+    host: Arc<OnceLock<Arc<ArrayData>>>,
+}
+
+impl<D: Device> Clone for DeviceArray<D> {
+    fn clone(&self) -> Self {
+        DeviceArray {
+            shape: self.shape.clone(),
+            elt: self.elt.clone(),
+            stored: self.stored.clone(),
+            host: self.host.clone(),
+        }
+    }
+}
+
+impl<D: Device> HostArray for DeviceArray<D> {
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    fn host(&self) -> Result<&Arc<ArrayData>> {
+        if let Some(h) = self.host.get() {
+            return Ok(h);
+        }
+        let n: usize = self.shape.iter().product();
+        let mut m = lock(&self.stored.mem);
+        let mut buffers = Vec::with_capacity(self.stored.bufs.len());
+        for (&id, ty) in self.stored.bufs.iter().zip(self.elt.leaves()) {
+            let bytes =
+                m.read(id).map_err(|e| Error::Internal(format!("reading a device array back: {e:?}")))?;
+            let b = Buffer::from_bytes(ty, n, bytes).ok_or_else(|| {
+                Error::Internal(format!("a device array of {n} {ty:?} came back malformed or without memory"))
+            })?;
+            buffers.push(b);
+        }
+        drop(m);
+        let a = ArrayData::from_buffers(self.shape.clone(), self.elt.clone(), buffers)
+            .ok_or_else(|| Error::Internal("a device array came back of the wrong size".into()))?;
+        let _ = self.host.set(Arc::new(a));
+        Ok(self.host.get().expect("set above"))
+    }
+}
+
+/// One buffer of a host array, as the manager's host copy of it.
+struct Leaf(Arc<ArrayData>, usize);
+
+impl AsRef<[u8]> for Leaf {
+    fn as_ref(&self) -> &[u8] {
+        self.0.buffers()[self.1].bytes()
+    }
+}
+
+/// A program's kernels loaded on a device.
+pub(crate) struct OnDevice<'a, D: Device> {
+    pub mem: &'a Shared<D>,
+    pub module: &'a D::Module,
+}
+
+impl<D: Device> Machine for OnDevice<'_, D> {
+    type Array = DeviceArray<D>;
+
+    fn upload(&self, a: Arc<ArrayData>) -> Result<DeviceArray<D>> {
+        let mut m = lock(self.mem);
+        let bufs = (0..a.buffers().len()).map(|i| m.insert_shared(Arc::new(Leaf(a.clone(), i)))).collect();
+        drop(m);
+        let stored = Arc::new(Stored { mem: self.mem.clone(), bufs });
+        let host = Arc::new(OnceLock::new());
+        let _ = host.set(a.clone());
+        Ok(DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host })
+    }
+
+    fn reshaped(&self, a: &DeviceArray<D>, dims: Vec<usize>) -> DeviceArray<D> {
+        let host = Arc::new(OnceLock::new());
+        if let Some(h) = a.host.get() {
+            let _ = host.set(Arc::new(h.reshaped(dims.clone())));
+        }
+        DeviceArray { shape: dims, elt: a.elt.clone(), stored: a.stored.clone(), host }
+    }
+
+    fn kernel(&self, k: &Kernel, env: &Env<DeviceArray<D>>) -> Result<DeviceArray<D>> {
+        let inputs = k.inputs.iter().map(|&v| env.array(v).cloned()).collect::<Result<Vec<_>>>()?;
+        let g = lock(self.mem).device().blocks() as usize;
+        let blocks = |threads: usize| threads.div_ceil(BLOCK as usize).clamp(1, g) as u32;
+        let launch = Launch { k, on: self, inputs };
+        match &k.skeleton {
+            Skeleton::Generate { shape } => {
+                let dims = env.shape_of(shape)?;
+                let size: usize = dims.iter().product();
+                let out = self.alloc(&k.elt, &dims, k.loc)?;
+                if size > 0 {
+                    launch.run("", blocks(size), &out, &[], &dims, &[])?;
+                }
+                Ok(out)
+            }
+            Skeleton::Fold { seed, source, op } => {
+                let shape = env.shape_of(source)?;
+                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+                let out = self.alloc(&k.elt, &outer, k.loc)?;
+                if rows == 0 {
+                    return Ok(out);
+                }
+                // a block per row, unless the rows are too few to fill the
+                // device and long enough to cut (fold.rs)
+                let piece = (8 * BLOCK as usize).max(n.div_ceil(g.div_ceil(rows)));
+                if rows >= g || n <= piece {
+                    launch.run("_rows", rows.min(g) as u32, &out, &[], &shape, &[])?;
+                } else {
+                    let m = n.div_ceil(piece);
+                    let t = self.alloc(&k.elt, &[rows * m], k.loc)?;
+                    let p = [m as i64, piece as i64];
+                    launch.run("_part", (rows * m).min(g) as u32, &out, &[&t], &shape, &p)?;
+                    launch.run("_combine", rows.min(g) as u32, &out, &[&t], &shape, &p[..1])?;
+                }
+                Ok(out)
+            }
+            Skeleton::Scan { seed, source, op, .. } => {
+                let shape = env.shape_of(source)?;
+                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+                let mut dims = outer;
+                dims.push(n + usize::from(*seed));
+                let out = self.alloc(&k.elt, &dims, k.loc)?;
+                if rows == 0 {
+                    return Ok(out);
+                }
+                let tiles = n.div_ceil(BLOCK as usize);
+                if rows >= g || tiles < 2 {
+                    launch.run("_rows", rows.min(g) as u32, &out, &[], &shape, &[])?;
+                } else {
+                    // decoupled look-back (scan.rs): aggregates, inclusive
+                    // prefixes, flags and the tile counter, the last two zeroed
+                    let status = rows * tiles;
+                    let aggs = self.alloc(&k.elt, &[status], k.loc)?;
+                    let incs = self.alloc(&k.elt, &[status], k.loc)?;
+                    let flags = self.zeroed(&EltTy::Scalar(ScalarTy::I32), &[status], k.loc)?;
+                    let counter = self.zeroed(&EltTy::Scalar(ScalarTy::I32), &[1], k.loc)?;
+                    let p = [tiles as i64];
+                    launch.run(
+                        "_look",
+                        status.min(g) as u32,
+                        &out,
+                        &[&aggs, &incs, &flags, &counter],
+                        &shape,
+                        &p,
+                    )?;
+                }
+                Ok(out)
+            }
+            Skeleton::FoldSeg { seed, source, offsets, op } => {
+                let shape = env.shape_of(source)?;
+                let offs = segments(env, k, *offsets, &shape, *seed, op)?;
+                let (mut dims, _) = split_inner(&shape);
+                let rows: usize = dims.iter().product();
+                let nseg = offs.len() - 1;
+                dims.push(nseg);
+                let out = self.alloc(&k.elt, &dims, k.loc)?;
+                if rows * nseg > 0 {
+                    // a warp per segment
+                    launch.run("", blocks(32 * rows * nseg), &out, &[], &shape, &[])?;
+                }
+                Ok(out)
+            }
+            Skeleton::Permute { defaults, source, atomic } => {
+                let def = env.array(*defaults)?.clone();
+                let shape = env.shape_of(source)?;
+                let size: usize = shape.iter().product();
+                let out = self.alloc(&k.elt, &def.shape, k.loc)?;
+                self.copy(&def, &out, k.loc)?;
+                let mut ext = shape.clone();
+                ext.extend_from_slice(&def.shape);
+                if size > 0 {
+                    if *atomic {
+                        launch.run("", blocks(size), &out, &[], &ext, &[])?;
+                    } else {
+                        let results: usize = def.shape.iter().product();
+                        let locks = self.zeroed(&EltTy::Scalar(ScalarTy::I32), &[results], k.loc)?;
+                        launch.run("", blocks(size), &out, &[&locks], &ext, &[])?;
+                    }
+                }
+                Ok(out)
+            }
+            Skeleton::Stencil { sources, extents: patterns } => {
+                let dims = stencil_shape(env, k, sources, patterns)?;
+                let size: usize = dims.iter().product();
+                let out = self.alloc(&k.elt, &dims, k.loc)?;
+                if size > 0 {
+                    launch.run("", blocks(size), &out, &[], &dims, &[])?;
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+impl<D: Device> OnDevice<'_, D> {
+    /// A device array of this type and shape for a kernel to write:
+    /// `ShapeTooLarge` if it cannot be addressed, `OutOfMemory` if even
+    /// evicting every other array leaves no room.
+    fn alloc(&self, elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<DeviceArray<D>> {
+        let extents: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        crate::array::shape::checked_extents(&extents, elt.size_bytes(), loc)?;
+        let n: usize = dims.iter().product();
+        let mut m = lock(self.mem);
+        let mut bufs = Vec::new();
+        for t in elt.leaves() {
+            match m.insert_device(n * t.size_bytes()) {
+                Ok(id) => bufs.push(id),
+                Err(e) => {
+                    for b in bufs {
+                        m.remove(b);
+                    }
+                    return Err(memory_error(e, loc, dims));
+                }
+            }
+        }
+        drop(m);
+        let stored = Arc::new(Stored { mem: self.mem.clone(), bufs });
+        Ok(DeviceArray { shape: dims.to_vec(), elt: elt.clone(), stored, host: Arc::new(OnceLock::new()) })
+    }
+
+    /// `alloc`, zeroed.
+    fn zeroed(&self, elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<DeviceArray<D>> {
+        let a = self.alloc(elt, dims, loc)?;
+        let n: usize = dims.iter().product();
+        let mut m = lock(self.mem);
+        let addrs = m.prepare(&a.stored.bufs).map_err(|e| memory_error(e, loc, dims))?;
+        for (addr, t) in addrs.iter().zip(elt.leaves()) {
+            m.device_mut().zero(*addr, n * t.size_bytes())?;
+        }
+        m.unpin();
+        Ok(a)
+    }
+
+    /// Copies the elements of `from` into `to` (of the same type and size)
+    /// on the device.
+    fn copy(&self, from: &DeviceArray<D>, to: &DeviceArray<D>, loc: SrcLoc) -> Result<()> {
+        let n: usize = from.shape.iter().product();
+        let mut m = lock(self.mem);
+        let ids: Vec<BufId> = from.stored.bufs.iter().chain(&to.stored.bufs).copied().collect();
+        let addrs = m.prepare(&ids).map_err(|e| memory_error(e, loc, &from.shape))?;
+        let leaves = from.elt.leaves();
+        for (i, t) in leaves.iter().enumerate() {
+            m.device_mut().copy(addrs[i], addrs[leaves.len() + i], n * t.size_bytes())?;
+            m.written(to.stored.bufs[i]);
+        }
+        m.unpin();
+        Ok(())
+    }
+}
+
+/// What every launch of one kernel shares.
+struct Launch<'a, 'b, D: Device> {
+    k: &'a Kernel,
+    on: &'a OnDevice<'b, D>,
+    inputs: Vec<DeviceArray<D>>,
+}
+
+impl<D: Device> Launch<'_, '_, D> {
+    /// Runs kernel function `suffix` on `blocks` blocks, with the output,
+    /// the temporaries, the kernel's own extents and parameters; an error
+    /// the kernel raised becomes the program's.
+    fn run(
+        &self,
+        suffix: &str,
+        blocks: u32,
+        out: &DeviceArray<D>,
+        tmp: &[&DeviceArray<D>],
+        own_extents: &[usize],
+        params: &[i64],
+    ) -> Result<()> {
+        let k = self.k;
+        let mut ids: Vec<BufId> = Vec::new();
+        let mut extents: Vec<i64> = Vec::new();
+        for a in &self.inputs {
+            ids.extend(&a.stored.bufs);
+            extents.extend(a.shape.iter().map(|&d| d as i64));
+        }
+        let written_from = ids.len();
+        ids.extend(&out.stored.bufs);
+        for t in tmp {
+            ids.extend(&t.stored.bufs);
+        }
+        extents.extend(own_extents.iter().map(|&d| d as i64));
+        let nbufs = ids.len();
+
+        let mut m = lock(self.on.mem);
+        let err = m.insert_host(vec![0u8; std::mem::size_of::<AccErr>()]);
+        let result = (|| {
+            ids.push(err);
+            let addrs = m.prepare(&ids).map_err(|e| memory_error(e, k.loc, own_extents))?;
+            // the argument block: addresses, extents, parameters, literals
+            let words: Vec<i64> = addrs[..nbufs]
+                .iter()
+                .map(|&a| a as i64)
+                .chain(extents.iter().copied())
+                .chain(params.iter().copied())
+                .chain(k.consts.iter().copied())
+                .chain([0])
+                .collect();
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            let block = m.insert_host(bytes);
+            ids.push(block);
+            let r = (|| {
+                let addrs = m.prepare(&ids).map_err(|e| memory_error(e, k.loc, own_extents))?;
+                let base = addrs[nbufs + 1];
+                let at = |words: usize| base + 8 * words as u64;
+                let args = KernelArgs {
+                    bufs: at(0),
+                    extents: at(nbufs),
+                    params: at(nbufs + extents.len()),
+                    consts: at(nbufs + extents.len() + params.len()),
+                    err: addrs[nbufs],
+                };
+                let name = format!("{}{suffix}", k.name);
+                m.device_mut().launch(self.on.module, &name, blocks, args)?;
+                for &id in &ids[written_from..nbufs + 1] {
+                    m.written(id);
+                }
+                let bytes = m.read(err).map_err(|e| memory_error(e, k.loc, own_extents))?;
+                // SAFETY: `AccErr` is `#[repr(C)]` plain data, any bits
+                // valid, and `bytes` holds one (the record's size).
+                let record: AccErr = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<AccErr>()) };
+                if record.code != 0 {
+                    return Err(record.error(k));
+                }
+                Ok(())
+            })();
+            m.remove(block);
+            r
+        })();
+        m.remove(err);
+        m.unpin();
+        result
+    }
+}
