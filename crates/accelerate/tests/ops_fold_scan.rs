@@ -6,9 +6,13 @@
 //! The reference interpreter folds each row sequentially from left to
 //! right (right to left for `scanr`), so its results are exactly those of
 //! the sequential reference: floats are compared bit for bit (NaN payloads
-//! aside, see `FloatKey`). Non-commutative operators (`a * 31 + b`,
-//! `a - b`) pin the order of the arguments. Float `+`, which a backend may
-//! regroup, runs on data whose sums are exact in any order.
+//! aside, see `FloatKey`). The operators are associative, as
+//! `docs/semantics.md` requires, since a parallel backend may group them
+//! as it likes: non-commutative ones pin the order of the elements and of
+//! the arguments (composition of affine maps on integer pairs, which folds
+//! `(31, x)`s into `acc * 31 + x`; the projections `first` and `last` on
+//! floats). Float `+`, which a backend may regroup, runs on data whose
+//! sums are exact in any order.
 
 use accelerate::prelude::*;
 use accelerate::run_with;
@@ -223,19 +227,31 @@ macro_rules! int_props {
             fn add_ref(a: $t, b: $t) -> $t {
                 a.wrapping_add(b)
             }
-            /// Not commutative: pins which argument is the accumulator.
-            fn horner(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
-                a * (31 as $t) + b
+            /// Composition of affine maps `(m, c)`, first `p` then `q`:
+            /// associative, not commutative; pins the order.
+            fn affine(p: Exp<($t, $t)>, q: Exp<($t, $t)>) -> Exp<($t, $t)> {
+                lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()))
             }
-            fn horner_ref(a: $t, b: $t) -> $t {
-                a.wrapping_mul(31 as $t).wrapping_add(b)
+            fn affine_ref(p: ($t, $t), q: ($t, $t)) -> ($t, $t) {
+                (p.0.wrapping_mul(q.0), p.1.wrapping_mul(q.0).wrapping_add(q.1))
             }
 
             fn check(op: Op<$t>, d: &[usize], xs: &[$t]) {
                 let got = run_op(op, add, d, xs.to_vec()).expect("runs");
                 assert_eq!(got, reference(op, add_ref, d, xs), "{op:?} with + on {d:?}");
-                let got = run_op(op, horner, d, xs.to_vec()).expect("runs");
-                assert_eq!(got, reference(op, horner_ref, d, xs), "{op:?} with a*31+b on {d:?}");
+                // the elements as the maps x -> 31 * x + e, the seed as
+                // x -> x + z: the second components are `acc * 31 + x`
+                let maps: Vec<($t, $t)> = xs.iter().map(|&x| (31 as $t, x)).collect();
+                let op = match op {
+                    Op::Fold(z) => Op::Fold((1 as $t, z)),
+                    Op::Fold1 => Op::Fold1,
+                    Op::Scanl(z) => Op::Scanl((1 as $t, z)),
+                    Op::Scanl1 => Op::Scanl1,
+                    Op::Scanr(z) => Op::Scanr((1 as $t, z)),
+                    Op::Scanr1 => Op::Scanr1,
+                };
+                let got = run_op(op, affine, d, maps.clone()).expect("runs");
+                assert_eq!(got, reference(op, affine_ref, d, &maps), "{op:?} with affine maps on {d:?}");
             }
 
             proptest! {
@@ -297,9 +313,13 @@ macro_rules! float_props {
             fn add(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
                 a + b
             }
-            /// Not commutative: pins which argument is the accumulator.
-            fn sub(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
-                a - b
+            /// Associative, not commutative: pin which argument is the
+            /// accumulator, and keep every special value exactly.
+            fn first(a: Exp<$t>, _b: Exp<$t>) -> Exp<$t> {
+                a
+            }
+            fn last(_a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
+                b
             }
 
             /// `x` made a half-integer below 2^10 in magnitude (specials
@@ -317,7 +337,7 @@ macro_rules! float_props {
 
             fn check(op: Op<$t>, d: &[usize], xs: &[$t]) {
                 let sums: Vec<$t> = xs.iter().map(|&x| exact(x)).collect();
-                let op_exact = match op {
+                let op_exact: Op<$t> = match op {
                     Op::Fold(z) => Op::Fold(exact(z)),
                     Op::Scanl(z) => Op::Scanl(exact(z)),
                     Op::Scanr(z) => Op::Scanr(exact(z)),
@@ -325,8 +345,10 @@ macro_rules! float_props {
                 };
                 let got = run_op(op_exact, add, d, sums.clone()).expect("runs");
                 assert_same_floats(&got, &reference(op_exact, |a, b| a + b, d, &sums));
-                let got = run_op(op, sub, d, xs.to_vec()).expect("runs");
-                assert_same_floats(&got, &reference(op, |a, b| a - b, d, xs));
+                let got = run_op(op, first, d, xs.to_vec()).expect("runs");
+                assert_same_floats(&got, &reference(op, |a, _| a, d, xs));
+                let got = run_op(op, last, d, xs.to_vec()).expect("runs");
+                assert_same_floats(&got, &reference(op, |_, b| b, d, xs));
             }
 
             proptest! {
@@ -422,12 +444,14 @@ fn fold1_with_zero_rows_of_zero_length_gives_an_empty_result() {
 
 #[test]
 fn fold_with_a_non_commutative_operator_folds_left_to_right() {
-    let a = use_array(Vector::from_elems(vec![1i32, 2, 3]));
-    // ((7 * 31 + 1) * 31 + 2) * 31 + 3
-    let r = run_with(&a.fold(7, |acc, x| acc * 31 + x), &cfg()).unwrap();
-    assert_eq!(r.value(), ((7 * 31 + 1) * 31 + 2) * 31 + 3);
-    let r = run_with(&a.fold1(|acc, x| acc * 31 + x), &cfg()).unwrap();
-    assert_eq!(r.value(), (31 + 2) * 31 + 3);
+    // the maps x -> 31 * x + e composed in order (associative): the
+    // second component is ((7 * 31 + 1) * 31 + 2) * 31 + 3
+    let affine = |p: Exp<(i32, i32)>, q: Exp<(i32, i32)>| lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()));
+    let a = use_array(Vector::from_elems(vec![(31i32, 1i32), (31, 2), (31, 3)]));
+    let r = run_with(&a.fold((1, 7), affine), &cfg()).unwrap();
+    assert_eq!(r.value(), (31 * 31 * 31, ((7 * 31 + 1) * 31 + 2) * 31 + 3));
+    let r = run_with(&a.fold1(affine), &cfg()).unwrap();
+    assert_eq!(r.value(), (31 * 31 * 31, (31 + 2) * 31 + 3));
 }
 
 #[test]
@@ -441,17 +465,22 @@ fn integer_fold_wraps_on_overflow() {
 }
 
 #[test]
-fn scanl_and_scanr_with_subtraction_pin_the_argument_order() {
+fn scans_with_projections_pin_the_argument_order() {
+    // `first` and `last` are associative, not commutative
     let a = use_array(Vector::from_elems(vec![1i32, 2, 3]));
-    let l = run_with(&a.scanl(10, |acc, x| acc - x), &cfg()).unwrap();
-    assert_eq!(l.to_vec(), vec![10, 9, 7, 4]);
-    let l1 = run_with(&a.scanl1(|acc, x| acc - x), &cfg()).unwrap();
-    assert_eq!(l1.to_vec(), vec![1, -1, -4]);
-    // scanr: out[3] = 10, out[i] = x_i - out[i + 1]
-    let r = run_with(&a.scanr(10, |x, acc| x - acc), &cfg()).unwrap();
-    assert_eq!(r.to_vec(), vec![-8, 9, -7, 10]);
-    let r1 = run_with(&a.scanr1(|x, acc| x - acc), &cfg()).unwrap();
-    assert_eq!(r1.to_vec(), vec![2, -1, 3]);
+    let l = run_with(&a.scanl(10, |acc, _x| acc), &cfg()).unwrap();
+    assert_eq!(l.to_vec(), vec![10, 10, 10, 10]);
+    let l = run_with(&a.scanl(10, |_acc, x| x), &cfg()).unwrap();
+    assert_eq!(l.to_vec(), vec![10, 1, 2, 3]);
+    let l1 = run_with(&a.scanl1(|acc, _x| acc), &cfg()).unwrap();
+    assert_eq!(l1.to_vec(), vec![1, 1, 1]);
+    // scanr: out[3] = 10, out[i] = f(x_i, out[i + 1])
+    let r = run_with(&a.scanr(10, |x, _acc| x), &cfg()).unwrap();
+    assert_eq!(r.to_vec(), vec![1, 2, 3, 10]);
+    let r = run_with(&a.scanr(10, |_x, acc| acc), &cfg()).unwrap();
+    assert_eq!(r.to_vec(), vec![10, 10, 10, 10]);
+    let r1 = run_with(&a.scanr1(|_x, acc| acc), &cfg()).unwrap();
+    assert_eq!(r1.to_vec(), vec![3, 3, 3]);
 }
 
 #[test]
