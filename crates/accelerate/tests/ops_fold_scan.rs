@@ -446,7 +446,8 @@ fn fold1_with_zero_rows_of_zero_length_gives_an_empty_result() {
 fn fold_with_a_non_commutative_operator_folds_left_to_right() {
     // the maps x -> 31 * x + e composed in order (associative): the
     // second component is ((7 * 31 + 1) * 31 + 2) * 31 + 3
-    let affine = |p: Exp<(i32, i32)>, q: Exp<(i32, i32)>| lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()));
+    let affine =
+        |p: Exp<(i32, i32)>, q: Exp<(i32, i32)>| lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()));
     let a = use_array(Vector::from_elems(vec![(31i32, 1i32), (31, 2), (31, 3)]));
     let r = run_with(&a.fold((1, 7), affine), &cfg()).unwrap();
     assert_eq!(r.value(), (31 * 31 * 31, ((7 * 31 + 1) * 31 + 2) * 31 + 3));

@@ -24,7 +24,13 @@ fn offsets(lengths: &[i64]) -> Vec<i64> {
 }
 
 /// The reference: each row's segments folded left to right.
-fn reference<T: Copy>(rows: usize, data: &[T], lengths: &[i64], seed: Option<T>, f: impl Fn(T, T) -> T) -> Vec<T> {
+fn reference<T: Copy>(
+    rows: usize,
+    data: &[T],
+    lengths: &[i64],
+    seed: Option<T>,
+    f: impl Fn(T, T) -> T,
+) -> Vec<T> {
     let n: i64 = lengths.iter().sum();
     let offs = offsets(lengths);
     let mut out = Vec::new();

@@ -9,15 +9,16 @@
 //! reduces each row sequentially (left to right, right to left for the
 //! right scans), so its results are exactly those of the sequential
 //! references: floats are compared bit for bit, NaN payloads aside
-//! (`check_same`). Non-commutative operators (`a * 31 + b`, `a - b`) pin
-//! the order of the arguments and of the elements.
+//! (`check_same`).
 //!
-//! A parallel backend may regroup a fold (its operator is taken to be
-//! associative, `docs/semantics.md`), as the CPU backend does on rows of
-//! 32 elements or more. Where a test's rows can be that long (`fold_all`
-//! flattens the whole array), its operators are associative and its float
-//! data sums exactly in any order, so that every backend must still match
-//! the sequential reference to the bit.
+//! A parallel backend may regroup a fold or a scan (its operator is taken
+//! to be associative, `docs/semantics.md`), as the CPU backend does on
+//! rows of 32 elements or more and the CUDA backend always does. So the
+//! operators are associative (non-commutative ones, the composition of
+//! affine maps and the projections `first` and `last`, pin the order of
+//! the arguments and of the elements) and float data sums or multiplies
+//! exactly in any order, so that every backend must still match the
+//! sequential reference to the bit.
 
 mod common;
 
@@ -153,12 +154,29 @@ fn check_sum_product_int<Sh: Shape>(
     check_same(&run_ok(|| use_array(b.clone()).product())?, &product, "product u8")
 }
 
-fn check_sum_product_float<Sh: Shape>(a: &Array<Snoc<Sh>, f32>) -> Result<(), TestCaseError> {
+/// `a`'s sums and `b`'s products are exact in any order (`exact_float`,
+/// `exact_factor`).
+fn check_sum_product_float<Sh: Shape>(
+    a: &Array<Snoc<Sh>, f32>,
+    b: &Array<Snoc<Sh>, f32>,
+) -> Result<(), TestCaseError> {
     // the seed is +0.0: a row of -0.0 sums to +0.0, as in Accelerate
     let sum = per_row(a, |r| r.iter().fold(0.0f32, |x, &y| x + y));
     check_same(&run_ok(|| use_array(a.clone()).sum())?, &sum, "sum f32")?;
-    let product = per_row(a, |r| r.iter().fold(1.0f32, |x, &y| x * y));
-    check_same(&run_ok(|| use_array(a.clone()).product())?, &product, "product f32")
+    let product = per_row(b, |r| r.iter().fold(1.0f32, |x, &y| x * y));
+    check_same(&run_ok(|| use_array(b.clone()).product())?, &product, "product f32")
+}
+
+/// Float factors whose products are exact in any order: NaN, ±infinity,
+/// ±0.0 and ±2^k for |k| <= 14, so that a product of up to 9 of them
+/// neither overflows nor underflows, whatever the grouping.
+fn exact_factor() -> BoxedStrategy<f32> {
+    let specials = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0];
+    prop_oneof![
+        1 => proptest::sample::select(specials),
+        4 => (-14i32..=14, any::<bool>()).prop_map(|(k, neg)| if neg { -(2.0f32).powi(k) } else { (2.0f32).powi(k) }),
+    ]
+    .boxed()
 }
 
 /// `maximum`/`minimum` are `fold1` of the language's `max`/`min` (Rust's
@@ -212,13 +230,13 @@ proptest! {
 
     #[test]
     fn sum_and_product_of_floats_follow_ieee_in_row_order(
-        v in array_of(dim1_shape(9), elem::<f32>()),
-        m in array_of(dim2_shape(5), elem::<f32>()),
-        c in array_of(dim3_shape(4), elem::<f32>()),
+        v in (array_of(dim1_shape(9), exact_float::<f32>()), array_of(dim1_shape(9), exact_factor())),
+        m in (array_of(dim2_shape(5), exact_float::<f32>()), array_of(dim2_shape(5), exact_factor())),
+        c in (array_of(dim3_shape(4), exact_float::<f32>()), array_of(dim3_shape(4), exact_factor())),
     ) {
-        check_sum_product_float(&v)?;
-        check_sum_product_float(&m)?;
-        check_sum_product_float(&c)?;
+        check_sum_product_float(&v.0, &v.1)?;
+        check_sum_product_float(&m.0, &m.1)?;
+        check_sum_product_float(&c.0, &c.1)?;
     }
 
     #[test]
@@ -247,24 +265,29 @@ proptest! {
 // ---------------------------------------------------------------------------
 // Scans with a seed and rows of the input's length
 
-fn poly(a: i32, b: i32) -> i32 {
-    a.wrapping_mul(31).wrapping_add(b)
+/// `affine` on the host.
+fn affine_ref(p: (i32, i32), q: (i32, i32)) -> (i32, i32) {
+    (p.0.wrapping_mul(q.0), p.1.wrapping_mul(q.0).wrapping_add(q.1))
 }
 
+/// The scans with a seed, on the elements as affine maps `(31, x)` and the
+/// seed as `(1, z)` (see `affine`).
 fn check_scans_int<Sh: Shape>(a: &Array<Snoc<Sh>, i32>, z: i32) -> Result<(), TestCaseError> {
-    let f = |x: Exp<i32>, y: Exp<i32>| x * 31 + y;
+    let z = (1, z);
+    let a = &array::<Snoc<Sh>, (i32, i32)>(a.dims(), a.to_vec().into_iter().map(|x| (31, x)).collect());
+    let f = affine;
     let pre_l = row_wise(a, |r| {
-        let s = scanl_ref(z, r, poly);
+        let s = scanl_ref(z, r, affine_ref);
         s[..r.len()].to_vec()
     });
-    let post_l = row_wise(a, |r| scanl_ref(z, r, poly)[1..].to_vec());
-    let pre_r = row_wise(a, |r| scanr_ref(z, r, poly)[1..].to_vec());
+    let post_l = row_wise(a, |r| scanl_ref(z, r, affine_ref)[1..].to_vec());
+    let pre_r = row_wise(a, |r| scanr_ref(z, r, affine_ref)[1..].to_vec());
     let post_r = row_wise(a, |r| {
-        let s = scanr_ref(z, r, poly);
+        let s = scanr_ref(z, r, affine_ref);
         s[..r.len()].to_vec()
     });
-    let total_l = per_row(a, |r| *scanl_ref(z, r, poly).last().unwrap());
-    let total_r = per_row(a, |r| scanr_ref(z, r, poly)[0]);
+    let total_l = per_row(a, |r| *scanl_ref(z, r, affine_ref).last().unwrap());
+    let total_r = per_row(a, |r| scanr_ref(z, r, affine_ref)[0]);
 
     check_same(&run_ok(|| use_array(a.clone()).prescanl(z, f))?, &pre_l, "prescanl")?;
     check_same(&run_ok(|| use_array(a.clone()).postscanl(z, f))?, &post_l, "postscanl")?;
@@ -282,16 +305,33 @@ fn check_scans_int<Sh: Shape>(a: &Array<Snoc<Sh>, i32>, z: i32) -> Result<(), Te
 }
 
 fn check_scans_float<Sh: Shape>(a: &Array<Snoc<Sh>, f64>, z: f64) -> Result<(), TestCaseError> {
-    // subtraction is not associative: pins the grouping of the sequential order
-    let sub = |x: f64, y: f64| x - y;
-    let f = |x: Exp<f64>, y: Exp<f64>| x - y;
-    let post_l = row_wise(a, |r| scanl_ref(z, r, sub)[1..].to_vec());
-    let pre_r = row_wise(a, |r| scanr_ref(z, r, sub)[1..].to_vec());
-    check_same(&run_ok(|| use_array(a.clone()).postscanl(z, f))?, &post_l, "postscanl f64")?;
-    check_same(&run_ok(|| use_array(a.clone()).prescanr(z, f))?, &pre_r, "prescanr f64")?;
-    let (scan, totals) = run_ok(|| use_array(a.clone()).scanr_(z, f))?;
-    check_same(&scan, &pre_r, "scanr_ scan f64")?;
-    check_same(&totals, &per_row(a, |r| scanr_ref(z, r, sub)[0]), "scanr_ totals f64")
+    // the projections are associative and not commutative: they pin where
+    // the seed goes and which argument is which, on any value
+    type F = fn(Exp<f64>, Exp<f64>) -> Exp<f64>;
+    type R = fn(f64, f64) -> f64;
+    let ops: [(F, R, &str); 2] = [(|x, _| x, |x, _| x, "first"), (|_, y| y, |_, y| y, "last")];
+    for (f, r, name) in ops {
+        let post_l = row_wise(a, |row| scanl_ref(z, row, r)[1..].to_vec());
+        let pre_r = row_wise(a, |row| scanr_ref(z, row, r)[1..].to_vec());
+        check_same(
+            &run_ok(|| use_array(a.clone()).postscanl(z, f))?,
+            &post_l,
+            &format!("postscanl f64 {name}"),
+        )?;
+        check_same(
+            &run_ok(|| use_array(a.clone()).prescanr(z, f))?,
+            &pre_r,
+            &format!("prescanr f64 {name}"),
+        )?;
+        let (scan, totals) = run_ok(|| use_array(a.clone()).scanr_(z, f))?;
+        check_same(&scan, &pre_r, &format!("scanr_ scan f64 {name}"))?;
+        check_same(
+            &totals,
+            &per_row(a, |row| scanr_ref(z, row, r)[0]),
+            &format!("scanr_ totals f64 {name}"),
+        )?;
+    }
+    Ok(())
 }
 
 proptest! {

@@ -298,6 +298,7 @@ impl Buffer {
     }
 
     /// Its elements' bytes (`bool`s as 0 or 1), in the machine's order.
+    #[cfg(feature = "cuda")]
     pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: every element type is plain data without padding, and
         // the slice covers exactly the vector's initialised elements.
@@ -309,6 +310,7 @@ impl Buffer {
     /// A buffer of `n` elements of type `ty` from their bytes (as
     /// `bytes` gives them), or `None` if the bytes are too few, a `bool`
     /// is neither 0 nor 1, or the memory cannot be had.
+    #[cfg(feature = "cuda")]
     pub(crate) fn from_bytes(ty: ScalarTy, n: usize, bytes: &[u8]) -> Option<Buffer> {
         let len = n.checked_mul(ty.size_bytes())?;
         let bytes = bytes.get(..len)?;

@@ -27,6 +27,7 @@ mod permute;
 mod scan;
 mod stencil;
 
+#[cfg(feature = "cuda")]
 pub(crate) use compile::Build;
 pub use compile::{compilations, vectorised_loops};
 

@@ -10,6 +10,7 @@ use crate::exec::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Threads per block of every kernel (`ACC_BLOCK` of the CUDA prelude).
 pub const BLOCK: u32 = 256;
@@ -50,6 +51,11 @@ pub trait Device: DeviceMemory<Buf: Send> + Send + 'static {
     /// How many blocks keep the whole device busy: the most blocks a
     /// skeleton launches (its loops take any further work in turn).
     fn blocks(&self) -> u32;
+    /// The time the device has spent so far on this backend's kernels and
+    /// device-to-device copies (measured by the device: CUDA events on a
+    /// GPU), for benchmarks that compare kernels without the copies
+    /// between host and device.
+    fn busy(&self) -> Duration;
 }
 
 fn driver(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -65,6 +71,7 @@ pub struct Gpu {
     arch: &'static str,
     multiprocessors: u32,
     name: String,
+    busy: Duration,
 }
 
 /// A program's kernels on a GPU.
@@ -88,7 +95,27 @@ impl Gpu {
         // one device per process: the architecture's name is made once
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
         let stream = ctx.default_stream();
-        Ok(Gpu { ctx, stream, arch, multiprocessors: multiprocessors.max(1) as u32, name })
+        Ok(Gpu {
+            ctx,
+            stream,
+            arch,
+            multiprocessors: multiprocessors.max(1) as u32,
+            name,
+            busy: Duration::ZERO,
+        })
+    }
+
+    /// Runs `op` on the stream between two timing events, waits for it,
+    /// and adds the time between the events to `busy`.
+    fn timed(&mut self, what: &str, op: impl FnOnce(&Gpu) -> Result<()>) -> Result<()> {
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(timing).map_err(|e| driver("recording an event", e))?;
+        op(self)?;
+        let end = self.stream.record_event(timing).map_err(|e| driver("recording an event", e))?;
+        end.synchronize().map_err(|e| driver(what, e))?;
+        let ms = start.elapsed_ms(&end).map_err(|e| driver("timing", e))?;
+        self.busy += Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3);
+        Ok(())
     }
 }
 
@@ -158,33 +185,42 @@ impl Device for Gpu {
             .get(function)
             .ok_or_else(|| Error::Internal(format!("kernel function {function} not loaded")))?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let mut launch = self.stream.launch_builder(f);
-        launch.arg(&args);
-        // SAFETY: every kernel function takes one `acc_args` by value
-        // (`cuda::kernel`), and the executor built `args` from the buffers
-        // the manager made resident and pinned for this launch.
-        unsafe { launch.launch(cfg) }.map_err(|e| driver(&format!("launching {function}"), e))?;
-        self.stream.synchronize().map_err(|e| driver(&format!("running {function}"), e))
+        self.timed(&format!("running {function}"), |gpu| {
+            let mut launch = gpu.stream.launch_builder(f);
+            launch.arg(&args);
+            // SAFETY: every kernel function takes one `acc_args` by value
+            // (`cuda::kernel`), and the executor built `args` from the
+            // buffers the manager made resident and pinned for this launch.
+            unsafe { launch.launch(cfg) }.map(|_| ()).map_err(|e| driver(&format!("launching {function}"), e))
+        })
     }
 
     fn zero(&mut self, addr: u64, bytes: usize) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(|e| driver("binding the context", e))?;
-        // SAFETY: `addr .. addr + bytes` lies in a live allocation of the
-        // manager (the executor passes the address of a pinned buffer).
-        unsafe { cudarc::driver::result::memset_d8_async(addr, 0, bytes, self.stream.cu_stream()) }
-            .map_err(|e| driver("zeroing", e))
+        self.timed("zeroing", |gpu| {
+            gpu.ctx.bind_to_thread().map_err(|e| driver("binding the context", e))?;
+            // SAFETY: `addr .. addr + bytes` lies in a live allocation of
+            // the manager (the executor passes a pinned buffer's address).
+            unsafe { cudarc::driver::result::memset_d8_async(addr, 0, bytes, gpu.stream.cu_stream()) }
+                .map_err(|e| driver("zeroing", e))
+        })
     }
 
     fn copy(&mut self, from: u64, to: u64, bytes: usize) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(|e| driver("binding the context", e))?;
-        // SAFETY: both ranges lie in live allocations of the manager, and
-        // they are different buffers.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, self.stream.cu_stream()) }
-            .map_err(|e| driver("copying on the device", e))
+        self.timed("copying on the device", |gpu| {
+            gpu.ctx.bind_to_thread().map_err(|e| driver("binding the context", e))?;
+            // SAFETY: both ranges lie in live allocations of the manager,
+            // and they are different buffers.
+            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, gpu.stream.cu_stream()) }
+                .map_err(|e| driver("copying on the device", e))
+        })
     }
 
     fn blocks(&self) -> u32 {
         // 8 blocks of 256 threads fill a multiprocessor's 2048 threads
         8 * self.multiprocessors
+    }
+
+    fn busy(&self) -> Duration {
+        self.busy
     }
 }

@@ -37,6 +37,7 @@ use libloading::Library;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The flags the emulated kernels are compiled with: `-ffp-contract=off`,
 /// as the CPU backend's (and NVRTC's `--fmad=false`), so that `a * b + c`
@@ -48,7 +49,9 @@ type LaunchFn = unsafe extern "C" fn(*const c_void, *const KernelArgs, u32) -> i
 
 /// The emulated device: its memory is host memory, in 8-byte words.
 #[derive(Default)]
-pub struct Emulator;
+pub struct Emulator {
+    busy: Duration,
+}
 
 /// A program's kernels, compiled for the emulator.
 pub struct EmulatedModule {
@@ -154,11 +157,14 @@ impl Device for Emulator {
             .functions
             .get(function)
             .ok_or_else(|| Error::Internal(format!("kernel function {function} not loaded")))?;
+        let start = Instant::now();
         // SAFETY: `f` is a kernel of this module, `args` points at buffers
         // the manager made resident and pinned for this launch (host
         // memory here), and launches are serialised by the manager's lock
         // (the scheduler's state is the module's).
-        match unsafe { (module.launch)(f as *const c_void, &args, blocks) } {
+        let status = unsafe { (module.launch)(f as *const c_void, &args, blocks) };
+        self.busy += start.elapsed();
+        match status {
             0 => Ok(()),
             1 => Err(Error::Internal(format!(
                 "emulated kernel {function} deadlocked: a barrier that some thread of its block or warp never reached"
@@ -181,5 +187,9 @@ impl Device for Emulator {
 
     fn blocks(&self) -> u32 {
         4
+    }
+
+    fn busy(&self) -> Duration {
+        self.busy
     }
 }

@@ -111,23 +111,45 @@ impl AsRef<[u8]> for Leaf {
     }
 }
 
+/// Host arrays and their device copies, by the identity of the host
+/// array (Note [Resident inputs]).
+pub(crate) type Resident<D> = Vec<(Arc<ArrayData>, DeviceArray<D>)>;
+
+// Note [Resident inputs]
+// A compiled program run again on the same arrays (the same `Arc`, as
+// `Program::run` passes a typed array's) should not copy them to the
+// device again: a copy over PCIe costs far more than most kernels that
+// read it. So a program remembers the device copies of the host arrays
+// its last run uploaded (its arguments and its `use`d arrays), and a run
+// given one of them again takes the device copy. Only the last run's are
+// kept: the memory they pin on the host and, until evicted, on the device
+// is that of one run's inputs, freed with the program or replaced by the
+// next run's. (Accelerate's memory table does this for every array, with
+// weak pointers and finalisers; this is the part that the common pattern
+// of a compiled program run in a loop needs.)
+
 /// A program's kernels loaded on a device.
 pub(crate) struct OnDevice<'a, D: Device> {
     pub mem: &'a Shared<D>,
     pub module: &'a D::Module,
+    /// The device copies of the last run's host arrays, and this run's.
+    pub last: &'a Resident<D>,
+    pub now: Mutex<Resident<D>>,
 }
 
 impl<D: Device> Machine for OnDevice<'_, D> {
     type Array = DeviceArray<D>;
 
     fn upload(&self, a: Arc<ArrayData>) -> Result<DeviceArray<D>> {
-        let mut m = lock(self.mem);
-        let bufs = (0..a.buffers().len()).map(|i| m.insert_shared(Arc::new(Leaf(a.clone(), i)))).collect();
-        drop(m);
-        let stored = Arc::new(Stored { mem: self.mem.clone(), bufs });
-        let host = Arc::new(OnceLock::new());
-        let _ = host.set(a.clone());
-        Ok(DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host })
+        let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
+        let known = |r: &Resident<D>| r.iter().find(|(h, _)| Arc::ptr_eq(h, &a)).map(|(_, d)| d.clone());
+        if let Some(d) = known(&now).or_else(|| known(self.last)) {
+            now.push((a, d.clone()));
+            return Ok(d);
+        }
+        let d = self.copy_in(a.clone());
+        now.push((a, d.clone()));
+        Ok(d)
     }
 
     fn reshaped(&self, a: &DeviceArray<D>, dims: Vec<usize>) -> DeviceArray<D> {
@@ -253,6 +275,18 @@ impl<D: Device> Machine for OnDevice<'_, D> {
 }
 
 impl<D: Device> OnDevice<'_, D> {
+    /// A host array as a device array, copied to the device when a kernel
+    /// first reads it.
+    fn copy_in(&self, a: Arc<ArrayData>) -> DeviceArray<D> {
+        let mut m = lock(self.mem);
+        let bufs = (0..a.buffers().len()).map(|i| m.insert_shared(Arc::new(Leaf(a.clone(), i)))).collect();
+        drop(m);
+        let stored = Arc::new(Stored { mem: self.mem.clone(), bufs });
+        let host = Arc::new(OnceLock::new());
+        let _ = host.set(a.clone());
+        DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host }
+    }
+
     /// A device array of this type and shape for a kernel to write:
     /// `ShapeTooLarge` if it cannot be addressed, `OutOfMemory` if even
     /// evicting every other array leaves no room.

@@ -100,6 +100,8 @@ pub struct MemoryManager<D: DeviceMemory> {
     next: u64,
     /// Evictions so far (for tests and statistics).
     pub evictions: usize,
+    /// Copies to the device so far (for tests and statistics).
+    pub uploads: usize,
 }
 
 /// The size of the device allocation of a buffer of `bytes` bytes.
@@ -118,6 +120,7 @@ impl<D: DeviceMemory> MemoryManager<D> {
             clock: 0,
             next: 0,
             evictions: 0,
+            uploads: 0,
         }
     }
 
@@ -212,6 +215,7 @@ impl<D: DeviceMemory> MemoryManager<D> {
                     self.release(buf, bytes);
                     return Err(MemoryError::Device(m));
                 }
+                self.uploads += 1;
                 e.device = Some(buf);
             }
             let e = &self.entries[&id];

@@ -71,7 +71,7 @@ use crate::ir::Program;
 use crate::lang::acc::Acc;
 use device::{Device, Gpu};
 use emulate::Emulator;
-use exec::{DeviceArray, OnDevice, Shared};
+use exec::{DeviceArray, OnDevice, Resident, Shared};
 use memory::MemoryManager;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -147,7 +147,32 @@ fn gpu() -> Result<Shared<Gpu>> {
 /// The emulated device, made once per process.
 fn emulator() -> Result<Shared<Emulator>> {
     static EMULATOR: OnceLock<std::result::Result<Shared<Emulator>, Error>> = OnceLock::new();
-    EMULATOR.get_or_init(|| manager(Emulator)).clone()
+    EMULATOR.get_or_init(|| manager(Emulator::default())).clone()
+}
+
+/// What the memory manager of the device that programs run on
+/// (`ACCELERATE_CUDA_DEVICE`) has done so far: buffers evicted to the
+/// host, buffers copied to the device, and the device memory its buffers
+/// take now (for tests and statistics).
+#[doc(hidden)]
+pub fn memory_statistics() -> Result<(usize, usize, usize)> {
+    fn of<D: Device>(m: Shared<D>) -> (usize, usize, usize) {
+        let m = m.lock().unwrap_or_else(|e| e.into_inner());
+        (m.evictions, m.uploads, m.used())
+    }
+    Ok(if emulated() { of(emulator()?) } else { of(gpu()?) })
+}
+
+/// The time the device that programs run on has spent on this backend's
+/// kernels and device-to-device copies so far (`Device::busy`): the
+/// difference across a run is the run's device time, without its copies
+/// between host and device (for benchmarks).
+#[doc(hidden)]
+pub fn device_busy() -> Result<std::time::Duration> {
+    fn of<D: Device>(m: Shared<D>) -> std::time::Duration {
+        m.lock().unwrap_or_else(|e| e.into_inner()).device().busy()
+    }
+    Ok(if emulated() { of(emulator()?) } else { of(gpu()?) })
 }
 
 /// A program compiled for a device: its host commands, its kernels, and
@@ -157,6 +182,9 @@ struct Loaded<D: Device> {
     kernels: Vec<Kernel>,
     module: Arc<D::Module>,
     mem: Shared<D>,
+    /// The device copies of the last run's host arrays (Note [Resident
+    /// inputs] in `exec.rs`).
+    resident: Mutex<Resident<D>>,
 }
 
 /// What a compiled program does, whichever device it is on.
@@ -170,9 +198,15 @@ where
     D::Module: Send + Sync,
 {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
-        let on = OnDevice { mem: &self.mem, module: &self.module };
-        let args = args.into_iter().map(|v| Ok((v.ty(), upload(&on, v)?))).collect::<Result<Vec<_>>>()?;
-        download(host::run(&on, &self.body, &self.kernels, args)?)
+        let last = std::mem::take(&mut *self.resident.lock().unwrap_or_else(|e| e.into_inner()));
+        let on = OnDevice { mem: &self.mem, module: &self.module, last: &last, now: Mutex::new(Vec::new()) };
+        let result = (|| {
+            let args = args.into_iter().map(|v| Ok((v.ty(), upload(&on, v)?))).collect::<Result<Vec<_>>>()?;
+            download(host::run(&on, &self.body, &self.kernels, args)?)
+        })();
+        *self.resident.lock().unwrap_or_else(|e| e.into_inner()) =
+            on.now.into_inner().unwrap_or_else(|e| e.into_inner());
+        result
     }
 
     fn device(&self) -> String {
@@ -247,7 +281,7 @@ fn load<D: Device>(
     functions: &[String],
 ) -> Result<Loaded<D>> {
     let module = mem.lock().unwrap_or_else(|e| e.into_inner()).device_mut().load(source, functions)?;
-    Ok(Loaded { body, kernels, module, mem })
+    Ok(Loaded { body, kernels, module, mem, resident: Mutex::new(Vec::new()) })
 }
 
 /// The kernel functions of a kernel, by skeleton (the skeleton files'
