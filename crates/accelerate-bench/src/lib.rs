@@ -13,7 +13,8 @@
 //! (the C baselines in `c/`), `check` (tolerances), `data` (deterministic
 //! inputs), `report` (the Markdown tables and the JSON file),
 //! `compile_time` (cold and cached compile times, each measured in a child
-//! process).
+//! process), `gpu` (feature `cuda`: the CUDA backend against hand-written
+//! CUDA C, with its own command, `src/bin/gpu.rs`).
 //!
 //! Invariant: no variant is timed before its result has been compared
 //! with the sequential reference (`harness::measure`); the tests run that
@@ -23,6 +24,8 @@ pub mod check;
 pub mod compile_time;
 pub mod data;
 pub mod ffi;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 pub mod harness;
 pub mod native;
 pub mod programs;

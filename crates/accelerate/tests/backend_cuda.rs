@@ -176,4 +176,34 @@ fn stencils_in_two_dimensions_agree() {
     agree("3x3 mirror", || {
         use_array(m.clone()).stencil(|p: [[Exp<i32>; 3]; 3]| p[0][0] - p[2][1] + p[1][2], Boundary::mirror())
     });
+    // a fused producer staged in the tiles, a constant boundary, and a
+    // second argument with a wider pattern
+    agree("stencil2 of a producer and a matrix", || {
+        let a = use_array(m.clone()).map(|x| x * 3i32 - 1i32);
+        let b = use_array(m.clone());
+        a.stencil2(
+            Boundary::constant(7i32),
+            b,
+            Boundary::wrap(),
+            |p: [[Exp<i32>; 3]; 3], q: [[Exp<i32>; 5]; 3]| {
+                p[0][2] * 2i32 + p[2][0] - q[0][4] + q[2][0] * q[1][2]
+            },
+        )
+    });
+    // tuple elements, and a matrix smaller than one tile
+    let pairs = Array::from_vec(dim2(5, 6), (0..30).map(|i: i32| (i % 7, i % 3)).collect()).unwrap();
+    agree("pairs", || {
+        use_array(pairs.clone()).stencil(
+            |p: [[Exp<(i32, i32)>; 3]; 3]| {
+                lift((p[0][0].fst() + p[2][2].snd(), p[1][1].fst() * p[0][2].snd()))
+            },
+            Boundary::clamp(),
+        )
+    });
+    // an index error inside the producer, read by tiles on the border
+    agree("an error in a tile", || {
+        let ys = use_array(Vector::from_elems((0..100i32).collect::<Vec<_>>()));
+        let a = use_array(m.clone()).map(move |x| ys.index(index1(x.cast::<i64>() * 7i64)));
+        a.stencil(|p: [[Exp<i32>; 3]; 3]| p[1][1] + p[0][0], Boundary::clamp())
+    });
 }

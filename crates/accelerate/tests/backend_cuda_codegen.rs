@@ -44,6 +44,14 @@ fn compiles<A: Arrays>(what: &str, acc: Acc<A>) {
     }
 }
 
+/// `compiles`, for a stencil over matrices, which must take the tiled
+/// form (`cuda/stencil.rs`).
+fn compiles_tiled<A: Arrays>(what: &str, acc: Acc<A>) {
+    let src = cuda_source(&acc).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(src.contains("tiles_x") && src.contains("__shared__"), "{what}: not tiled");
+    compiles(what, acc);
+}
+
 /// Every skeleton over elements of a numeric type, from sample values.
 fn numeric<T: NumElt>(ty: &str, vals: Vec<T>) {
     if !nvrtc() {
@@ -72,6 +80,14 @@ fn numeric<T: NumElt>(ty: &str, vals: Vec<T>) {
         compiles(&what("permute *"), xs.permute(|a, b| a * b, half, to_half));
         compiles(&what("stencil clamp"), xs.stencil(|p: [Exp<T>; 3]| p[0] + p[1] + p[2], Boundary::clamp()));
         compiles(&what("stencil constant"), xs.stencil(|p: [Exp<T>; 3]| p[0] + p[2], Boundary::constant(z)));
+        compiles_tiled(
+            &what("tiled stencil mirror"),
+            m.stencil(|p: [[Exp<T>; 3]; 3]| p[0][1] + p[1][0] + p[2][2], Boundary::mirror()),
+        );
+        compiles_tiled(
+            &what("tiled stencil constant"),
+            m.map(|x| x + x).stencil(|p: [[Exp<T>; 5]; 3]| p[0][4] + p[2][0], Boundary::constant(z)),
+        );
     });
 }
 

@@ -15,8 +15,8 @@ use accelerate::prelude::*;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-const RISKFREE: f32 = 0.02;
-const VOLATILITY: f32 = 0.30;
+pub const RISKFREE: f32 = 0.02;
+pub const VOLATILITY: f32 = 0.30;
 #[allow(clippy::excessive_precision)]
 const COEFF: [f32; 5] = [0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429];
 #[allow(clippy::excessive_precision)]
@@ -151,12 +151,12 @@ pub fn random_options(n: usize) -> Options {
 /// Whether every price is close enough to the reference, for an option of
 /// its price and strike: the example's bound (`examples/blackscholes.rs`,
 /// `close`). Another `expf`/`logf` (libmvec's vector ones are within a few
-/// ulps), fused multiply-adds or reassociation (the C baseline is compiled
+/// ulps, CUDA's within 2), fused multiply-adds or reassociation (the C baseline is compiled
 /// with `-ffast-math`) change each of the ~40 operations by a few ulps;
 /// both prices are differences of terms bounded by `price` and `strike`,
 /// and errors in d1, d2 are damped (cnd' < 0.4), so 64 * eps * (price +
 /// strike) bounds the difference, about 1e-5 of the option's scale.
-fn check(got: &Prices, want: &Prices, o: &Options) -> Result<(), String> {
+pub fn check(got: &Prices, want: &Prices, o: &Options) -> Result<(), String> {
     let close = |i: usize, g: f32, w: f32| {
         g == w || (g - w).abs() <= 64.0 * f32::EPSILON * (o.price[i] + o.strike[i])
     };

@@ -30,8 +30,8 @@ pub struct Body {
 }
 
 /// The time step, and the softening length squared.
-const DT: f32 = 0.01;
-const EPS2: f32 = 0.05 * 0.05;
+pub const DT: f32 = 0.01;
+pub const EPS2: f32 = 0.05 * 0.05;
 
 pub fn bodies(size: Size) -> usize {
     size.pick(67, 512, 4096)
@@ -265,17 +265,19 @@ fn check(got: &[Body], want: &[Body], bounds: &[Bound]) -> Result<(), String> {
     })
 }
 
+/// The check of a step from `init` whose reference result is `want`.
+pub fn checker(init: &[Body], want: &[Body]) -> impl Fn(&[Body]) -> Result<(), String> + Clone + 'static {
+    let bounds = Arc::new(bounds(init, want));
+    let want = Arc::new(want.to_vec());
+    move |got: &[Body]| check(got, &want, &bounds)
+}
+
 pub fn bench(size: Size) -> Result<Bench, String> {
     let n = bodies(size);
     let init = Arc::new(initial_bodies(n));
     let mut want = vec![init[0]; n];
     step_seq(&init, &mut want);
-    let bounds = Arc::new(bounds(&init, &want));
-    let want = Arc::new(want);
-    let checker = {
-        let (w, b) = (want.clone(), bounds.clone());
-        move |got: &[Body]| check(got, &w, &b)
-    };
+    let checker = checker(&init, &want);
 
     let mut b = Bench::new("nbody", format!("n = {n} bodies, one step"));
     b.flops = Some(20.0 * (n * n) as f64);

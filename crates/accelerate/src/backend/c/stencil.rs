@@ -59,6 +59,24 @@ pub(crate) fn neighbourhood(
     vals
 }
 
+/// The value of argument `arg` at index `pos`, which may lie outside the
+/// array by at most its pattern's reach in each dimension: the element,
+/// or the boundary's value there (for a tile of neighbours, `cuda::stencil`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn value_at(
+    g: &mut ExpGen<'_>,
+    arg: &StencilArg,
+    src: &Source,
+    elt: &EltTy,
+    pos: &[String],
+    sh: &[String],
+    loc: SrcLoc,
+) -> CVal {
+    // every coordinate may be outside: an offset other than 0 says so
+    let anywhere = vec![1; pos.len()];
+    point(g, arg, src, elt, pos, sh, &anywhere, loc)
+}
+
 /// The value of one pattern point at neighbour index `nb`.
 #[allow(clippy::too_many_arguments)]
 fn point(
