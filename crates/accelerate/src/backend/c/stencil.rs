@@ -62,6 +62,7 @@ pub(crate) fn neighbourhood(
 /// The value of argument `arg` at index `pos`, which may lie outside the
 /// array by at most its pattern's reach in each dimension: the element,
 /// or the boundary's value there (for a tile of neighbours, `cuda::stencil`).
+#[cfg(feature = "cuda")]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn value_at(
     g: &mut ExpGen<'_>,

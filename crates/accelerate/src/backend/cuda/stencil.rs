@@ -185,7 +185,7 @@ fn tiled(
     }
     g.line("__syncthreads();");
     g.line(&format!("const int64_t y = y0 + tid / {TX}, x = x0 + tid % {TX};"));
-    g.open(&format!("if (y < y1 && x < x1) {{"));
+    g.open("if (y < y1 && x < x1) {");
     let mut vals = Vec::new();
     for ((a, e), tile) in args.iter().zip(arg_elts).zip(&tile_of) {
         for off in a.offsets() {
