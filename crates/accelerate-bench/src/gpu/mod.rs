@@ -486,9 +486,12 @@ pub fn nbody(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
 /// The hand-written kernels' CUDA C (for the NVRTC test).
 pub const KERNELS: &str = include_str!("kernels.cu");
 
+/// A GPU benchmark's inputs, reference and variants on a device.
+pub type GpuBench = fn(&Arc<Gpu>, Size) -> Result<Bench, String>;
+
 /// Every GPU benchmark, in the order they run (the copy first: the others'
 /// bandwidth is reported as a fraction of its).
-pub const ALL: &[(&str, fn(&Arc<Gpu>, Size) -> Result<Bench, String>)] = &[
+pub const ALL: &[(&str, GpuBench)] = &[
     ("copy", copy),
     ("dotp", dotp),
     ("saxpy", saxpy),
