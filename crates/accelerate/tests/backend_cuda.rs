@@ -59,8 +59,11 @@ fn ints(n: usize) -> Vector<i64> {
 
 #[test]
 fn folds_by_rows_and_in_two_passes_agree() {
-    // few long rows take two passes; many short rows a block each
-    for (rows, n) in [(1, 0), (1, 1), (1, 300), (1, 10_000), (3, 20_000), (2, 2049), (40, 33), (7, 0)] {
+    // few long rows take two passes; many rows a block each; rows of at
+    // most 128 elements a warp each
+    for (rows, n) in
+        [(1, 0), (1, 1), (1, 300), (1, 10_000), (3, 20_000), (2, 2049), (40, 33), (7, 0), (50, 128), (9, 129)]
+    {
         agree(&format!("sum of {rows}x{n}"), || {
             use_array(Array::from_vec(dim2(rows, n), ints(rows * n).to_vec()).unwrap())
                 .fold(5i64, |a, b| a + b)

@@ -23,6 +23,14 @@ use crate::backend::interp::split_inner;
 use crate::exec::error::{Error, Result, SrcLoc};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+/// Rows of at most this many elements are folded by a warp each (four
+/// elements a lane), longer ones by a block (`fold.rs`).
+const SHORT_ROW: usize = 128;
+
+/// Segments of at least this many elements on average are folded by a
+/// block each, shorter ones by a warp (`fold_seg.rs`).
+const LONG_SEGMENT: usize = 1024;
+
 /// A device and its memory, shared by every program that runs on it.
 pub(crate) type Shared<D> = Arc<Mutex<MemoryManager<D>>>;
 
@@ -185,7 +193,9 @@ impl<D: Device> Machine for OnDevice<'_, D> {
                 // a block per row, unless the rows are too few to fill the
                 // device and long enough to cut (fold.rs)
                 let piece = (8 * BLOCK as usize).max(n.div_ceil(g.div_ceil(rows)));
-                if rows >= g || n <= piece {
+                if n <= SHORT_ROW {
+                    launch.run("_warps", blocks(32 * rows), &out, &[], &shape, &[])?;
+                } else if rows >= g || n <= piece {
                     launch.run("_rows", rows.min(g) as u32, &out, &[], &shape, &[])?;
                 } else {
                     let m = n.div_ceil(piece);
@@ -236,9 +246,15 @@ impl<D: Device> Machine for OnDevice<'_, D> {
                 let nseg = offs.len() - 1;
                 dims.push(nseg);
                 let out = self.alloc(&k.elt, &dims, k.loc)?;
-                if rows * nseg > 0 {
-                    // a warp per segment
-                    launch.run("", blocks(32 * rows * nseg), &out, &[], &shape, &[])?;
+                let pairs = rows * nseg;
+                if pairs > 0 {
+                    // a warp per segment, or a block per long one
+                    let total = *offs.last().expect("checked offsets") as usize;
+                    if total / nseg >= LONG_SEGMENT {
+                        launch.run("_block", pairs.min(g) as u32, &out, &[], &shape, &[])?;
+                    } else {
+                        launch.run("_warp", blocks(32 * pairs), &out, &[], &shape, &[])?;
+                    }
                 }
                 Ok(out)
             }

@@ -10,6 +10,9 @@
 //! 1. Many rows (`_rows`): a block per row. Launch: `min(rows, G)` blocks
 //!    (`G` a few blocks per multiprocessor; blocks take rows in turn), no
 //!    parameters. Thread 0 applies the seed and writes the row's result.
+//!    Short rows (`_warps`): a warp per row, the same with the warp's
+//!    reduction, so that a block's threads are not left idle; launched with
+//!    `min(ceil(rows / 8), G)` blocks.
 //! 2. Few long rows, two passes, as CUB's `DeviceReduce`: each row is cut
 //!    into `m` pieces of `L` elements (`m = ceil(n / L)`, pieces not
 //!    empty); `_part` reduces every piece with a block into the temporary
@@ -29,6 +32,7 @@
 //! error the host raises before launching (as the CPU backend does).
 
 use super::block::{range_reduce, Group, Op};
+use super::fold_seg::loop_over;
 use super::kernel::{block_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::kernel::KernelCore;
@@ -38,7 +42,8 @@ use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
 use crate::ir::{Fun, OpenExp};
 
-/// The kernel functions `_rows`, `_part` and `_combine` of a fold kernel.
+/// The kernel functions `_rows`, `_warps`, `_part` and `_combine` of a
+/// fold kernel.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fold(
     k: &mut KernelGen,
@@ -70,6 +75,22 @@ pub(crate) fn fold(
     };
     let (v, has) = range_reduce(&mut g, &op, &read, elt, ("0", &n), comm, Group::Block);
     finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "r", Group::Block);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+
+    // _warps: a warp per row (short rows)
+    k.open_function(out, "_warps", what, loc);
+    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+    let n = sh[rank - 1].clone();
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    let rows = g.bind(ScalarTy::I64, &outer_size(&sh));
+    g.open(&loop_over("r", &rows, Group::Warp));
+    g.line(&format!("const int64_t base = r * {n};"));
+    let (v, has) = range_reduce(&mut g, &op, &read, elt, ("0", &n), comm, Group::Warp);
+    finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "r", Group::Warp);
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);

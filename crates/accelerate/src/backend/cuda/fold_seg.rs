@@ -3,17 +3,20 @@
 //! (segment `s` is `offsets[s] .. offsets[s+1]`), and each segment reduces
 //! to one element.
 //!
-//! Algorithm: a warp per segment (Bell and Garland's "vector" kernel for
-//! sparse matrices): the (row, segment) pairs, `rows * nseg` of them in
-//! row-major order, are taken by the grid's warps in turn; a warp reduces
-//! its segment with `block::range_reduce` (lanes read consecutive
+//! Algorithm: a warp per segment (`_warp`, Bell and Garland's "vector"
+//! kernel for sparse matrices): the (row, segment) pairs, `rows * nseg` of
+//! them in row-major order, are taken by the grid's warps in turn; a warp
+//! reduces its segment with `block::range_reduce` (lanes read consecutive
 //! elements; shuffles combine them in order), and lane 0 applies the seed
-//! and writes. Launch: any number of blocks (`min(ceil(rows * nseg / 8),
-//! G)` keeps every warp busy), no parameters; the host has checked the
-//! offsets (`check_offsets`) and, for `fold1_seg`, that no segment is
-//! empty. Segments far longer than the rest leave one warp working while
-//! the others idle; balancing them with a work queue (DESIGN.md §7) is
-//! not done yet.
+//! and writes. When the segments are long (the host chooses by their mean
+//! length), a block per segment instead (`_block`, the same with the
+//! block's reduction). Launch: any number of blocks (`min(ceil(rows *
+//! nseg / 8), G)` keeps every warp busy; `min(rows * nseg, G)` for
+//! `_block`), no parameters; the host has checked the offsets
+//! (`check_offsets`) and, for `fold1_seg`, that no segment is empty.
+//! Segments far longer than the rest leave one group working while the
+//! others idle; balancing them with a work queue (DESIGN.md §7) is not
+//! done yet.
 //!
 //! ```text
 //! for each (r, s) (a warp):
@@ -22,7 +25,7 @@
 
 use super::block::{range_reduce, Group};
 use super::fold::{finish, outer_size};
-use super::kernel::KernelGen;
+use super::kernel::{block_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{commutative, read_at, Source};
@@ -46,28 +49,43 @@ pub(crate) fn fold_seg(
     loc: SrcLoc,
 ) {
     let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
-    k.open_function(out, "", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let offs = k.slots[&offsets].clone();
-    let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());
-    let mut g = k.exp_gen(1);
-    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-    g.line(&format!("const int64_t nseg = {nseg1} - 1;"));
-    let total = g.bind(ScalarTy::I64, &format!("({}) * nseg", outer_size(&sh)));
-    g.line("const int64_t wid = ((int64_t)blockIdx.x * ACC_BLOCK + tid) >> 5;");
-    g.line("const int64_t nwarps = ((int64_t)gridDim.x * ACC_BLOCK) >> 5;");
-    g.open(&format!("for (int64_t q = wid; q < {total}; q += nwarps) {{"));
-    g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
-    g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
-    let read = |g: &mut ExpGen<'_>, k: &str| {
-        let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
-        read_at(g, src, &p, loc)
-    };
-    let (v, has) = range_reduce(&mut g, &op, &read, elt, ("lo", "hi"), commutative(f), Group::Warp);
-    finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "q", Group::Warp);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    for group in [Group::Warp, Group::Block] {
+        let suffix = if group == Group::Warp { "_warp" } else { "_block" };
+        k.open_function(out, suffix, what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let offs = k.slots[&offsets].clone();
+        let (off, nseg1) = (offs.leaves[0].clone(), offs.extents[0].clone());
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.line(&format!("const int64_t nseg = {nseg1} - 1;"));
+        let total = g.bind(ScalarTy::I64, &format!("({}) * nseg", outer_size(&sh)));
+        g.open(&loop_over("q", &total, group));
+        g.line(&format!("const int64_t base = (q / nseg) * {n}, s = q % nseg;"));
+        g.line(&format!("const int64_t lo = {off}[s], hi = {off}[s + 1];"));
+        let read = |g: &mut ExpGen<'_>, k: &str| {
+            let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
+            read_at(g, src, &p, loc)
+        };
+        let (v, has) = range_reduce(&mut g, &op, &read, elt, ("lo", "hi"), commutative(f), group);
+        finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "q", group);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    }
+}
+
+/// The header of a loop in which each warp (or each block) of the grid
+/// takes items `var` of `0 .. n` in turn: the same items in every thread
+/// of the group, so that the group's shuffles and barriers are reached by
+/// all its threads (Note [No early exits]).
+pub(crate) fn loop_over(var: &str, n: &str, group: Group) -> String {
+    match group {
+        Group::Warp => format!(
+            "for (int64_t {var} = ((int64_t)blockIdx.x * ACC_BLOCK + tid) >> 5; {var} < {n}; \
+             {var} += ((int64_t)gridDim.x * ACC_BLOCK) >> 5) {{"
+        ),
+        Group::Block => block_stride(var, n),
+    }
 }

@@ -289,8 +289,9 @@ fn load<D: Device>(
 fn functions(k: &Kernel) -> Vec<String> {
     use Skeleton::*;
     let suffixes: &[&str] = match k.skeleton {
-        Generate { .. } | FoldSeg { .. } | Stencil { .. } | Permute { .. } => &[""],
-        Fold { .. } => &["_rows", "_part", "_combine"],
+        Generate { .. } | Stencil { .. } | Permute { .. } => &[""],
+        FoldSeg { .. } => &["_warp", "_block"],
+        Fold { .. } => &["_rows", "_warps", "_part", "_combine"],
         Scan { .. } => &["_rows", "_look"],
     };
     suffixes.iter().map(|s| format!("{}{s}", k.name)).collect()
