@@ -9,10 +9,17 @@
 //!
 //! A launch holds the manager's lock from making its buffers resident to
 //! reading its error record, so that no other thread evicts them; the
-//! kernel's arguments (`acc_args`: the buffers' device addresses, the
-//! extents, the parameters and the hoisted literals) travel as one small
-//! buffer. After each launch the host reads the error record, which waits
-//! for the kernel; a kernel that raised an error is the program's error.
+//! kernel's error record (zeroed) and its arguments (`acc_args`: the
+//! buffers' device addresses, the extents, the parameters and the hoisted
+//! literals) travel as one small buffer. After each launch the host reads
+//! the error record back, which waits for the kernel; a kernel that raised
+//! an error is the program's error.
+//!
+//! Launches are therefore in order, one at a time: independent let-bound
+//! computations do not overlap on streams. Making launches asynchronous
+//! needs each array to carry the error records of the kernels it depends
+//! on, checked when the host reads it, so that a failed binding still
+//! fails only its uses (Note [Deferred errors]); that is not done yet.
 
 use super::device::{Device, KernelArgs, BLOCK};
 use super::memory::{BufId, MemoryError, MemoryManager};
@@ -394,51 +401,53 @@ impl<D: Device> Launch<'_, '_, D> {
         let nbufs = ids.len();
 
         let mut m = lock(self.on.mem);
-        let err = m.insert_host(vec![0u8; std::mem::size_of::<AccErr>()]);
+        let addrs = match m.prepare(&ids) {
+            Ok(a) => a,
+            Err(e) => {
+                m.unpin();
+                return Err(memory_error(e, k.loc, own_extents));
+            }
+        };
+        // one block travels: the error record (zeroed), then the argument
+        // words (addresses, extents, parameters, literals)
+        let record = std::mem::size_of::<AccErr>();
+        let words: Vec<i64> = addrs
+            .iter()
+            .map(|&a| a as i64)
+            .chain(extents.iter().copied())
+            .chain(params.iter().copied())
+            .chain(k.consts.iter().copied())
+            .collect();
+        let mut bytes = vec![0u8; record];
+        bytes.extend(words.iter().flat_map(|w| w.to_ne_bytes()));
+        let block = m.insert_host(bytes);
+        ids.push(block);
         let result = (|| {
-            ids.push(err);
             let addrs = m.prepare(&ids).map_err(|e| memory_error(e, k.loc, own_extents))?;
-            // the argument block: addresses, extents, parameters, literals
-            let words: Vec<i64> = addrs[..nbufs]
-                .iter()
-                .map(|&a| a as i64)
-                .chain(extents.iter().copied())
-                .chain(params.iter().copied())
-                .chain(k.consts.iter().copied())
-                .chain([0])
-                .collect();
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-            let block = m.insert_host(bytes);
-            ids.push(block);
-            let r = (|| {
-                let addrs = m.prepare(&ids).map_err(|e| memory_error(e, k.loc, own_extents))?;
-                let base = addrs[nbufs + 1];
-                let at = |words: usize| base + 8 * words as u64;
-                let args = KernelArgs {
-                    bufs: at(0),
-                    extents: at(nbufs),
-                    params: at(nbufs + extents.len()),
-                    consts: at(nbufs + extents.len() + params.len()),
-                    err: addrs[nbufs],
-                };
-                let name = format!("{}{suffix}", k.name);
-                m.device_mut().launch(self.on.module, &name, blocks, args)?;
-                for &id in &ids[written_from..nbufs + 1] {
-                    m.written(id);
-                }
-                let bytes = m.read(err).map_err(|e| memory_error(e, k.loc, own_extents))?;
-                // SAFETY: `AccErr` is `#[repr(C)]` plain data, any bits
-                // valid, and `bytes` holds one (the record's size).
-                let record: AccErr = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<AccErr>()) };
-                if record.code != 0 {
-                    return Err(record.error(k));
-                }
-                Ok(())
-            })();
-            m.remove(block);
-            r
+            let err = addrs[nbufs];
+            let at = |words: usize| err + (record + 8 * words) as u64;
+            let args = KernelArgs {
+                bufs: at(0),
+                extents: at(nbufs),
+                params: at(nbufs + extents.len()),
+                consts: at(nbufs + extents.len() + params.len()),
+                err,
+            };
+            let name = format!("{}{suffix}", k.name);
+            m.device_mut().launch(self.on.module, &name, blocks, args)?;
+            for &id in &ids[written_from..] {
+                m.written(id);
+            }
+            let bytes = m.read(block).map_err(|e| memory_error(e, k.loc, own_extents))?;
+            // SAFETY: `AccErr` is `#[repr(C)]` plain data, any bits valid,
+            // and the block starts with one (`record` bytes).
+            let record: AccErr = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<AccErr>()) };
+            if record.code != 0 {
+                return Err(record.error(k));
+            }
+            Ok(())
         })();
-        m.remove(err);
+        m.remove(block);
         m.unpin();
         result
     }
