@@ -121,6 +121,11 @@ impl Gpu {
     }
 }
 
+/// The output a variant left in its slot last time, or a new one.
+fn reuse<T>(slot: &mut Option<T>, make: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    slot.take().map_or_else(make, Ok)
+}
+
 /// The CUDA backend's configuration.
 fn cuda() -> Config {
     Config::default().with_backend(Backend::Cuda)
@@ -172,11 +177,7 @@ pub fn copy(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     b.variant(
         "cuda-memcpy",
         move |slot: &mut Option<CudaSlice<f32>>| {
-            let dst = match slot.take() {
-                Some(d) => d,
-                None => g.zeros::<f32>(n)?,
-            };
-            let mut dst = dst;
+            let mut dst = reuse(slot, || g.zeros::<f32>(n))?;
             let t = g.timed(|g| g.stream.memcpy_dtod(&src, &mut dst).map_err(|e| driver("memcpy", e)))?;
             *slot = Some(dst);
             Ok(t)
@@ -221,10 +222,7 @@ pub fn dotp(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     b.variant(
         "cuda-hand",
         move |slot: &mut Option<CudaSlice<f32>>| {
-            let mut out = match slot.take() {
-                Some(o) => o,
-                None => g.zeros::<f32>(1)?,
-            };
+            let mut out = reuse(slot, || g.zeros::<f32>(1))?;
             let mut partial = partial.clone();
             let n4 = (n / 4) as i64;
             let count = grid as i32;
@@ -277,10 +275,7 @@ pub fn saxpy(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
         move |slot: &mut Option<CudaSlice<f32>>| {
             // y is updated in place: each run starts from a fresh copy of
             // y, made before the clock starts
-            let mut y = match slot.take() {
-                Some(y) => y,
-                None => g.zeros::<f32>(n)?,
-            };
+            let mut y = reuse(slot, || g.zeros::<f32>(n))?;
             g.stream.memcpy_dtod(&dy0, &mut y).map_err(|e| driver("memcpy", e))?;
             let n4 = (n / 4) as i64;
             let t = g.timed(|g| {
@@ -333,10 +328,7 @@ pub fn scan(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     b.variant(
         "cuda-hand",
         move |slot: &mut Option<CudaSlice<i32>>| {
-            let mut y = match slot.take() {
-                Some(y) => y,
-                None => g.zeros::<i32>(n)?,
-            };
+            let mut y = reuse(slot, || g.zeros::<i32>(n))?;
             let mut sums = sums.clone();
             let (nn, count) = (n as i64, tiles as i32);
             let t = g.timed(|g| {
@@ -397,10 +389,7 @@ pub fn blackscholes(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     b.variant(
         "cuda-hand",
         move |slot: &mut Option<Out>| {
-            let (mut call, mut put) = match slot.take() {
-                Some(o) => o,
-                None => (g.zeros::<f32>(n)?, g.zeros::<f32>(n)?),
-            };
+            let (mut call, mut put) = reuse(slot, || Ok((g.zeros::<f32>(n)?, g.zeros::<f32>(n)?)))?;
             let nn = n as i64;
             let t = g.timed(|g| {
                 let mut l = g.stream.launch_builder(&f);
@@ -450,10 +439,7 @@ pub fn nbody(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     b.variant(
         "cuda-hand",
         move |slot: &mut Option<Out>| {
-            let (mut bo, mut vo) = match slot.take() {
-                Some(o) => o,
-                None => (g.zeros::<f32>(4 * n)?, g.zeros::<f32>(4 * n)?),
-            };
+            let (mut bo, mut vo) = reuse(slot, || Ok((g.zeros::<f32>(4 * n)?, g.zeros::<f32>(4 * n)?)))?;
             let nn = n as i32;
             let t = g.timed(|g| {
                 let mut l = g.stream.launch_builder(&f);

@@ -59,41 +59,27 @@ pub(crate) fn fold(
     let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
     let comm = commutative(f);
 
-    // _rows: a block per row
-    k.open_function(out, "_rows", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-    let rows = g.bind(ScalarTy::I64, &outer_size(&sh));
-    g.open(&block_stride("r", &rows));
-    g.line(&format!("const int64_t base = r * {n};"));
+    // _rows: a block per row; _warps: a warp per row (short rows)
     let read = |g: &mut ExpGen<'_>, k: &str| {
         let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
         read_at(g, src, &p, loc)
     };
-    let (v, has) = range_reduce(&mut g, &op, &read, elt, ("0", &n), comm, Group::Block);
-    finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "r", Group::Block);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
-
-    // _warps: a warp per row (short rows)
-    k.open_function(out, "_warps", what, loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
-    let n = sh[rank - 1].clone();
-    let mut g = k.exp_gen(1);
-    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-    let rows = g.bind(ScalarTy::I64, &outer_size(&sh));
-    g.open(&loop_over("r", &rows, Group::Warp));
-    g.line(&format!("const int64_t base = r * {n};"));
-    let (v, has) = range_reduce(&mut g, &op, &read, elt, ("0", &n), comm, Group::Warp);
-    finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "r", Group::Warp);
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
+    for (suffix, group) in [("_rows", Group::Block), ("_warps", Group::Warp)] {
+        k.open_function(out, suffix, what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        let rows = g.bind(ScalarTy::I64, &outer_size(&sh));
+        g.open(&loop_over("r", &rows, group));
+        g.line(&format!("const int64_t base = r * {n};"));
+        let (v, has) = range_reduce(&mut g, &op, &read, elt, ("0", &n), comm, group);
+        finish(&mut g, &op, z.as_ref(), &v, &has, &obufs, "r", group);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    }
 
     // _part: a block per piece
     k.open_function(out, "_part", what, loc);
