@@ -36,21 +36,35 @@ use crate::exec::error::{Error, Result};
 use libloading::Library;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::path::PathBuf;
+use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The flags the emulated kernels are compiled with: `-ffp-contract=off`,
 /// as the CPU backend's (and NVRTC's `--fmad=false`), so that `a * b + c`
-/// rounds twice; optimised a little, for the sake of compile time.
-const FLAGS: [&str; 6] = ["-std=gnu++17", "-O1", "-fPIC", "-shared", "-w", "-ffp-contract=off"];
+/// rounds twice; not optimised, since the test suite's time goes to
+/// compiling its many small programs more than to running them (the
+/// segmented scans' tests took 46 s at `-O0`, 78 s at `-O1`).
+const FLAGS: [&str; 6] = ["-std=gnu++17", "-O0", "-fPIC", "-shared", "-w", "-ffp-contract=off"];
 
 /// `acc_emu_launch` of `emulate_tail.h`.
-type LaunchFn = unsafe extern "C" fn(*const c_void, *const KernelArgs, u32) -> i32;
+type LaunchFn = unsafe extern "C" fn(*const c_void, *const KernelArgs, u32, *mut u8, usize) -> i32;
+
+/// Threads per block (`ACC_BLOCK`), and the stack each emulated thread
+/// has: a kernel's frames are small (its largest local is the 520-byte
+/// error context), and the stacks are allocated once, their pages mapped
+/// by the first launches that reach them.
+const THREADS: usize = 256;
+const STACK_BYTES: usize = 128 * 1024;
 
 /// The emulated device: its memory is host memory, in 8-byte words.
 #[derive(Default)]
 pub struct Emulator {
     busy: Duration,
+    /// The threads' stacks, in 16-byte words (so aligned), made at the
+    /// first launch.
+    stacks: Vec<u128>,
 }
 
 /// A program's kernels, compiled for the emulator.
@@ -58,6 +72,50 @@ pub struct EmulatedModule {
     functions: HashMap<String, usize>,
     launch: LaunchFn,
     _lib: Library,
+}
+
+/// The emulator's header and the CUDA prelude, as a header precompiled by
+/// the C++ compiler with `flags` (most of the time of compiling a
+/// program's kernels goes to reading them, `<math.h>` above all): the
+/// header's path, with its `.gch` beside it, in the kernel cache, made
+/// once per process and kept across processes (a folder per key, written
+/// under a temporary name and renamed into place). `None` when it cannot
+/// be made: files are then compiled whole.
+fn precompiled_prelude(command: &str, flags: &[String]) -> Option<PathBuf> {
+    static HEADER: OnceLock<Option<PathBuf>> = OnceLock::new();
+    HEADER
+        .get_or_init(|| {
+            let text = format!("{}\n{}", include_str!("emulate.h"), super::prelude());
+            let key = cache::key(&[
+                env!("CARGO_PKG_VERSION"),
+                "emulator-prelude",
+                command,
+                &flags.join(" "),
+                &text,
+            ]);
+            let dir = cache::dir();
+            let folder = dir.join(format!("{key}.pch"));
+            let header = folder.join("prelude.h");
+            if folder.join("prelude.h.gch").is_file() {
+                return Some(header);
+            }
+            let tmp = dir.join(cache::temporary(&key));
+            std::fs::create_dir_all(&tmp).ok()?;
+            let made = std::fs::write(tmp.join("prelude.h"), &text).is_ok()
+                && Command::new(command)
+                    .args(flags.iter().filter(|f| *f != "-shared"))
+                    .args(["-x", "c++-header", "-o"])
+                    .arg(tmp.join("prelude.h.gch"))
+                    .arg(tmp.join("prelude.h"))
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+            // another process may have published it first: either is whole
+            let published =
+                made && (std::fs::rename(&tmp, &folder).is_ok() || folder.join("prelude.h.gch").is_file());
+            let _ = std::fs::remove_dir_all(&tmp);
+            published.then_some(header)
+        })
+        .clone()
 }
 
 /// The C++ compiler.
@@ -111,9 +169,18 @@ impl Device for Emulator {
     }
 
     fn load(&mut self, source: &str, functions: &[String]) -> Result<Arc<EmulatedModule>> {
-        let full = format!("{}\n{source}\n{}", include_str!("emulate.h"), include_str!("emulate_tail.h"));
         let command = compiler();
-        let flags: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
+        let mut flags: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
+        // the emulator's header and the CUDA prelude, which start every
+        // file, come precompiled where they can (`precompiled_prelude`)
+        let full = match source.strip_prefix(super::prelude()).zip(precompiled_prelude(&command, &flags)) {
+            Some((kernels, header)) => {
+                flags.push("-include".into());
+                flags.push(header.display().to_string());
+                format!("{kernels}\n{}", include_str!("emulate_tail.h"))
+            }
+            None => format!("{}\n{source}\n{}", include_str!("emulate.h"), include_str!("emulate_tail.h")),
+        };
         let key = cache::key(&[env!("CARGO_PKG_VERSION"), "emulator", &command, &flags.join(" "), &full]);
         static MEMORY: OnceLock<Mutex<HashMap<String, Arc<EmulatedModule>>>> = OnceLock::new();
         let memory = MEMORY.get_or_init(Default::default);
@@ -157,19 +224,28 @@ impl Device for Emulator {
             .functions
             .get(function)
             .ok_or_else(|| Error::Internal(format!("kernel function {function} not loaded")))?;
+        if self.stacks.is_empty() {
+            let words = THREADS * STACK_BYTES / 16;
+            self.stacks
+                .try_reserve_exact(words)
+                .map_err(|_| Error::Internal("the emulator could not allocate its threads' stacks".into()))?;
+            self.stacks.resize(words, 0);
+        }
         let start = Instant::now();
         // SAFETY: `f` is a kernel of this module, `args` points at buffers
         // the manager made resident and pinned for this launch (host
-        // memory here), and launches are serialised by the manager's lock
-        // (the scheduler's state is the module's).
-        let status = unsafe { (module.launch)(f as *const c_void, &args, blocks) };
+        // memory here), the stacks are THREADS of STACK_BYTES, 16-byte
+        // aligned, and launches are serialised by the manager's lock (the
+        // scheduler's state is the module's, the stacks this device's).
+        let stacks = self.stacks.as_mut_ptr().cast::<u8>();
+        let status = unsafe { (module.launch)(f as *const c_void, &args, blocks, stacks, STACK_BYTES) };
         self.busy += start.elapsed();
         match status {
             0 => Ok(()),
             1 => Err(Error::Internal(format!(
                 "emulated kernel {function} deadlocked: a barrier that some thread of its block or warp never reached"
             ))),
-            _ => Err(Error::Internal(format!("the emulator could not allocate its threads' stacks for {function}"))),
+            _ => Err(Error::Internal(format!("the emulator could not allocate its scheduler for {function}"))),
         }
     }
 

@@ -76,7 +76,7 @@ use memory::MemoryManager;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The CUDA prelude every generated file starts with.
-fn prelude() -> &'static str {
+pub(crate) fn prelude() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| crate::backend::c::with_common_prelude(include_str!("prelude.cuh")))
 }
