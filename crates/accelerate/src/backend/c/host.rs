@@ -11,7 +11,7 @@
 
 use super::kernel::{Kernel, ShapeOf};
 use super::lower::Cmd;
-use crate::array::{ArrayData, ArraysTy, ArraysVal, Buffer};
+use crate::array::{ArrayData, ArraysVal, Buffer};
 use crate::backend::interp::scalar::{lookup, ArrayEnv, ScalarEval};
 use crate::backend::interp::{check_offsets, split_inner};
 use crate::exec::error::{Error, Result, SrcLoc};
@@ -66,22 +66,16 @@ impl<A> Value<A> {
     }
 }
 
-/// A bound array variable: its value, or the error its evaluation raised
-/// (Note [Deferred errors]).
-struct Slot<A> {
-    _ty: ArraysTy,
-    val: Result<Value<A>>,
-}
-
-/// The array variables in scope (innermost last).
+/// The array variables in scope (innermost last): each one's value, or
+/// the error its evaluation raised (Note [Deferred errors]).
 pub(crate) struct Env<A> {
-    slots: Vec<Slot<A>>,
+    slots: Vec<Result<Value<A>>>,
 }
 
 impl<A: HostArray> Env<A> {
     /// Array variable `v`.
     pub fn array(&self, v: usize) -> Result<&A> {
-        match lookup(&self.slots, v).map(|s| &s.val) {
+        match lookup(&self.slots, v) {
             Some(Ok(Value::Array(a))) => Ok(a),
             Some(Err(e)) => Err(e.clone()),
             _ => Err(Error::Internal(format!("array variable {v} is not an array in scope"))),
@@ -100,8 +94,8 @@ impl<A: HostArray> Env<A> {
         }
     }
 
-    fn push(&mut self, ty: ArraysTy, val: Result<Value<A>>) {
-        self.slots.push(Slot { _ty: ty, val });
+    fn push(&mut self, val: Result<Value<A>>) {
+        self.slots.push(val);
     }
 
     fn pop(&mut self) {
@@ -136,12 +130,9 @@ pub(crate) fn run<M: Machine>(
     m: &M,
     body: &Cmd,
     kernels: &[Kernel],
-    args: Vec<(ArraysTy, Value<M::Array>)>,
+    args: Vec<Value<M::Array>>,
 ) -> Result<Value<M::Array>> {
-    let mut env = Env { slots: Vec::new() };
-    for (ty, v) in args {
-        env.push(ty, Ok(v));
-    }
+    let env = Env { slots: args.into_iter().map(Ok).collect() };
     Walker { m, kernels, env }.cmd(body)
 }
 
@@ -158,16 +149,16 @@ impl<M: Machine> Walker<'_, M> {
 
     fn cmd_inner(&mut self, c: &Cmd) -> Result<Value<M::Array>> {
         match c {
-            Cmd::Let(ty, b, body) => {
+            Cmd::Let(b, body) => {
                 // Note [Deferred errors]: a failed binding fails only its uses
                 let val = self.cmd(b);
-                self.env.push(ty.clone(), val);
+                self.env.push(val);
                 let r = self.cmd(body);
                 self.env.pop();
                 r
             }
             Cmd::Var(i) => match lookup(&self.env.slots, *i) {
-                Some(s) => s.val.clone(),
+                Some(v) => v.clone(),
                 None => Err(Error::Internal(format!("array variable {i} unbound"))),
             },
             Cmd::Tuple(ts) => Ok(Value::Tuple(ts.iter().map(|t| self.cmd(t)).collect::<Result<_>>()?)),
@@ -208,10 +199,10 @@ impl<M: Machine> Walker<'_, M> {
                     None => Err(Error::Internal("acond on a non-bool".into())),
                 }
             }
-            Cmd::Awhile { param, pred, body, init } => {
+            Cmd::Awhile { pred, body, init } => {
                 let mut x = self.cmd(init)?;
                 loop {
-                    self.env.push(param.clone(), Ok(x.clone()));
+                    self.env.push(Ok(x.clone()));
                     let p = self.cmd(pred);
                     self.env.pop();
                     let p = p?.into_array()?;
@@ -219,7 +210,7 @@ impl<M: Machine> Walker<'_, M> {
                     if !go.ok_or_else(|| Error::Internal("awhile predicate is not a bool".into()))? {
                         return Ok(x);
                     }
-                    self.env.push(param.clone(), Ok(x));
+                    self.env.push(Ok(x));
                     let next = self.cmd(body);
                     self.env.pop();
                     x = next?;

@@ -28,9 +28,9 @@ use std::sync::Arc;
 /// A host command.
 #[derive(Debug)]
 pub(crate) enum Cmd {
-    /// `let` with the type of its bound value (kept for a binding whose
-    /// error is deferred, Note [Deferred errors]).
-    Let(ArraysTy, Box<Cmd>, Box<Cmd>),
+    /// `let`: a binding whose evaluation fails fails only its uses (Note
+    /// [Deferred errors]).
+    Let(Box<Cmd>, Box<Cmd>),
     Var(usize),
     Tuple(Vec<Cmd>),
     Prj(usize, Box<Cmd>),
@@ -48,7 +48,6 @@ pub(crate) enum Cmd {
         else_: Box<Cmd>,
     },
     Awhile {
-        param: ArraysTy,
         pred: Box<Cmd>,
         body: Box<Cmd>,
         init: Box<Cmd>,
@@ -131,7 +130,7 @@ impl<G> Lowering<'_, G> {
                 let r = self.acc(body);
                 self.aenv.pop();
                 let (cbody, tbody) = r?;
-                (Cmd::Let(tb, Box::new(cb), Box::new(cbody)), tbody)
+                (Cmd::Let(Box::new(cb), Box::new(cbody)), tbody)
             }
             AccKind::Var(i) => {
                 let t = self.aenv.get(self.aenv.len().wrapping_sub(i + 1)).cloned();
@@ -176,12 +175,7 @@ impl<G> Lowering<'_, G> {
                 let p = self.acc(&pred.body);
                 let b = self.acc(&body.body);
                 self.aenv.pop();
-                let cmd = Cmd::Awhile {
-                    param: pred.param.clone(),
-                    pred: Box::new(p?.0),
-                    body: Box::new(b?.0),
-                    init: Box::new(ci),
-                };
+                let cmd = Cmd::Awhile { pred: Box::new(p?.0), body: Box::new(b?.0), init: Box::new(ci) };
                 (cmd, ty)
             }
             _ => match bind_arguments(a) {

@@ -62,7 +62,7 @@ pub(crate) fn run(
     module: &Module,
     args: Vec<ArraysVal>,
 ) -> Result<ArraysVal> {
-    let args = args.into_iter().map(|v| (v.ty(), Value::from_host(v))).collect();
+    let args = args.into_iter().map(Value::from_host).collect();
     host::run(&Cpu { module }, body, kernels, args).map(Value::into_host)
 }
 

@@ -38,9 +38,10 @@ pub trait Device: DeviceMemory<Buf: Send> + Send + 'static {
     type Module: Send + Sync;
     /// What the device is, in words.
     fn describe(&self) -> String;
-    /// Compiles (or finds in the kernel cache) and loads a CUDA C file,
-    /// prelude included, whose kernel functions are `functions`.
-    fn load(&mut self, source: &str, functions: &[String]) -> Result<Arc<Self::Module>>;
+    /// Compiles (or finds in the kernel cache) and loads a program's
+    /// kernels (CUDA C without the prelude, which the device adds), whose
+    /// functions are `functions`.
+    fn load(&mut self, kernels: &str, functions: &[String]) -> Result<Arc<Self::Module>>;
     /// Runs `function` on `blocks` blocks of `BLOCK` threads and waits
     /// for it to finish.
     fn launch(&mut self, module: &Self::Module, function: &str, blocks: u32, args: KernelArgs) -> Result<()>;
@@ -164,8 +165,8 @@ impl Device for Gpu {
         format!("{} ({}, {} multiprocessors)", self.name, self.arch, self.multiprocessors)
     }
 
-    fn load(&mut self, source: &str, functions: &[String]) -> Result<Arc<GpuModule>> {
-        let ptx = cached_ptx(source, self.arch)?;
+    fn load(&mut self, kernels: &str, functions: &[String]) -> Result<Arc<GpuModule>> {
+        let ptx = cached_ptx(&format!("{}{kernels}", super::prelude()), self.arch)?;
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))

@@ -168,18 +168,23 @@ impl Device for Emulator {
         "the CUDA emulator (on the host)".into()
     }
 
-    fn load(&mut self, source: &str, functions: &[String]) -> Result<Arc<EmulatedModule>> {
+    fn load(&mut self, kernels: &str, functions: &[String]) -> Result<Arc<EmulatedModule>> {
         let command = compiler();
         let mut flags: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
         // the emulator's header and the CUDA prelude, which start every
         // file, come precompiled where they can (`precompiled_prelude`)
-        let full = match source.strip_prefix(super::prelude()).zip(precompiled_prelude(&command, &flags)) {
-            Some((kernels, header)) => {
+        let full = match precompiled_prelude(&command, &flags) {
+            Some(header) => {
                 flags.push("-include".into());
                 flags.push(header.display().to_string());
                 format!("{kernels}\n{}", include_str!("emulate_tail.h"))
             }
-            None => format!("{}\n{source}\n{}", include_str!("emulate.h"), include_str!("emulate_tail.h")),
+            None => format!(
+                "{}\n{}{kernels}\n{}",
+                include_str!("emulate.h"),
+                super::prelude(),
+                include_str!("emulate_tail.h")
+            ),
         };
         let key = cache::key(&[env!("CARGO_PKG_VERSION"), "emulator", &command, &flags.join(" "), &full]);
         static MEMORY: OnceLock<Mutex<HashMap<String, Arc<EmulatedModule>>>> = OnceLock::new();

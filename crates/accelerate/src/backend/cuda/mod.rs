@@ -103,8 +103,15 @@ fn emulated() -> bool {
 /// NVRTC (none of which the emulator needs). Probed once.
 pub fn unavailable() -> Option<String> {
     if emulated() {
-        return None;
+        None
+    } else {
+        gpu_unavailable()
     }
+}
+
+/// Why no GPU can run this backend's programs here (no driver, device or
+/// NVRTC), whatever `ACCELERATE_CUDA_DEVICE` says. Probed once.
+fn gpu_unavailable() -> Option<String> {
     static WHY: OnceLock<Option<String>> = OnceLock::new();
     WHY.get_or_init(|| device_unavailable().or_else(nvrtc_unavailable)).clone()
 }
@@ -112,8 +119,7 @@ pub fn unavailable() -> Option<String> {
 /// Whether a GPU can run this backend's programs here (driver, device
 /// and NVRTC found), whatever `ACCELERATE_CUDA_DEVICE` says.
 pub fn gpu_present() -> bool {
-    static PRESENT: OnceLock<bool> = OnceLock::new();
-    *PRESENT.get_or_init(|| device_unavailable().is_none() && nvrtc_unavailable().is_none())
+    gpu_unavailable().is_none()
 }
 
 fn unavailable_error(reason: String) -> Error {
@@ -201,7 +207,7 @@ where
         let last = std::mem::take(&mut *self.resident.lock().unwrap_or_else(|e| e.into_inner()));
         let on = OnDevice { mem: &self.mem, module: &self.module, last: &last, now: Mutex::new(Vec::new()) };
         let result = (|| {
-            let args = args.into_iter().map(|v| Ok((v.ty(), upload(&on, v)?))).collect::<Result<Vec<_>>>()?;
+            let args = args.into_iter().map(|v| upload(&on, v)).collect::<Result<Vec<_>>>()?;
             download(host::run(&on, &self.body, &self.kernels, args)?)
         })();
         *self.resident.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -241,13 +247,12 @@ impl CudaProgram {
     /// emulator with `ACCELERATE_CUDA_DEVICE=emulator`, else the GPU).
     pub fn new(p: &Program) -> Result<CudaProgram> {
         let l = lower_program(p, &TARGET)?;
-        let full = format!("{}{}", prelude(), l.source);
         let functions: Vec<String> = l.kernels.iter().flat_map(functions).collect();
         let kernels = l.kernels.len();
         let loaded: Box<dyn Runs> = if emulated() {
-            Box::new(load(emulator()?, l.body, l.kernels, &full, &functions)?)
+            Box::new(load(emulator()?, l.body, l.kernels, &l.source, &functions)?)
         } else {
-            Box::new(load(gpu()?, l.body, l.kernels, &full, &functions)?)
+            Box::new(load(gpu()?, l.body, l.kernels, &l.source, &functions)?)
         };
         Ok(CudaProgram { loaded, source: l.source, kernels })
     }
