@@ -36,11 +36,14 @@ pub mod backend;
 pub mod exec;
 pub mod ir;
 pub mod lang;
+pub mod plan;
 pub mod prelude;
 pub mod trafo;
 
 pub use accelerate_derive::Elt;
-pub use exec::config::{Backend, Config};
+pub use exec::config::{Backend, Config, CpuOptions};
+#[cfg(feature = "cuda")]
+pub use exec::config::{CudaDevice, CudaOptions};
 pub use exec::error::{Error, Result, SrcLoc};
 pub use exec::{
     compile, compile_with, explain, explain_dot, explain_dot_with, explain_with, run, run_with, stats,

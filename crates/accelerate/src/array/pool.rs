@@ -9,8 +9,9 @@
 //! allocating its output each time was as slow as ours). So, as the
 //! caching allocators of PyTorch and JAX do for device memory, the
 //! buffers of a dropped array of at least `MIN_BYTES` are kept here, up
-//! to `ACCELERATE_POOL_MB` mebibytes in all (default 512; 0 turns the pool
-//! off), and a kernel's output of the same element type takes one whose
+//! to `Config::pool_mb` mebibytes in all (`ACCELERATE_POOL_MB`, default
+//! 512; 0 turns the pool off; one pool per process, bounded by the last
+//! program prepared), and a kernel's output of the same element type takes one whose
 //! capacity fits (at least its size and less than twice it, so that
 //! little memory is wasted) instead of asking the allocator. The oldest
 //! buffers go first when the pool is full. A recycled buffer's old
@@ -33,13 +34,18 @@ struct Pool {
 
 fn pool() -> &'static Mutex<Pool> {
     static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let mb = std::env::var("ACCELERATE_POOL_MB")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .unwrap_or(512);
-        Mutex::new(Pool { buffers: VecDeque::new(), bytes: 0, limit: mb.saturating_mul(1 << 20) })
-    })
+    POOL.get_or_init(|| Mutex::new(Pool { buffers: VecDeque::new(), bytes: 0, limit: 512 << 20 }))
+}
+
+/// Bounds the pool at `mb` MiB (`Config::pool_mb`), dropping the oldest
+/// buffers that no longer fit.
+pub(crate) fn set_limit(mb: usize) {
+    let Ok(mut p) = pool().lock() else { return };
+    p.limit = mb.saturating_mul(1 << 20);
+    while p.bytes > p.limit {
+        let Some(old) = p.buffers.pop_front() else { break };
+        p.bytes -= old.capacity_bytes();
+    }
 }
 
 /// Keeps the storage of a buffer that is no longer used, if it is large

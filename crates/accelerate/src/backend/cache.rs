@@ -16,13 +16,13 @@
 //! files and renamed into place, so that processes filling one cache at
 //! once never see half a file; two processes compiling one key publish two
 //! artifacts under their own digests, and whichever checksum is renamed
-//! last names a complete artifact of its own. `ACCELERATE_CACHE_DIR` moves
-//! the cache; `ACCELERATE_CACHE=off` keeps artifacts in a temporary folder
-//! that is not reused.
+//! last names a complete artifact of its own. The folder is the backend's
+//! option (`CacheDir`): `ACCELERATE_CACHE_DIR` moves the cache;
+//! `ACCELERATE_CACHE=off` keeps artifacts in a temporary folder that is not
+//! reused.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// The key of an artifact: the SHA-256 of what it depends on.
 pub(crate) fn key(parts: &[&str]) -> String {
@@ -34,24 +34,27 @@ pub(crate) fn key(parts: &[&str]) -> String {
     hex(&h.finalize())
 }
 
-/// The cache's folder (Note [The kernel cache]).
-pub(crate) fn dir() -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        if let Some(d) = std::env::var_os("ACCELERATE_CACHE_DIR").filter(|d| !d.is_empty()) {
-            return PathBuf::from(d);
+/// Where a backend keeps its compiled kernels (its options' `cache`,
+/// which `Config` fills from `ACCELERATE_CACHE_DIR`, `ACCELERATE_CACHE`,
+/// `XDG_CACHE_HOME` and `HOME`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CacheDir {
+    /// This folder, kept between runs.
+    At(PathBuf),
+    /// A temporary folder of this process, not reused.
+    Off,
+}
+
+impl CacheDir {
+    /// The folder (Note [The kernel cache]).
+    pub fn path(&self) -> PathBuf {
+        match self {
+            CacheDir::At(d) => d.clone(),
+            CacheDir::Off => {
+                std::env::temp_dir().join(format!("accelerate-rs-nocache-{}", std::process::id()))
+            }
         }
-        if std::env::var("ACCELERATE_CACHE").as_deref() == Ok("off") {
-            return std::env::temp_dir().join(format!("accelerate-rs-nocache-{}", std::process::id()));
-        }
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(std::env::temp_dir);
-        base.join("accelerate-rs")
-    })
-    .clone()
+    }
 }
 
 /// A name for the temporary files of one compilation of `key`: threads

@@ -17,11 +17,34 @@
 //!   operation writes its result to memory). For ablations only: without
 //!   sharing recovery, shared work is repeated.
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
-//!   `fusion`, or `all`) whose IR is printed to standard error; `c` prints
+//!   `fusion`, `plan`, or `all`) whose IR (or plan) is printed to standard error; `c` prints
 //!   the C source the CPU backend generates, `cuda` the CUDA backend's.
+//!
+//! Each backend has its own options (`CpuOptions`, `CudaOptions`), carried
+//! in `Config`, so that two programs with different options run in one
+//! process. Their defaults come from the environment, read here and
+//! nowhere else (by `Config::default`, and so by `Config::from_env`):
+//!
+//! - CPU: `ACCELERATE_THREADS` (workers; default one per core), `CC` (the
+//!   C compiler, default `cc`), `ACCELERATE_CFLAGS` (extra flags, such as
+//!   a sanitizer's);
+//! - CUDA: `ACCELERATE_CUDA_DEVICE=emulator` (the CUDA emulator instead
+//!   of a GPU), `ACCELERATE_CUDA_MEMORY_MB` (a cap on the device memory
+//!   it uses), `CXX` (the emulator's C++ compiler, default `c++`);
+//! - both: the kernel cache's folder, `ACCELERATE_CACHE_DIR`, else
+//!   `$XDG_CACHE_HOME/accelerate-rs`, else `~/.cache/accelerate-rs`;
+//!   `ACCELERATE_CACHE=off` for a temporary one;
+//! - `ACCELERATE_POOL_MB` (default 512): the storage of dropped arrays kept
+//!   for reuse (`array::pool`, one per process: the last program run sets
+//!   its bound).
 
 use super::error::{Error, Result};
+use crate::backend::cache::CacheDir;
+pub use crate::backend::cpu::CpuOptions;
+#[cfg(feature = "cuda")]
+pub use crate::backend::cuda::{CudaDevice, CudaOptions};
 use crate::trafo::SharingOptions;
+use std::path::PathBuf;
 
 /// Which backend runs programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,11 +67,15 @@ impl Backend {
     /// it (driver, device and NVRTC found); else the CPU backend when a C
     /// compiler is found; else the interpreter (saying why, once).
     pub fn default_available() -> Backend {
+        Backend::available_with(&CpuOptions::from_env())
+    }
+
+    fn available_with(cpu: &CpuOptions) -> Backend {
         #[cfg(feature = "cuda")]
         if crate::backend::cuda::gpu_present() {
             return Backend::Cuda;
         }
-        match crate::backend::cpu::unavailable() {
+        match crate::backend::cpu::unavailable_with(cpu) {
             None => Backend::Cpu,
             Some(reason) => {
                 static WARNED: std::sync::Once = std::sync::Once::new();
@@ -74,17 +101,84 @@ pub struct Config {
     pub fusion: bool,
     /// Phases whose IR is printed to standard error.
     pub dump: Vec<String>,
+    /// The CPU backend's options.
+    pub cpu: CpuOptions,
+    /// The CUDA backend's options.
+    #[cfg(feature = "cuda")]
+    pub cuda: CudaOptions,
+    /// The storage of dropped arrays kept for reuse, in MiB (`array::pool`).
+    pub pool_mb: usize,
 }
 
 impl Default for Config {
+    /// The default pipeline, on the best backend available, with the
+    /// backends' options of the environment (module docs).
     fn default() -> Self {
+        let cpu = CpuOptions::from_env();
         Config {
-            backend: Backend::default_available(),
+            backend: Backend::available_with(&cpu),
             sharing: SharingOptions { arrays: true, scalars: true },
             simplify: true,
             cse: true,
             fusion: true,
             dump: Vec::new(),
+            cpu,
+            #[cfg(feature = "cuda")]
+            cuda: CudaOptions::from_env(),
+            pool_mb: var("ACCELERATE_POOL_MB").and_then(|s| s.trim().parse().ok()).unwrap_or(512),
+        }
+    }
+}
+
+/// An environment variable's value, if set and not empty.
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The kernel cache's folder of the environment (module docs).
+fn cache_from_env() -> CacheDir {
+    if let Some(d) = std::env::var_os("ACCELERATE_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return CacheDir::At(PathBuf::from(d));
+    }
+    if var("ACCELERATE_CACHE").as_deref() == Some("off") {
+        return CacheDir::Off;
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    CacheDir::At(base.join("accelerate-rs"))
+}
+
+impl CpuOptions {
+    /// The defaults, changed by the environment (module docs).
+    pub fn from_env() -> CpuOptions {
+        CpuOptions {
+            threads: var("ACCELERATE_THREADS").and_then(|s| s.trim().parse().ok()).unwrap_or(0),
+            cc: var("CC").unwrap_or_else(|| "cc".into()),
+            cflags: var("ACCELERATE_CFLAGS")
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
+            cache: cache_from_env(),
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl CudaOptions {
+    /// The defaults, changed by the environment (module docs). A memory
+    /// cap that is not a whole number of MiB is kept as written, for
+    /// `Config::from_env` to reject.
+    pub fn from_env() -> CudaOptions {
+        let emulator = var("ACCELERATE_CUDA_DEVICE").is_some_and(|d| d == "emulator");
+        CudaOptions {
+            device: if emulator { CudaDevice::Emulator } else { CudaDevice::Gpu },
+            memory_mb: var("ACCELERATE_CUDA_MEMORY_MB").and_then(|s| s.trim().parse().ok()),
+            cxx: var("CXX").unwrap_or_else(|| "c++".into()),
+            cache: cache_from_env(),
         }
     }
 }
@@ -129,6 +223,14 @@ impl Config {
             }
         }
         c.dump = list("ACCELERATE_DUMP");
+        #[cfg(feature = "cuda")]
+        if c.backend == Backend::Cuda {
+            if let Some(s) = var("ACCELERATE_CUDA_MEMORY_MB").filter(|s| s.trim().parse::<usize>().is_err()) {
+                return Err(Error::Config(format!(
+                    "ACCELERATE_CUDA_MEMORY_MB={s}: expected a whole number of MiB"
+                )));
+            }
+        }
         Ok(c)
     }
 
@@ -149,6 +251,17 @@ impl Config {
 
     pub fn with_fusion(mut self, on: bool) -> Config {
         self.fusion = on;
+        self
+    }
+
+    pub fn with_cpu(mut self, cpu: CpuOptions) -> Config {
+        self.cpu = cpu;
+        self
+    }
+
+    #[cfg(feature = "cuda")]
+    pub fn with_cuda(mut self, cuda: CudaOptions) -> Config {
+        self.cuda = cuda;
         self
     }
 

@@ -14,11 +14,11 @@ use crate::backend;
 use crate::ir;
 use crate::lang::acc::Acc;
 use crate::lang::graph::NodeId;
-use config::{Backend, Config};
+use config::Config;
 use error::{Result, SrcLoc};
 use std::marker::PhantomData;
 
-pub use pipeline::Phase;
+pub use pipeline::{Compiled, Phase};
 
 /// Runs an array computation with the configuration of the environment
 /// (`Config::from_env`).
@@ -30,9 +30,8 @@ pub fn run<A: Arrays>(acc: &Acc<A>) -> Result<A> {
 /// Runs an array computation with an explicit configuration.
 #[track_caller]
 pub fn run_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<A> {
-    let phases = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
-    let prog = &phases.last().expect("at least one phase").ir;
-    A::from_arrays_val(execute(prog, Vec::new(), config)?)
+    let c = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
+    A::from_arrays_val(backend::prepare(&c.plan, config)?.run(Vec::new())?)
 }
 
 /// The IR of a computation after each phase of the pipeline, as text.
@@ -55,70 +54,16 @@ pub fn explain_dot<A: Arrays>(acc: &Acc<A>) -> Result<String> {
 
 #[track_caller]
 pub fn explain_dot_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
-    let phases = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
-    Ok(ir::dot::program(&phases.last().expect("at least one phase").ir))
+    let c = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
+    Ok(ir::dot::program(c.ir()))
 }
 
-fn show_phases(phases: &[Phase]) -> String {
-    phases.iter().map(|p| format!("== {} ==\n{}", p.name, ir::pretty::program(&p.ir))).collect()
-}
-
-fn execute(prog: &ir::Program, args: Vec<ArraysVal>, config: &Config) -> Result<ArraysVal> {
-    match config.backend {
-        Backend::Interpreter => backend::interp::run_program(prog, args),
-        Backend::Cpu => cpu_program(prog, config)?.run(args),
-        #[cfg(feature = "cuda")]
-        Backend::Cuda => cuda_program(prog, config)?.run(args),
-    }
-}
-
-/// Compiles a program for the CUDA backend, printing its CUDA C when
-/// `ACCELERATE_DUMP` names `cuda`.
-#[cfg(feature = "cuda")]
-fn cuda_program(prog: &ir::Program, config: &Config) -> Result<backend::cuda::CudaProgram> {
-    let p = backend::cuda::CudaProgram::new(prog)?;
-    if config.dumps("cuda") {
-        eprintln!("== cuda ({}) ==\n{}", p.device(), p.cuda_source());
-    }
-    Ok(p)
-}
-
-/// Compiles a program for the CPU backend, printing its C when
-/// `ACCELERATE_DUMP` names `c`.
-fn cpu_program(prog: &ir::Program, config: &Config) -> Result<backend::cpu::CpuProgram> {
-    let p = backend::cpu::CpuProgram::new(prog)?;
-    if config.dumps("c") {
-        eprintln!("== c ==\n{}", p.c_source());
-    }
-    Ok(p)
-}
-
-/// A program prepared for its backend once, at `compile`.
-enum Executable {
-    Interpreter,
-    Cpu(backend::cpu::CpuProgram),
-    #[cfg(feature = "cuda")]
-    Cuda(backend::cuda::CudaProgram),
-}
-
-impl Executable {
-    fn new(prog: &ir::Program, config: &Config) -> Result<Executable> {
-        Ok(match config.backend {
-            Backend::Interpreter => Executable::Interpreter,
-            Backend::Cpu => Executable::Cpu(cpu_program(prog, config)?),
-            #[cfg(feature = "cuda")]
-            Backend::Cuda => Executable::Cuda(cuda_program(prog, config)?),
-        })
-    }
-
-    fn run(&self, prog: &ir::Program, args: Vec<ArraysVal>) -> Result<ArraysVal> {
-        match self {
-            Executable::Interpreter => backend::interp::run_program(prog, args),
-            Executable::Cpu(p) => p.run(args),
-            #[cfg(feature = "cuda")]
-            Executable::Cuda(p) => p.run(args),
-        }
-    }
+/// Every phase's IR, then the plan, as text.
+fn show_phases(c: &Compiled) -> String {
+    let mut out: String =
+        c.phases.iter().map(|p| format!("== {} ==\n{}", p.name, ir::pretty::program(&p.ir))).collect();
+    out.push_str(&format!("== plan ==\n{}", crate::plan::pretty::program(&c.plan)));
+    out
 }
 
 /// A function of arrays that `compile` accepts: a closure of one to four
@@ -189,25 +134,31 @@ program_args!(A 0, B 1, C 2, D 3);
 /// inputs. `Send + Sync`: it may be shared between threads and run from
 /// several at once.
 pub struct Program<Args, R> {
-    phases: Vec<Phase>,
-    exe: Executable,
+    compiled: Compiled,
+    exe: Box<dyn backend::Prepared>,
     _ty: PhantomData<fn(Args) -> R>,
 }
 
 impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     /// Runs the program on the given arguments.
     pub fn run(&self, args: Args::Refs<'_>) -> Result<R> {
-        R::from_arrays_val(self.exe.run(self.ir(), Args::values(args))?)
+        R::from_arrays_val(self.exe.run(Args::values(args))?)
     }
 
-    /// The program as it will be executed.
+    /// The IR the program's plan was scheduled from (after the last
+    /// phase of the pipeline).
     pub fn ir(&self) -> &ir::Program {
-        &self.phases.last().expect("at least one phase").ir
+        self.compiled.ir()
     }
 
-    /// The IR after each phase of the pipeline, as text.
+    /// The plan the backend runs.
+    pub fn plan(&self) -> &crate::plan::Program {
+        &self.compiled.plan
+    }
+
+    /// The IR after each phase of the pipeline, then the plan, as text.
     pub fn explain(&self) -> String {
-        show_phases(&self.phases)
+        show_phases(&self.compiled)
     }
 
     /// A Graphviz (DOT) drawing of the program as it will run.
@@ -218,28 +169,18 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
     /// The generated C of the program's kernels, when it runs on the CPU
     /// backend, or their CUDA C, on the CUDA backend.
     pub fn c_source(&self) -> Option<&str> {
-        match &self.exe {
-            Executable::Cpu(p) => Some(p.c_source()),
-            #[cfg(feature = "cuda")]
-            Executable::Cuda(p) => Some(p.cuda_source()),
-            Executable::Interpreter => None,
-        }
+        self.exe.source()
     }
 
     /// The number of compiled kernels, when the program runs on the CPU
     /// or CUDA backend (all of them are one file, compiled once).
     pub fn kernel_count(&self) -> Option<usize> {
-        match &self.exe {
-            Executable::Cpu(p) => Some(p.kernel_count()),
-            #[cfg(feature = "cuda")]
-            Executable::Cuda(p) => Some(p.kernel_count()),
-            Executable::Interpreter => None,
-        }
+        self.exe.kernel_count()
     }
 
     /// Each phase's output and how long it took.
     pub fn phases(&self) -> &[Phase] {
-        &self.phases
+        &self.compiled.phases
     }
 
     /// The number of kernels, and the intermediate arrays (and their bytes)
@@ -258,8 +199,8 @@ pub fn stats<A: Arrays>(acc: &Acc<A>) -> Result<Stats> {
 
 #[track_caller]
 pub fn stats_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<Stats> {
-    let phases = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
-    stats::measure(&phases.last().expect("at least one phase").ir, Vec::new())
+    let c = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
+    stats::measure(c.ir(), Vec::new())
 }
 
 /// Converts a function of arrays into a program, once. The program graph
@@ -281,8 +222,8 @@ pub fn compile_with<Args: ProgramArgs, F: AccFn<Args>>(
     // function makes are freed as soon as it is converted.
     crate::lang::scope(|| {
         let Reified { params, root } = f.reify();
-        let phases = pipeline::compile_graph(&params, root, &config, loc)?;
-        let exe = Executable::new(&phases.last().expect("at least one phase").ir, &config)?;
-        Ok(Program { phases, exe, _ty: PhantomData })
+        let compiled = pipeline::compile_graph(&params, root, &config, loc)?;
+        let exe = backend::prepare(&compiled.plan, &config)?;
+        Ok(Program { compiled, exe, _ty: PhantomData })
     })
 }

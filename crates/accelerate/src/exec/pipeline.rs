@@ -1,20 +1,22 @@
 //! The compiler pipeline, as one visible list of phases (Note [The
-//! pipeline]): graph -> sharing recovery -> simplify -> fusion -> IR. Each phase's output is
-//! verified (in tests and debug builds), timed, and can be dumped.
+//! pipeline]): graph -> sharing recovery -> simplify -> fusion -> schedule
+//! -> plan. Each phase's output is verified, timed, and can be dumped.
 //!
 //! Note [The pipeline]
 //! sharing recovery (trafo::convert, ICFP'13 §3), simplification
 //! (trafo::simplify, with common-subexpression elimination, trafo::cse),
-//! array fusion (trafo::fusion, ICFP'13 §4, followed
-//! by the simplifier again), then — in later work — scheduling and code
-//! generation. Every phase is a function from IR to IR listed in
-//! `compile_graph`, in order.
+//! array fusion (trafo::fusion, ICFP'13 §4, followed by the simplifier
+//! again): functions from IR to IR; then scheduling (plan::schedule), from
+//! the fused IR to the plan that every backend consumes (code generation
+//! is the backend's). Every phase is listed in `compile_graph`, in order.
 
 use super::config::Config;
 use super::error::{Result, SrcLoc};
 use crate::array::ArraysTy;
 use crate::ir::{self, verify::verify_program};
 use crate::lang::graph::NodeId;
+use crate::plan;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The IR after each phase, with how long the phase took.
@@ -25,15 +27,31 @@ pub struct Phase {
     pub time: Duration,
 }
 
-/// Runs the pipeline on a program graph; returns every phase's IR, the
-/// last being the program to execute.
+/// A program through the whole pipeline: the IR after each phase, and
+/// the plan the backends run.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub phases: Vec<Phase>,
+    pub plan: Arc<plan::Program>,
+    /// How long scheduling took.
+    pub plan_time: Duration,
+}
+
+impl Compiled {
+    /// The IR the plan was scheduled from (the last phase's).
+    pub fn ir(&self) -> &ir::Program {
+        &self.phases.last().expect("sharing recovery always runs").ir
+    }
+}
+
+/// Runs the pipeline on a program graph: every phase's IR, and the plan.
 /// `loc` is where the user asked for it (`run`, `compile`, `explain`).
 pub(crate) fn compile_graph(
     params: &[(NodeId, ArraysTy)],
     root: NodeId,
     config: &Config,
     loc: SrcLoc,
-) -> Result<Vec<Phase>> {
+) -> Result<Compiled> {
     let mut phases = Vec::new();
     let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
     let t = Instant::now();
@@ -54,7 +72,14 @@ pub(crate) fn compile_graph(
         }
         finish(&mut phases, "fusion", prog, t, config)?;
     }
-    Ok(phases)
+    let t = Instant::now();
+    let plan = plan::schedule(&phases.last().expect("sharing recovery ran").ir)?;
+    let plan_time = t.elapsed();
+    plan::verify::verify_program(&plan)?;
+    if config.dumps("plan") {
+        eprintln!("== plan ({:.3} ms) ==\n{}", plan_time.as_secs_f64() * 1e3, plan::pretty::program(&plan));
+    }
+    Ok(Compiled { phases, plan: Arc::new(plan), plan_time })
 }
 
 fn finish(

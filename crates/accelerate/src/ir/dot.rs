@@ -67,7 +67,7 @@ impl Dot {
                 None => self.node(&format!("unbound a{i}"), "octagon"),
             },
             AccKind::Use(d) => self.node(&format!("use\\n{:?} {}", d.shape(), d.elt_ty()), "ellipse"),
-            AccKind::Delayed { shape, index, linear } => {
+            AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 // a producer embedded in its consumer: drawn dashed, fed by
                 // the arrays its index functions read
                 let mut read = Vec::new();

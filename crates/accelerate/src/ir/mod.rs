@@ -13,4 +13,6 @@ pub mod verify;
 pub mod visit;
 
 pub use prim::PrimFun;
-pub use term::{AFun, AccKind, Boundary, Direction, ExpKind, Fun, OpenAcc, OpenExp, Program, StencilArg};
+pub use term::{
+    AFun, AccKind, Boundary, DelayedArray, Direction, ExpKind, Fun, OpenAcc, OpenExp, Program, StencilArg,
+};

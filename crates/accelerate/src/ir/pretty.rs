@@ -30,6 +30,44 @@ pub fn program(p: &Program) -> String {
     out
 }
 
+/// Scalar code printed with names for the array variables in scope
+/// (innermost last), in this module's text form: for the printers of
+/// other levels (the plan's, `plan::pretty`).
+pub struct ScalarPrinter {
+    pr: Printer,
+}
+
+impl ScalarPrinter {
+    pub fn new(arrays: Vec<String>) -> ScalarPrinter {
+        ScalarPrinter { pr: Printer { anames: arrays, ..Printer::default() } }
+    }
+
+    /// An expression, in parentheses unless atomic.
+    pub fn exp(&mut self, e: &OpenExp) -> String {
+        let mut out = String::new();
+        self.pr.exp_arg(e, &mut out);
+        out
+    }
+
+    /// A function, whose continuation lines are indented by `indent`.
+    pub fn fun(&mut self, f: &Fun, indent: usize) -> String {
+        let mut out = String::new();
+        self.pr.fun_at(f, indent, &mut out);
+        out
+    }
+
+    /// A stencil boundary.
+    pub fn boundary(&mut self, b: &Boundary, indent: usize) -> String {
+        match b {
+            Boundary::Clamp => "clamp".into(),
+            Boundary::Mirror => "mirror".into(),
+            Boundary::Wrap => "wrap".into(),
+            Boundary::Constant(c) => format!("constant {}", self.exp(c)),
+            Boundary::Function(g) => format!("function {}", self.fun(g, indent)),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Printer {
     /// The names of the array variables in scope, innermost last.
@@ -244,7 +282,7 @@ impl Printer {
                 out.push(' ');
                 self.acc_arg(init, indent, out);
             }
-            AccKind::Delayed { shape, index, linear } => {
+            AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 out.push_str("delayed ");
                 self.exp_arg(shape, out);
                 out.push(' ');

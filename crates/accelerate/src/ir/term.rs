@@ -181,13 +181,29 @@ pub enum AccKind {
     /// A delayed array (Note [Delayed arrays]): fusion's output, allowed
     /// only as the array argument of a consumer, which evaluates its
     /// elements where it reads them instead of reading memory.
-    Delayed {
-        shape: OpenExp,
-        /// The element at a multidimensional index of `shape`.
-        index: Fun,
-        /// The element at a row-major position `0 .. size(shape)`.
-        linear: Fun,
-    },
+    Delayed(DelayedArray),
+}
+
+/// A delayed array (Note [Delayed arrays]): the one representation of a
+/// producer computed where it is read, shared by fusion's output
+/// (`AccKind::Delayed`), the plan's kernel arguments
+/// (`plan::Source::Delayed`) and every backend that reads them. Fusion's
+/// working form (`trafo::fusion::Cunctation`) becomes one in
+/// `Cunctation::into_arg` only.
+#[derive(Clone, Debug)]
+pub struct DelayedArray {
+    pub shape: OpenExp,
+    /// The element at a multidimensional index of `shape`.
+    pub index: Fun,
+    /// The element at a row-major position `0 .. size(shape)`.
+    pub linear: Fun,
+}
+
+impl DelayedArray {
+    /// Its rank: the rank of `index`'s parameter.
+    pub fn rank(&self) -> usize {
+        self.index.params.first().and_then(|p| p.shape_rank()).unwrap_or(0)
+    }
 }
 
 // Note [Delayed arrays]
@@ -235,16 +251,22 @@ impl StencilArg {
     /// The pattern's offsets from its centre, in row-major order: the order
     /// of the stencil function's parameters.
     pub fn offsets(&self) -> Vec<Vec<i64>> {
-        let mut out = vec![vec![]];
-        for &e in &self.extents {
-            let r = (e / 2) as i64;
-            out = out
-                .into_iter()
-                .flat_map(|o: Vec<i64>| (-r..=r).map(move |d| [o.clone(), vec![d]].concat()))
-                .collect();
-        }
-        out
+        pattern_offsets(&self.extents)
     }
+}
+
+/// The offsets from its centre of a pattern of these (odd) extents, in
+/// row-major order.
+pub fn pattern_offsets(extents: &[usize]) -> Vec<Vec<i64>> {
+    let mut out = vec![vec![]];
+    for &e in extents {
+        let r = (e / 2) as i64;
+        out = out
+            .into_iter()
+            .flat_map(|o: Vec<i64>| (-r..=r).map(move |d| [o.clone(), vec![d]].concat()))
+            .collect();
+    }
+    out
 }
 
 /// An array function of one argument (variable 0 in its body).
@@ -302,7 +324,7 @@ impl OpenAcc {
             AccKind::Stencil { .. } => "stencil",
             AccKind::Acond { .. } => "acond",
             AccKind::Awhile { .. } => "awhile",
-            AccKind::Delayed { .. } => "delayed",
+            AccKind::Delayed(_) => "delayed",
         }
     }
 }

@@ -92,7 +92,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
     // the argument of a consumer, which may be delayed (invariant 10)
     let arg = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>, what: &str| -> Result<ArrayTy, String> {
         match &a.kind {
-            AccKind::Delayed { shape, index, linear } => delayed_ty(shape, index, linear, aenv)
+            AccKind::Delayed(DelayedArray { shape, index, linear }) => delayed_ty(shape, index, linear, aenv)
                 .map_err(|m| at(a, format!("{what} of {} at {}: {m}", acc.op_name(), acc.loc))),
             _ => sub(a, aenv, what),
         }
@@ -294,7 +294,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             }
             Ok(t)
         }
-        AccKind::Delayed { .. } => Err(at(acc, "a delayed array outside the argument of a consumer")),
+        AccKind::Delayed(_) => Err(at(acc, "a delayed array outside the argument of a consumer")),
     }
 }
 

@@ -46,7 +46,7 @@ pub fn acc_children(a: &OpenAcc) -> Vec<&OpenAcc> {
     match &a.kind {
         AccKind::Let(b, body) => vec![b, body],
         AccKind::Var(_) | AccKind::Use(_) | AccKind::Unit(_) | AccKind::Generate { .. } => vec![],
-        AccKind::Delayed { .. } => vec![],
+        AccKind::Delayed(_) => vec![],
         AccKind::Tuple(ts) => ts.iter().collect(),
         AccKind::Prj(_, t)
         | AccKind::Reshape { array: t, .. }

@@ -69,7 +69,7 @@ pub(crate) fn parts_mut(a: &mut OpenAcc) -> Vec<Part<'_>> {
         AccKind::Awhile { pred, body, init } => {
             vec![Acc(&mut pred.body, 1), Acc(&mut body.body, 1), Acc(init, 0)]
         }
-        AccKind::Delayed { shape, index, linear } => vec![Exp(shape), Fun(index), Fun(linear)],
+        AccKind::Delayed(DelayedArray { shape, index, linear }) => vec![Exp(shape), Fun(index), Fun(linear)],
     }
 }
 

@@ -152,7 +152,7 @@ fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
                 simplify_acc(&mut body.body);
                 simplify_acc(init);
             }
-            AccKind::Delayed { shape, index, linear } => {
+            AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 simplify_exp(shape);
                 fun(index);
                 fun(linear);

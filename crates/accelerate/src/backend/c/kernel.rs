@@ -1,6 +1,6 @@
 //! What the kernels of both C-family backends share, whatever the target:
 //! the description the host launches a kernel by (`Kernel`, `Skeleton`,
-//! `ShapeOf`), the readers of a consumer's argument (`Source`, `read_at`,
+//! `ShapeOf`), the readers of a consumer's argument (`plan::Source`: `read_at`,
 //! `read_ix`, with `trust`), the statements every skeleton writes
 //! (`store`, `declare`, `assign`, `unravel`), what the skeletons ask of
 //! an operator (`commutative`, `uses_from_index`), and the pieces of the
@@ -13,42 +13,13 @@
 //! the functions here need.
 
 use super::{c_type, linear_of, ArraySlot, CVal, ExpGen, Hoisted};
-use crate::array::{ArrayTy, ArraysTy, EltTy, ScalarTy};
+use crate::array::{ArrayTy, EltTy, ScalarTy};
 use crate::exec::error::SrcLoc;
-use crate::ir::{visit, AccKind, Direction, ExpKind, Fun, OpenAcc, OpenExp, PrimFun};
+use crate::ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
+use crate::plan;
+pub(crate) use crate::plan::Source;
 use std::collections::HashMap;
 use std::fmt::Write;
-
-/// A consumer's argument as its kernel reads it: a manifest array in a
-/// slot, or a delayed array computed where it is read.
-#[derive(Clone, Debug)]
-pub(crate) enum Source {
-    Manifest(usize),
-    Delayed { shape: OpenExp, index: Fun, linear: Fun },
-}
-
-impl Source {
-    pub fn of(a: &OpenAcc) -> Source {
-        match &a.kind {
-            AccKind::Var(v) => Source::Manifest(*v),
-            AccKind::Delayed { shape, index, linear } => {
-                Source::Delayed { shape: shape.clone(), index: index.clone(), linear: linear.clone() }
-            }
-            other => unreachable!("a kernel argument is a variable or delayed after lowering, not {other:?}"),
-        }
-    }
-
-    /// The arrays the kernel reads for this source.
-    pub fn arrays(&self, out: &mut Vec<usize>) {
-        match self {
-            Source::Manifest(v) => out.push(*v),
-            Source::Delayed { index, linear, .. } => {
-                visit::arrays_read(&index.body, out);
-                visit::arrays_read(&linear.body, out);
-            }
-        }
-    }
-}
 
 /// How the host finds the shape of a kernel's argument at run time.
 #[derive(Clone, Debug)]
@@ -57,15 +28,6 @@ pub(crate) enum ShapeOf {
     Var(usize),
     /// A closed expression, evaluated on the host.
     Exp(OpenExp),
-}
-
-impl ShapeOf {
-    pub fn of(s: &Source) -> ShapeOf {
-        match s {
-            Source::Manifest(v) => ShapeOf::Var(*v),
-            Source::Delayed { shape, .. } => ShapeOf::Exp(shape.clone()),
-        }
-    }
 }
 
 /// The skeleton of a kernel and what its launch needs on the host. Each
@@ -92,7 +54,6 @@ pub(crate) enum Skeleton {
     },
     Scan {
         seed: bool,
-        dir: Direction,
         source: ShapeOf,
         op: &'static str,
     },
@@ -157,18 +118,14 @@ pub(crate) struct KernelCore {
 }
 
 impl KernelCore {
-    /// A kernel reading the given array variables of the environment
-    /// `aenv` (innermost last).
-    pub fn new(name: String, mut inputs: Vec<usize>, aenv: &[ArraysTy]) -> KernelCore {
-        inputs.sort_unstable();
-        inputs.dedup();
+    /// The code generation state of a kernel of the plan.
+    pub fn new(k: &plan::Kernel) -> KernelCore {
         let mut slots = HashMap::new();
         let mut input_tys = Vec::new();
-        for (j, &v) in inputs.iter().enumerate() {
-            let ty = match &aenv[aenv.len() - 1 - v] {
-                ArraysTy::Array(t) => t.clone(),
-                other => unreachable!("kernel input {v} is a tuple {other} (the verifier rejects it)"),
-            };
+        let mut inputs = Vec::new();
+        for (j, (v, ty)) in k.inputs.iter().enumerate() {
+            let (v, ty) = (*v, ty.clone());
+            inputs.push(v);
             let leaves = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
             let extents = (0..ty.rank).map(|d| format!("a{j}_s{d}")).collect();
             slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone() });
@@ -177,7 +134,7 @@ impl KernelCore {
         let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
         let n_extents = input_tys.iter().map(|t| t.rank).sum();
         KernelCore {
-            name,
+            name: k.name.clone(),
             slots,
             inputs,
             sites: Vec::new(),
@@ -311,9 +268,9 @@ pub(crate) fn assign(g: &mut ExpGen<'_>, to: &CVal, v: &CVal) {
 pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) -> CVal {
     match src {
         Source::Manifest(v) => g.read_linear(*v, pos, loc, false),
-        Source::Delayed { shape, linear, .. } => {
-            trust(g, shape, pos, None);
-            g.apply(linear, vec![CVal::scalar(ScalarTy::I64, pos.to_string())])
+        Source::Delayed(d) => {
+            trust(g, &d.shape, pos, None);
+            g.apply(&d.linear, vec![CVal::scalar(ScalarTy::I64, pos.to_string())])
         }
     }
 }
@@ -322,9 +279,9 @@ pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) 
 pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcLoc) -> CVal {
     match src {
         Source::Manifest(v) => g.read_index(*v, ix, loc, false),
-        Source::Delayed { shape, index, .. } => {
-            trust(g, shape, "", Some(ix));
-            g.apply(index, vec![CVal::index(ix.to_vec())])
+        Source::Delayed(d) => {
+            trust(g, &d.shape, "", Some(ix));
+            g.apply(&d.index, vec![CVal::index(ix.to_vec())])
         }
     }
 }

@@ -8,8 +8,8 @@
 //!   undefined behaviour (the helpers of `prelude_common.h`, which the C
 //!   prelude `prelude.h` and the CUDA prelude share, say how each rule is
 //!   kept).
-//! - `lower`: a fused program as host commands and kernels, each kernel's
-//!   code written by the backend's skeleton writers (a `lower::Target`).
+//! - `codegen`: a plan's kernels, each written by the backend's writer
+//!   for its skeleton (a `codegen::Target`).
 //! - `kernel`: what kernels share whatever the target (their description
 //!   for the host, the readers of their arguments, statement helpers).
 //! - `stencil`: a stencil's pattern points and boundaries.
@@ -20,10 +20,10 @@
 //! and raise an error in the current error context (Note [Error contexts
 //! in generated code]) instead of reading outside a buffer.
 
+pub(crate) mod codegen;
 mod exp;
 pub(crate) mod host;
 pub(crate) mod kernel;
-pub(crate) mod lower;
 pub(crate) mod stencil;
 
 pub(crate) use exp::{linear_of, product, project, ArraySlot, Bound, CVal, ExpGen, Hoisted};
@@ -39,12 +39,15 @@ pub(crate) fn prelude() -> &'static str {
 
 /// A target's prelude with its line `#include "prelude_common.h"`
 /// replaced by that file's text: the helpers both targets share, written
-/// once. The text is pasted, not included, because neither the host C
+/// once, with the error codes of the one table the host reads them by
+/// (`host::ERROR_CODES`). The text is pasted, not included, because neither the host C
 /// compiler nor NVRTC is given a path to the file.
 pub(crate) fn with_common_prelude(target: &str) -> String {
     const LINE: &str = "#include \"prelude_common.h\"\n";
+    const CODES: &str = "/* (the codes: written here from backend::c::host::ERROR_CODES) */\n";
     debug_assert!(target.contains(LINE), "a prelude without the shared helpers");
-    target.replacen(LINE, include_str!("prelude_common.h"), 1)
+    let common = include_str!("prelude_common.h").replacen(CODES, &host::error_codes_enum(), 1);
+    target.replacen(LINE, &common, 1)
 }
 
 /// The C type that holds one leaf of this type.

@@ -30,13 +30,7 @@ typedef uint16_t acc_f16;
 /* An error a kernel raises: the first one a kernel reports is kept; the
  * host turns it into accelerate::Error, naming the user's source line
  * (`site` indexes the kernel's table of source locations). */
-enum {
-    ACC_ERR_NONE = 0,
-    ACC_ERR_DIVISION_BY_ZERO = 1,
-    ACC_ERR_INDEX_OUT_OF_BOUNDS = 2,        /* vals: rank, index..., shape... */
-    ACC_ERR_LINEAR_INDEX_OUT_OF_BOUNDS = 3, /* vals: index, size, rank, shape... */
-    ACC_ERR_RESHAPE = 4                     /* vals: from rank, from..., to rank, to... */
-};
+/* (the codes: written here from backend::c::host::ERROR_CODES) */
 #define ACC_ERR_VALS 64
 typedef struct {
     int32_t code;

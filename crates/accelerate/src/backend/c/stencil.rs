@@ -10,11 +10,12 @@
 //! constant or a function boundary, a neighbour outside takes that value
 //! instead of a read.
 
-use super::kernel::{read_ix, Source};
+use super::kernel::read_ix;
 use super::{c_type, CVal, ExpGen};
-use crate::array::{EltTy, ScalarTy};
+use crate::array::ScalarTy;
 use crate::exec::error::SrcLoc;
-use crate::ir::{Boundary, StencilArg};
+use crate::ir::Boundary;
+use crate::plan::StencilArg;
 
 /// How far the patterns reach in each dimension: an element at least
 /// this far from the result's border in every dimension has every
@@ -32,15 +33,13 @@ pub(crate) fn margins(args: &[StencilArg]) -> Vec<i64> {
 pub(crate) fn neighbourhood(
     g: &mut ExpGen<'_>,
     args: &[StencilArg],
-    sources: &[Source],
-    arg_elts: &[EltTy],
     ix: &[String],
     sh: &[String],
     interior: bool,
     loc: SrcLoc,
 ) -> Vec<CVal> {
     let mut vals = Vec::new();
-    for ((arg, src), aelt) in args.iter().zip(sources).zip(arg_elts) {
+    for arg in args {
         for off in arg.offsets() {
             let nb: Vec<String> = ix
                 .iter()
@@ -50,9 +49,9 @@ pub(crate) fn neighbourhood(
                 )
                 .collect();
             vals.push(if interior {
-                read_ix(g, src, &nb, loc)
+                read_ix(g, &arg.src.source, &nb, loc)
             } else {
-                point(g, arg, src, aelt, &nb, sh, &off, loc)
+                point(g, arg, &nb, sh, &off, loc)
             });
         }
     }
@@ -67,15 +66,13 @@ pub(crate) fn neighbourhood(
 pub(crate) fn value_at(
     g: &mut ExpGen<'_>,
     arg: &StencilArg,
-    src: &Source,
-    elt: &EltTy,
     pos: &[String],
     sh: &[String],
     loc: SrcLoc,
 ) -> CVal {
     // every coordinate may be outside: an offset other than 0 says so
     let anywhere = vec![1; pos.len()];
-    point(g, arg, src, elt, pos, sh, &anywhere, loc)
+    point(g, arg, pos, sh, &anywhere, loc)
 }
 
 /// The value of one pattern point at neighbour index `nb`.
@@ -83,13 +80,12 @@ pub(crate) fn value_at(
 fn point(
     g: &mut ExpGen<'_>,
     arg: &StencilArg,
-    src: &Source,
-    elt: &EltTy,
     nb: &[String],
     sh: &[String],
     off: &[i64],
     loc: SrcLoc,
 ) -> CVal {
+    let (src, elt) = (&arg.src.source, &arg.src.ty.elt);
     let bring_inside = |g: &mut ExpGen<'_>, how: &Boundary| -> Vec<String> {
         nb.iter()
             .zip(sh)

@@ -1,7 +1,7 @@
 //! Compiling generated C into a shared object and loading it, through a
 //! kernel cache in memory and on disk (Note [The kernel cache]).
 //!
-//! The system C compiler (`$CC`, else `cc`) is run with
+//! The C compiler of the options (`CpuOptions::cc`) is run with
 //! `std::process::Command`, as Accelerate's native backend runs clang and
 //! Futhark's and TorchInductor's C backends run theirs; the object is
 //! loaded with `libloading`.
@@ -24,6 +24,7 @@
 //!
 //! The kernel cache: Note [The kernel cache] in `backend/cache.rs`.
 
+use super::CpuOptions;
 use crate::backend::c::prelude;
 use crate::backend::cache;
 use crate::exec::error::{Error, Result};
@@ -87,10 +88,21 @@ struct Compiler {
 // measured here over 2^24 arguments, for `logf`), which docs/semantics.md
 // allows a backend for the transcendental functions.
 
-fn compiler() -> std::result::Result<&'static Compiler, String> {
-    static CC: OnceLock<std::result::Result<Compiler, String>> = OnceLock::new();
-    CC.get_or_init(|| {
-        let command = std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into());
+/// The compiler `command`, probed once per process.
+fn compiler(command: &str) -> std::result::Result<Arc<Compiler>, String> {
+    type Probed = std::result::Result<Arc<Compiler>, String>;
+    static COMPILERS: OnceLock<Mutex<HashMap<String, Probed>>> = OnceLock::new();
+    let compilers = COMPILERS.get_or_init(Default::default);
+    if let Some(c) = compilers.lock().unwrap_or_else(|e| e.into_inner()).get(command) {
+        return c.clone();
+    }
+    let probed = probe(command.to_string()).map(Arc::new);
+    compilers.lock().unwrap_or_else(|e| e.into_inner()).insert(command.to_string(), probed.clone());
+    probed
+}
+
+fn probe(command: String) -> std::result::Result<Compiler, String> {
+    {
         match Command::new(&command).arg("--version").output() {
             Ok(o) if o.status.success() => {
                 let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string();
@@ -109,28 +121,21 @@ fn compiler() -> std::result::Result<&'static Compiler, String> {
             )),
             Err(e) => Err(format!("no C compiler: running `{command}` failed ({e}); install one or set CC")),
         }
-    })
-    .as_ref()
-    .map_err(|e| e.clone())
+    }
 }
 
-/// Why the CPU backend cannot run here, if it cannot.
-pub(crate) fn unavailable() -> Option<String> {
-    compiler().err()
+/// Why the CPU backend cannot run here with compiler `command`, if it
+/// cannot.
+pub(crate) fn unavailable(command: &str) -> Option<String> {
+    compiler(command).err()
 }
 
 /// The flags of a compilation: `FLAGS`, the vector math flags where the
-/// compiler has libmvec (Note [Vector math]), then the extra flags of
-/// `ACCELERATE_CFLAGS` (for example the sanitizer flags of the CI step).
-fn flags(cc: &Compiler) -> Vec<String> {
+/// compiler has libmvec (Note [Vector math]), then the options' extra
+/// flags (for example the sanitizer flags of the CI step).
+fn flags(cc: &Compiler, extra: &[String]) -> Vec<String> {
     let vector_math: &[&str] = if cc.libmvec { &["-DACC_LIBMVEC"] } else { &[] };
-    let extra = std::env::var("ACCELERATE_CFLAGS").unwrap_or_default();
-    FLAGS
-        .iter()
-        .chain(vector_math)
-        .map(|s| s.to_string())
-        .chain(extra.split_whitespace().map(String::from))
-        .collect()
+    FLAGS.iter().chain(vector_math).map(|s| s.to_string()).chain(extra.iter().cloned()).collect()
 }
 
 /// The libraries a kernel object links with.
@@ -174,14 +179,13 @@ pub(crate) struct Build<'a> {
 
 impl Build<'_> {
     /// The shared object of `source` under cache key `key`: from the disk
-    /// cache, or compiled now and published there (Note [The kernel
-    /// cache]). `backend` names the backend in errors.
-    pub fn cached(&self, key: &str, source: &str, backend: &str) -> Result<PathBuf> {
+    /// cache in `dir`, or compiled now and published there (Note [The
+    /// kernel cache]). `backend` names the backend in errors.
+    pub fn cached(&self, key: &str, source: &str, backend: &str, dir: &Path) -> Result<PathBuf> {
         let unavailable = |reason: String| Error::BackendUnavailable { backend: backend.into(), reason };
-        let dir = cache::dir();
-        std::fs::create_dir_all(&dir)
+        std::fs::create_dir_all(dir)
             .map_err(|e| unavailable(format!("cannot create the kernel cache {}: {e}", dir.display())))?;
-        if let Some(path) = cache::lookup(&dir, key, "so") {
+        if let Some(path) = cache::lookup(dir, key, "so") {
             return Ok(path);
         }
         // names of this compilation alone: threads and processes may
@@ -210,9 +214,9 @@ impl Build<'_> {
                 String::from_utf8_lossy(&out.stderr)
             )));
         }
-        cache::publish(&dir, key, "so", &obj);
+        cache::publish(dir, key, "so", &obj);
         let _ = std::fs::remove_file(&obj);
-        cache::lookup(&dir, key, "so").ok_or_else(|| {
+        cache::lookup(dir, key, "so").ok_or_else(|| {
             unavailable(format!(
                 "the compiled kernels could not be kept in the kernel cache {}",
                 dir.display()
@@ -222,12 +226,13 @@ impl Build<'_> {
 }
 
 /// The loaded object of a program's kernels (`source`, without the
-/// prelude), with the functions `symbols`, from the cache or compiled.
-pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
+/// prelude), with the functions `symbols`, from the cache or compiled
+/// with the options' compiler and flags.
+pub(crate) fn load(source: &str, symbols: &[String], options: &CpuOptions) -> Result<Arc<Module>> {
     let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
-    let cc = compiler().map_err(unavailable)?;
+    let cc = compiler(&options.cc).map_err(unavailable)?;
     let full = format!("{}\n{source}", prelude());
-    let flags = flags(cc);
+    let flags = flags(&cc, &options.cflags);
     let key = cache::key(&[
         env!("CARGO_PKG_VERSION"),
         &cc.command,
@@ -242,8 +247,8 @@ pub(crate) fn load(source: &str, symbols: &[String]) -> Result<Arc<Module>> {
     if let Some(m) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(m.clone());
     }
-    let command = Build { command: &cc.command, flags: &flags, libraries: libraries(cc), ext: "c" };
-    let module = open(&command.cached(&key, &full, "cpu")?, symbols)?;
+    let command = Build { command: &cc.command, flags: &flags, libraries: libraries(&cc), ext: "c" };
+    let module = open(&command.cached(&key, &full, "cpu", &options.cache.path())?, symbols)?;
     let module = Arc::new(module);
     memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, module.clone());
     Ok(module)
@@ -276,7 +281,8 @@ fn open(path: &Path, symbols: &[String]) -> Result<Module> {
 /// format is GCC's). For tests that check that the hot loops vectorise.
 pub fn vectorised_loops(source: &str) -> Result<Option<Vec<(String, usize)>>> {
     let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
-    let cc = compiler().map_err(unavailable)?;
+    let options = CpuOptions::from_env();
+    let cc = compiler(&options.cc).map_err(unavailable)?;
     // GCC's `--version` names the Free Software Foundation (its first line
     // is the name it was called by: `cc (Debian 12.2.0-14) 12.2.0`)
     let about = Command::new(&cc.command).arg("--version").output().map(|o| o.stdout).unwrap_or_default();
@@ -289,7 +295,7 @@ pub fn vectorised_loops(source: &str) -> Result<Option<Vec<(String, usize)>>> {
     let (c, obj) = (dir.join(format!("{tmp}.c")), dir.join(format!("{tmp}.o")));
     std::fs::write(&c, &full).map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
     let out = Command::new(&cc.command)
-        .args(flags(cc).iter().filter(|f| *f != "-shared" && *f != "-w"))
+        .args(flags(&cc, &options.cflags).iter().filter(|f| *f != "-shared" && *f != "-w"))
         .args(["-c", "-fopt-info-vec-optimized", "-o"])
         .arg(&obj)
         .arg(&c)

@@ -10,15 +10,17 @@
 //! A space smaller than one grain runs on the calling thread.
 
 use super::compile::{KernelFn, Module};
+use super::{fold, fold_seg, generate, permute, scan, stencil};
 use crate::array::{ArrayData, ArraysVal, Buffer, EltTy};
-use crate::backend::c::host::{self, rows_of, segments, stencil_shape, AccErr, Env, Machine, Value};
+use crate::backend::c::host::AccErr;
 use crate::backend::c::kernel::{Kernel, Skeleton};
-use crate::backend::c::lower::Cmd;
-use crate::backend::interp::split_inner;
+use crate::backend::host::{self, Env, Machine, Value};
 use crate::exec::error::{Error, Result, SrcLoc};
+use crate::plan::Cmd;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What a kernel reads in place of an empty input buffer: one element of
 /// any type, zero (kernels only read their inputs).
@@ -35,41 +37,44 @@ pub(crate) struct AccArgs {
 }
 
 /// Elements per chunk below which splitting does not pay.
-const GRAIN: usize = 16 * 1024;
+pub(super) const GRAIN: usize = 16 * 1024;
 
-/// The worker pool: `ACCELERATE_THREADS` workers, else one per core.
-pub(crate) fn pool() -> &'static rayon::ThreadPool {
-    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let n = std::env::var("ACCELERATE_THREADS").ok().and_then(|s| s.parse::<usize>().ok()).unwrap_or(0);
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .thread_name(|i| format!("accelerate-cpu-{i}"))
-            .build()
-            .or_else(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build())
-            .expect("a thread pool of one worker can always be built")
-    })
+/// The worker pool of `threads` workers (0: one per core), made once per
+/// process for each size asked for.
+pub(crate) fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    pools
+        .entry(threads)
+        .or_insert_with(|| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("accelerate-cpu-{i}"))
+                .build()
+                .or_else(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build())
+                .expect("a thread pool of one worker can always be built");
+            Arc::new(pool)
+        })
+        .clone()
 }
 
-fn workers() -> usize {
-    pool().current_num_threads()
-}
-
-/// Runs a lowered program.
+/// Runs a plan's host program with its kernels on the worker pool.
 pub(crate) fn run(
     body: &Cmd,
     kernels: &[Kernel],
     module: &Module,
+    pool: &rayon::ThreadPool,
     args: Vec<ArraysVal>,
 ) -> Result<ArraysVal> {
     let args = args.into_iter().map(Value::from_host).collect();
-    host::run(&Cpu { module }, body, kernels, args).map(Value::into_host)
+    host::run(&Cpu { module, pool }, body, kernels, args).map(Value::into_host)
 }
 
 /// The CPU as a `host::Machine`: arrays are host arrays, kernels run on
 /// the worker pool.
 struct Cpu<'a> {
     module: &'a Module,
+    pool: &'a rayon::ThreadPool,
 }
 
 /// One kernel call, shared by the workers: the arguments point at buffers
@@ -97,6 +102,7 @@ impl Call {
 
 impl Machine for Cpu<'_> {
     type Array = Arc<ArrayData>;
+    type Kernel = Kernel;
 
     fn upload(&self, a: Arc<ArrayData>) -> Result<Arc<ArrayData>> {
         Ok(a)
@@ -130,125 +136,47 @@ impl Cpu<'_> {
             }));
             extents.extend(a.shape().iter().map(|&d| d as i64));
         }
-        let launch = Launch { k, module: self.module, bufs, extents };
+        let workers = self.pool.current_num_threads();
+        let launch = Launch { k, module: self.module, pool: self.pool, workers, bufs, extents };
         match &k.skeleton {
-            Skeleton::Generate { shape } => {
-                let dims = env.shape_of(shape)?;
-                let size: usize = dims.iter().product();
-                let mut out = alloc(&k.elt, &dims, k.loc)?;
-                launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &uniform(size, GRAIN))?;
-                finish(out, &k.elt, dims, size)
-            }
-            Skeleton::Fold { seed, source, op } => {
-                let shape = env.shape_of(source)?;
-                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
-                let mut out = alloc(&k.elt, &outer, k.loc)?;
-                let ext = dims_i64(&shape);
-                if rows * n.max(1) < 2 * GRAIN || rows >= 2 * workers() || n < 2 * GRAIN {
-                    let grain = (GRAIN / n.max(1)).max(1);
-                    launch.run("_rows", &mut out, &mut [], &ext, &[], &uniform(rows, grain))?;
-                } else {
-                    let piece = n.div_ceil(4 * workers()).max(GRAIN);
-                    let m = n.div_ceil(piece);
-                    let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
-                    launch.run(
-                        "_part",
-                        &mut out,
-                        &mut tmp,
-                        &ext,
-                        &[m as i64, piece as i64],
-                        &uniform(rows * m, 1),
-                    )?;
-                    launch.run("_combine", &mut out, &mut tmp, &ext, &[m as i64], &[0, rows])?;
-                }
-                finish(out, &k.elt, outer, rows)
-            }
-            Skeleton::Scan { seed, dir, source, op } => {
-                let shape = env.shape_of(source)?;
-                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
-                let m_out = n + usize::from(*seed);
-                let mut dims = outer.clone();
-                dims.push(m_out);
-                let mut out = alloc(&k.elt, &dims, k.loc)?;
-                let ext = dims_i64(&shape);
-                let _ = dir;
-                if rows >= 2 * workers() || n < 4 * GRAIN {
-                    let grain = (GRAIN / n.max(1)).max(1);
-                    launch.run("_rows", &mut out, &mut [], &ext, &[], &uniform(rows, grain))?;
-                } else {
-                    let piece = n.div_ceil(4 * workers()).max(GRAIN);
-                    let m = n.div_ceil(piece);
-                    let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
-                    let params = [m as i64, piece as i64];
-                    launch.run("_part", &mut out, &mut tmp, &ext, &params, &uniform(rows * m, 1))?;
-                    launch.run("_carry", &mut out, &mut tmp, &ext, &params, &[0, rows])?;
-                    launch.run("_piece", &mut out, &mut tmp, &ext, &params, &uniform(rows * m, 1))?;
-                }
-                finish(out, &k.elt, dims, rows * m_out)
-            }
+            Skeleton::Generate { shape } => generate::launch(&launch, env, shape),
+            Skeleton::Fold { seed, source, op } => fold::launch(&launch, env, *seed, source, op),
+            Skeleton::Scan { seed, source, op, .. } => scan::launch(&launch, env, *seed, source, op),
             Skeleton::FoldSeg { seed, source, offsets, op } => {
-                let shape = env.shape_of(source)?;
-                let offs = segments(env, k, *offsets, &shape, *seed, op)?;
-                let (outer, _) = split_inner(&shape);
-                let nseg = offs.len() - 1;
-                let rows: usize = outer.iter().product();
-                let mut dims = outer.clone();
-                dims.push(nseg);
-                let mut out = alloc(&k.elt, &dims, k.loc)?;
-                let bounds = if rows == 1 { balanced(&offs, 4 * workers()) } else { uniform(rows * nseg, 1) };
-                launch.run("", &mut out, &mut [], &dims_i64(&shape), &[], &bounds)?;
-                finish(out, &k.elt, dims, rows * nseg)
+                fold_seg::launch(&launch, env, *seed, source, *offsets, op)
             }
             Skeleton::Permute { defaults, source, atomic } => {
-                let def = env.array(*defaults)?;
-                let shape = env.shape_of(source)?;
-                let size: usize = shape.iter().product();
-                let mut out: Vec<Buffer> = def.buffers().to_vec();
-                let mut ext = dims_i64(&shape);
-                ext.extend(def.shape().iter().map(|&d| d as i64));
-                let results: usize = def.shape().iter().product();
-                // Note [Privatised permutes]
-                let workers = workers();
-                if *atomic && workers > 1 && size > 0 && (workers - 1).saturating_mul(results) <= size {
-                    let piece = size.div_ceil(workers);
-                    let copies = workers * results;
-                    // the private copies (read only where touched) and their marks
-                    let mut tmp = alloc(&k.elt, &[copies], k.loc)?;
-                    tmp.push(Buffer::U8(vec![0u8; copies]));
-                    let params = [workers as i64, piece as i64, results as i64];
-                    launch.run("_private", &mut out, &mut tmp, &ext, &params, &uniform(workers, 1))?;
-                    launch.run("_merge", &mut out, &mut tmp, &ext, &params, &uniform(results, GRAIN))?;
-                } else {
-                    let bounds = if *atomic { uniform(size, GRAIN) } else { vec![0, size] };
-                    launch.run("", &mut out, &mut [], &ext, &[], &bounds)?;
-                }
-                ArrayData::from_buffers(def.shape().to_vec(), k.elt.clone(), out)
-                    .ok_or_else(|| Error::Internal("permute result of the wrong size".into()))
+                permute::launch(&launch, env, *defaults, source, *atomic)
             }
-            Skeleton::Stencil { sources, extents: patterns } => {
-                let dims = stencil_shape(env, k, sources, patterns)?;
-                let size: usize = dims.iter().product();
-                let mut out = alloc(&k.elt, &dims, k.loc)?;
-                launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &uniform(size, GRAIN))?;
-                finish(out, &k.elt, dims, size)
-            }
+            Skeleton::Stencil { sources, extents } => stencil::launch(&launch, env, sources, extents),
         }
     }
 }
 
-/// What every launch of one kernel shares: its input buffers and extents.
-struct Launch<'a> {
-    k: &'a Kernel,
+/// What every launch of one kernel shares: the kernel, its object, the
+/// workers, its input buffers and extents. Each skeleton's file launches
+/// its functions through it (`launch`).
+pub(super) struct Launch<'a> {
+    pub k: &'a Kernel,
     module: &'a Module,
+    pool: &'a rayon::ThreadPool,
+    /// The number of workers.
+    pub workers: usize,
     bufs: Vec<*mut c_void>,
     extents: Vec<i64>,
 }
 
 impl Launch<'_> {
+    /// Chunk boundaries for `0 .. n` on this launch's workers (Note
+    /// [Chunks]).
+    pub fn uniform(&self, n: usize, grain: usize) -> Vec<usize> {
+        uniform(n, grain, self.workers)
+    }
+
     /// Runs function `suffix` over the chunks between consecutive
     /// `bounds`, with the outputs, temporaries, the kernel's own extents
     /// and parameters; a raised error becomes `Error`.
-    fn run(
+    pub fn run(
         &self,
         suffix: &str,
         out: &mut [Buffer],
@@ -281,7 +209,7 @@ impl Launch<'_> {
         if bounds.len() == 2 {
             call.chunk(bounds[0], bounds[1]);
         } else {
-            pool().install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
+            self.pool.install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
         }
         if err.code != 0 {
             return Err(err.error(self.k));
@@ -290,18 +218,18 @@ impl Launch<'_> {
     }
 }
 
-/// Chunk boundaries for `0 .. n` (Note [Chunks]).
-fn uniform(n: usize, grain: usize) -> Vec<usize> {
+/// Chunk boundaries for `0 .. n` on `workers` workers (Note [Chunks]).
+fn uniform(n: usize, grain: usize, workers: usize) -> Vec<usize> {
     if n == 0 {
         return vec![0, 0];
     }
-    let chunks = (n / grain.max(1)).clamp(1, 4 * workers());
+    let chunks = (n / grain.max(1)).clamp(1, 4 * workers);
     (0..=chunks).map(|c| c * n / chunks).collect()
 }
 
 /// Segment boundaries for one row, cut where the offsets cross multiples
 /// of `elements / chunks`, so that every chunk has about as many elements.
-fn balanced(offs: &[i64], chunks: usize) -> Vec<usize> {
+pub(super) fn balanced(offs: &[i64], chunks: usize) -> Vec<usize> {
     let nseg = offs.len() - 1;
     let total = *offs.last().expect("checked offsets") as usize;
     let mut b: Vec<usize> = (0..=chunks)
@@ -319,14 +247,14 @@ fn balanced(offs: &[i64], chunks: usize) -> Vec<usize> {
     b
 }
 
-fn dims_i64(d: &[usize]) -> Vec<i64> {
+pub(super) fn dims_i64(d: &[usize]) -> Vec<i64> {
     d.iter().map(|&x| x as i64).collect()
 }
 
 /// Buffers for an array of this type and shape, to be written by a
 /// kernel: `ShapeTooLarge` if it cannot be addressed, `OutOfMemory` if
 /// the memory cannot be had.
-fn alloc(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<Vec<Buffer>> {
+pub(super) fn alloc(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<Vec<Buffer>> {
     crate::array::shape::checked_extents(&dims_i64(dims), elt.size_bytes(), loc)?;
     let n: usize = dims.iter().product();
     elt.leaves()
@@ -336,7 +264,7 @@ fn alloc(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<Vec<Buffer>> {
 }
 
 /// The array a kernel has filled.
-fn finish(mut out: Vec<Buffer>, elt: &EltTy, dims: Vec<usize>, n: usize) -> Result<ArrayData> {
+pub(super) fn finish(mut out: Vec<Buffer>, elt: &EltTy, dims: Vec<usize>, n: usize) -> Result<ArrayData> {
     for b in &mut out {
         // SAFETY: the launch succeeded, and every skeleton writes every
         // position of its output (generated code stores each element's

@@ -41,31 +41,69 @@
 //! miscompiles the lane loop for 8-bit integers at `-O3`: a sum of 48
 //! `int8_t` through 16 lanes came out wrong, found by the property tests.)
 
+use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
 use super::kernel::{KernelGen, Row};
+use crate::array::ArrayData;
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::host::{rows_of, shape_of};
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{assign, commutative, declare, store, Source};
 use crate::backend::c::{c_type, CVal, ExpGen};
+use crate::backend::host::Env;
+use crate::exec::error::Result;
 use crate::exec::error::SrcLoc;
-use crate::ir::{Fun, OpenExp};
+use crate::ir::Fun;
+use crate::plan;
+use std::sync::Arc;
 
 /// Independent accumulators of a reduction loop: 16 lanes cover two AVX2
 /// vectors of f32, enough to hide the latency of a vector addition.
 pub(crate) const LANES: usize = 16;
 
+/// The C functions of a fold kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &["_rows", "_part", "_combine"];
+
+/// Launch: `_rows` over whole rows when there are many rows (or little
+/// work); else `_part` over `rows * m` pieces of `piece` elements
+/// (`P[0] = m`, `P[1] = piece`) into a temporary of partial results, then
+/// `_combine` over the rows (`P[0] = m`).
+pub(super) fn launch(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+) -> Result<ArrayData> {
+    let (k, seed) = (launch.k, &seed);
+    let shape = shape_of(env, source)?;
+    let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+    let mut out = alloc(&k.elt, &outer, k.loc)?;
+    let ext = dims_i64(&shape);
+    if rows * n.max(1) < 2 * GRAIN || rows >= 2 * launch.workers || n < 2 * GRAIN {
+        let grain = (GRAIN / n.max(1)).max(1);
+        launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
+    } else {
+        let piece = n.div_ceil(4 * launch.workers).max(GRAIN);
+        let m = n.div_ceil(piece);
+        let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
+        launch.run(
+            "_part",
+            &mut out,
+            &mut tmp,
+            &ext,
+            &[m as i64, piece as i64],
+            &launch.uniform(rows * m, 1),
+        )?;
+        launch.run("_combine", &mut out, &mut tmp, &ext, &[m as i64], &[0, rows])?;
+    }
+    finish(out, &k.elt, outer, rows)
+}
+
 /// The C functions `_rows`, `_part` and `_combine` of a fold kernel.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fold(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    seed: Option<&OpenExp>,
-    src: &Source,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Fold) {
+    let (f, seed, src) = (&s.f, s.seed.as_ref(), &s.src.source);
+    let (rank, elt, what, loc) = (s.src.ty.rank, &spec.out.elt, spec.op, spec.loc);
     // _rows: whole rows start..end
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "_rows", what, loc);

@@ -17,29 +17,52 @@
 //!     (r, s) = the next pair
 //! ```
 
+use super::exec::{alloc, balanced, dims_i64, finish, Launch};
 use super::fold::reduce_row;
 use super::kernel::{KernelGen, Row};
-use crate::array::EltTy;
+use crate::array::ArrayData;
+use crate::backend::c::host::{segments, shape_of};
+use crate::backend::c::kernel::store;
 use crate::backend::c::kernel::KernelCore;
-use crate::backend::c::kernel::{store, Source};
-use crate::exec::error::SrcLoc;
-use crate::ir::{Fun, OpenExp};
+use crate::backend::c::kernel::ShapeOf;
+use crate::backend::host::Env;
+use crate::backend::interp::split_inner;
+use crate::exec::error::Result;
+use crate::plan;
+use std::sync::Arc;
+
+/// The C functions of a fold_seg kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &[""];
+
+/// Launch: over `(row, segment)` pairs; a single row is cut where the
+/// offsets balance the elements between chunks (`balanced`).
+pub(super) fn launch(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    seed: bool,
+    source: &ShapeOf,
+    offsets: usize,
+    op: &'static str,
+) -> Result<ArrayData> {
+    let (k, seed, offsets) = (launch.k, &seed, &offsets);
+    let shape = shape_of(env, source)?;
+    let offs = segments(env, k, *offsets, &shape, *seed, op)?;
+    let (outer, _) = split_inner(&shape);
+    let nseg = offs.len() - 1;
+    let rows: usize = outer.iter().product();
+    let mut dims = outer.clone();
+    dims.push(nseg);
+    let mut out = alloc(&k.elt, &dims, k.loc)?;
+    let bounds = if rows == 1 { balanced(&offs, 4 * launch.workers) } else { launch.uniform(rows * nseg, 1) };
+    launch.run("", &mut out, &mut [], &dims_i64(&shape), &[], &bounds)?;
+    finish(out, &k.elt, dims, rows * nseg)
+}
 
 /// The C function of a segmented fold; `offsets` is the array variable of
 /// the offsets (an `i64` vector).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fold_seg(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    seed: Option<&OpenExp>,
-    src: &Source,
-    offsets: usize,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn fold_seg(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::FoldSeg) {
+    let (f, seed, src, offsets) = (&s.f, s.seed.as_ref(), &s.src.source, s.offsets);
+    let (rank, elt, what, loc) = (spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());

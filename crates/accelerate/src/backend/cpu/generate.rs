@@ -25,34 +25,47 @@
 //!     for j in the row's part of start..end: out[r*n + j] = index(i0, .., j)
 //! ```
 
+use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
 use super::fold::LANES;
 use super::kernel::KernelGen;
-use crate::array::{EltTy, ScalarTy};
+use crate::array::ArrayData;
+use crate::array::ScalarTy;
+use crate::backend::c::host::shape_of;
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{read_at, read_ix, store, trust, uses_from_index, Source};
 use crate::backend::c::{c_type, project, Bound, CVal, ExpGen};
-use crate::exec::error::SrcLoc;
+use crate::backend::host::Env;
+use crate::exec::error::Result;
 use crate::ir::{ExpKind, Fun, OpenExp};
+use crate::plan;
+use std::sync::Arc;
+
+/// The C functions of a generate kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &[""];
+
+/// Launch: the result's positions in chunks of at least `GRAIN`.
+pub(super) fn launch(launch: &Launch<'_>, env: &Env<Arc<ArrayData>>, shape: &ShapeOf) -> Result<ArrayData> {
+    let k = launch.k;
+    let dims = shape_of(env, shape)?;
+    let size: usize = dims.iter().product();
+    let mut out = alloc(&k.elt, &dims, k.loc)?;
+    launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &launch.uniform(size, GRAIN))?;
+    finish(out, &k.elt, dims, size)
+}
 
 /// Writes the C function of a generate kernel whose elements are those of
 /// the delayed array `src` (of rank `rank`).
-pub(crate) fn generate(
-    k: &mut KernelGen,
-    out: &mut String,
-    src: &Source,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Generate) {
+    let (src, rank, elt, what, loc) = (&s.src.source, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
-        let by_rows = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
+        let by_rows = rank >= 2 && matches!(src, Source::Delayed(d) if uses_from_index(&d.linear));
         let mut g = k.exp_gen(1);
         let element = match src {
-            Source::Delayed { shape, index, linear } => Some((shape, if by_rows { index } else { linear })),
+            Source::Delayed(d) => Some((&d.shape, if by_rows { &d.index } else { &d.linear })),
             Source::Manifest(_) => None,
         };
         let plan = element.and_then(|(shape, f)| Lockstep::of(f).map(|l| (shape, l)));

@@ -16,12 +16,13 @@
 //! `Kernel`, `Skeleton`, the readers and the statement helpers) is in
 //! `backend::c::kernel`.
 
-use crate::array::{ArraysTy, EltTy, ScalarTy};
+use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::kernel::{
     read_at, read_ix, unravel, uses_from_index, KernelCore, KernelParts, Source,
 };
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
+use crate::plan;
 use std::fmt::Write;
 use std::ops::{Deref, DerefMut};
 
@@ -55,15 +56,9 @@ impl DerefMut for KernelGen {
 }
 
 impl KernelGen {
-    /// A kernel reading the given array variables of the environment
-    /// `aenv` (innermost last).
-    pub fn new(name: String, inputs: Vec<usize>, aenv: &[ArraysTy]) -> KernelGen {
-        KernelGen {
-            core: KernelCore::new(name, inputs, aenv),
-            fast: false,
-            function: String::new(),
-            raised: false,
-        }
+    /// The code generation state of a kernel of the plan.
+    pub fn new(k: &plan::Kernel) -> KernelGen {
+        KernelGen { core: KernelCore::new(k), fast: false, function: String::new(), raised: false }
     }
 
     /// The kernel's inputs, sites and hoisted literals (`KernelCore::finish`).
@@ -161,8 +156,7 @@ pub(crate) struct Row {
 impl Row {
     /// Row `r` of `src`, whose extents are `sh`, starting at `base`.
     pub fn new(g: &mut ExpGen<'_>, src: &Source, sh: &[String], r: &str, base: &str) -> Row {
-        let by_index =
-            sh.len() >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
+        let by_index = sh.len() >= 2 && matches!(src, Source::Delayed(d) if uses_from_index(&d.linear));
         let outer = by_index.then(|| unravel(g, r, &sh[..sh.len() - 1]));
         g.loop_invariant.push(r.to_string());
         g.loop_invariant.extend(outer.iter().flatten().cloned());

@@ -7,15 +7,16 @@
 //! Files: `kernel` (this backend's kernel functions and loops), one file
 //! per skeleton (`generate`, `fold`, `fold_seg`, `scan`, `permute`,
 //! `stencil`), `compile`, `exec`. What the CUDA backend shares comes from
-//! `backend::c`: the lowering of a program to host commands and kernels
-//! (`c::lower`, given this backend's skeleton writers, `TARGET`), what
+//! `backend::c`: the code generation of a plan's kernels (`c::codegen`,
+//! given this backend's skeleton writers, `CpuTarget`), what
 //! kernels share whatever the target (`c::kernel`) and the scalar code
 //! inside them.
 //!
-//! Options (environment): `ACCELERATE_THREADS` (workers; default one per
-//! core), `ACCELERATE_CACHE_DIR` / `ACCELERATE_CACHE=off` (the on-disk
-//! kernel cache), `CC` (the compiler), `ACCELERATE_CFLAGS` (extra flags,
-//! such as a sanitizer's).
+//! Options (`CpuOptions`, in `Config::cpu`; their defaults come from the
+//! environment, `exec::config`): the workers, the C compiler and extra
+//! flags, the kernel cache's folder. Programs with different options run
+//! side by side in one process: each has the worker pool of its size and
+//! the objects its compiler and flags built.
 
 mod compile;
 mod exec;
@@ -32,46 +33,98 @@ pub(crate) use compile::Build;
 pub use compile::{compilations, vectorised_loops};
 
 use crate::array::ArraysVal;
+use crate::backend::c::codegen::{write_kernels, Target};
+use crate::backend::c::kernel::KernelParts;
 use crate::backend::c::kernel::{Kernel, Skeleton};
-use crate::backend::c::lower::{lower_program, Cmd, Target};
+use crate::backend::cache::CacheDir;
+use crate::backend::{Prepare, Prepared};
+use crate::exec::config::Config;
 use crate::exec::error::Result;
-use crate::ir::Program;
+use crate::plan::{self, Cmd};
 use std::sync::Arc;
 
-/// This backend's kernel code, for the shared lowering.
-const TARGET: Target<kernel::KernelGen> = Target {
-    kernel_gen: kernel::KernelGen::new,
-    generate: generate::generate,
-    fold: fold::fold,
-    scan: scan::scan,
-    fold_seg: fold_seg::fold_seg,
-    permute: permute::permute,
-    stencil: stencil::stencil,
-    finish: kernel::KernelGen::finish,
-};
+/// This backend's kernel code, for the shared code generation.
+pub(crate) struct CpuTarget;
 
-/// A program compiled for the CPU: its host commands, its kernels and the
-/// loaded object holding their code.
+impl Target for CpuTarget {
+    type Gen = kernel::KernelGen;
+    fn kernel_gen(k: &plan::Kernel) -> kernel::KernelGen {
+        kernel::KernelGen::new(k)
+    }
+    fn generate(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Generate) {
+        generate::generate(g, out, k, s)
+    }
+    fn fold(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Fold) {
+        fold::fold(g, out, k, s)
+    }
+    fn scan(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Scan) {
+        scan::scan(g, out, k, s)
+    }
+    fn fold_seg(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::FoldSeg) {
+        fold_seg::fold_seg(g, out, k, s)
+    }
+    fn permute(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Permute) {
+        permute::permute(g, out, k, s)
+    }
+    fn stencil(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Stencil) {
+        stencil::stencil(g, out, k, s)
+    }
+    fn finish(g: kernel::KernelGen) -> KernelParts {
+        g.finish()
+    }
+}
+
+/// The CPU backend's options (`Config::cpu`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CpuOptions {
+    /// Worker threads; 0: one per core (`ACCELERATE_THREADS`).
+    pub threads: usize,
+    /// The C compiler (`CC`, default `cc`).
+    pub cc: String,
+    /// Extra flags for it, after the backend's own (`ACCELERATE_CFLAGS`).
+    pub cflags: Vec<String>,
+    /// Where compiled kernels are kept.
+    pub cache: CacheDir,
+}
+
+/// The CPU backend.
+pub(crate) struct Cpu;
+
+impl Prepare for Cpu {
+    type Options = CpuOptions;
+    fn prepare(p: &Arc<plan::Program>, options: &CpuOptions, config: &Config) -> Result<Box<dyn Prepared>> {
+        let program = CpuProgram::new(p, options)?;
+        if config.dumps("c") {
+            eprintln!("== c ==\n{}", program.c_source());
+        }
+        Ok(Box::new(program))
+    }
+}
+
+/// A program compiled for the CPU: its host commands, its kernels, the
+/// loaded object holding their code, and the workers that run them.
 pub struct CpuProgram {
     body: Cmd,
     kernels: Vec<Kernel>,
     module: Arc<compile::Module>,
     source: String,
+    pool: Arc<rayon::ThreadPool>,
 }
 
 impl CpuProgram {
-    /// Lowers a fused program and loads its kernels (from the kernel cache
-    /// or compiled now).
-    pub fn new(p: &Program) -> Result<CpuProgram> {
-        let l = lower_program(p, &TARGET)?;
+    /// Writes a plan's kernels and loads them (from the kernel cache or
+    /// compiled now).
+    pub fn new(p: &plan::Program, options: &CpuOptions) -> Result<CpuProgram> {
+        let l = write_kernels::<CpuTarget>(p);
         let symbols: Vec<String> = l.kernels.iter().flat_map(symbols).collect();
-        let module = compile::load(&l.source, &symbols)?;
-        Ok(CpuProgram { body: l.body, kernels: l.kernels, module, source: l.source })
+        let module = compile::load(&l.source, &symbols, options)?;
+        let pool = exec::pool(options.threads);
+        Ok(CpuProgram { body: p.body.clone(), kernels: l.kernels, module, source: l.source, pool })
     }
 
     /// Runs the program on its arguments.
     pub fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
-        exec::run(&self.body, &self.kernels, &self.module, args)
+        exec::run(&self.body, &self.kernels, &self.module, &self.pool, args)
     }
 
     /// The generated C of the program's kernels (without the prelude).
@@ -83,22 +136,47 @@ impl CpuProgram {
     pub fn kernel_count(&self) -> usize {
         self.kernels.len()
     }
+
+    /// The number of worker threads that run it.
+    pub fn workers(&self) -> usize {
+        self.pool.current_num_threads()
+    }
 }
 
-/// The C functions of a kernel, by skeleton.
+impl Prepared for CpuProgram {
+    fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+        CpuProgram::run(self, args)
+    }
+    fn source(&self) -> Option<&str> {
+        Some(self.c_source())
+    }
+    fn kernel_count(&self) -> Option<usize> {
+        Some(CpuProgram::kernel_count(self))
+    }
+}
+
+/// The C functions of a kernel: its name and its skeleton's suffixes
+/// (each skeleton's file lists them beside its code).
 fn symbols(k: &Kernel) -> Vec<String> {
     use Skeleton::*;
     let suffixes: &[&str] = match k.skeleton {
-        Generate { .. } | FoldSeg { .. } | Stencil { .. } | Permute { atomic: false, .. } => &[""],
-        Permute { atomic: true, .. } => &["", "_private", "_merge"],
-        Fold { .. } => &["_rows", "_part", "_combine"],
-        Scan { .. } => &["_rows", "_part", "_carry", "_piece"],
+        Generate { .. } => generate::FUNCTIONS,
+        Fold { .. } => fold::FUNCTIONS,
+        Scan { .. } => scan::FUNCTIONS,
+        FoldSeg { .. } => fold_seg::FUNCTIONS,
+        Permute { atomic, .. } => permute::functions(atomic),
+        Stencil { .. } => stencil::FUNCTIONS,
     };
     suffixes.iter().map(|s| format!("{}{s}", k.name)).collect()
 }
 
-/// Why this backend cannot run on this machine, if it cannot (no C
-/// compiler).
+/// Why this backend cannot run on this machine with the environment's
+/// options, if it cannot (no C compiler).
 pub fn unavailable() -> Option<String> {
-    compile::unavailable()
+    unavailable_with(&CpuOptions::from_env())
+}
+
+/// Why this backend cannot run here with these options, if it cannot.
+pub fn unavailable_with(options: &CpuOptions) -> Option<String> {
+    compile::unavailable(&options.cc)
 }

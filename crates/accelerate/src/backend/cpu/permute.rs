@@ -49,29 +49,76 @@
 //! the privatised pairs were slower than the privatised `i64`s was not
 //! found. Tuples run on one worker.
 
+use super::exec::{alloc, dims_i64, Launch, GRAIN};
 use super::kernel::KernelGen;
+use crate::array::{ArrayData, Buffer};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::host::shape_of;
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{assign, atomic, declare, open_destination, store, unravel, Source};
 use crate::backend::c::{c_type, product, CVal};
+use crate::backend::host::Env;
 use crate::exec::error::SrcLoc;
+use crate::exec::error::{Error, Result};
 use crate::ir::Fun;
+use crate::plan;
+use std::sync::Arc;
+
+/// The C functions of a permute kernel (its name and these suffixes):
+/// one that combines with atomics or runs on one worker, and the
+/// privatised pair (Note [Privatised permutes]) when `atomic`.
+pub(crate) fn functions(atomic: bool) -> &'static [&'static str] {
+    if atomic {
+        &["", "_private", "_merge"]
+    } else {
+        &[""]
+    }
+}
+
+/// Launch: the result starts as a copy of the defaults; privatised
+/// (`_private` over one piece of `P[1]` sources per worker, `P[0]` workers,
+/// `P[2]` results, then `_merge` over the results) when that reads no more
+/// positions than there are sources; else the one function, over chunks
+/// with atomics, or on one worker for tuples.
+pub(super) fn launch(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    defaults: usize,
+    source: &ShapeOf,
+    atomic: bool,
+) -> Result<ArrayData> {
+    let (k, defaults, atomic) = (launch.k, &defaults, &atomic);
+    let def = env.array(*defaults)?;
+    let shape = shape_of(env, source)?;
+    let size: usize = shape.iter().product();
+    let mut out: Vec<Buffer> = def.buffers().to_vec();
+    let mut ext = dims_i64(&shape);
+    ext.extend(def.shape().iter().map(|&d| d as i64));
+    let results: usize = def.shape().iter().product();
+    // Note [Privatised permutes]
+    if *atomic && launch.workers > 1 && size > 0 && (launch.workers - 1).saturating_mul(results) <= size {
+        let piece = size.div_ceil(launch.workers);
+        let copies = launch.workers * results;
+        // the private copies (read only where touched) and their marks
+        let mut tmp = alloc(&k.elt, &[copies], k.loc)?;
+        tmp.push(Buffer::U8(vec![0u8; copies]));
+        let params = [launch.workers as i64, piece as i64, results as i64];
+        launch.run("_private", &mut out, &mut tmp, &ext, &params, &launch.uniform(launch.workers, 1))?;
+        launch.run("_merge", &mut out, &mut tmp, &ext, &params, &launch.uniform(results, GRAIN))?;
+    } else {
+        let bounds = if *atomic { launch.uniform(size, GRAIN) } else { vec![0, size] };
+        launch.run("", &mut out, &mut [], &ext, &[], &bounds)?;
+    }
+    ArrayData::from_buffers(def.shape().to_vec(), k.elt.clone(), out)
+        .ok_or_else(|| Error::Internal("permute result of the wrong size".into()))
+}
 
 /// The C function of a permute kernel over a source of rank `rank` into
 /// defaults variable `defaults` (whose copy is the output buffer).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn permute(
-    k: &mut KernelGen,
-    out: &mut String,
-    combine: &Fun,
-    index: &Fun,
-    src: &Source,
-    rank: usize,
-    res_rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Permute) {
+    let (combine, index, src) = (&s.combine, &s.index, &s.src.source);
+    let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     k.open_function(out, "", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());

@@ -17,29 +17,64 @@
 //! (result 0 is `z`); a right scan mirrors it (result `m-1` is `z`). Each
 //! piece's carry includes the seed exactly once.
 
+use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
 use super::fold::piece_totals;
 use super::kernel::KernelGen;
-use crate::array::{EltTy, ScalarTy};
+use crate::array::ArrayData;
+use crate::array::ScalarTy;
+use crate::backend::c::host::{rows_of, shape_of};
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
 use crate::backend::c::{CVal, ExpGen};
+use crate::backend::host::Env;
+use crate::exec::error::Result;
 use crate::exec::error::SrcLoc;
-use crate::ir::{Direction, Fun, OpenExp};
+use crate::ir::Direction;
+use crate::plan;
+use std::sync::Arc;
+
+/// The C functions of a scan kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &["_rows", "_part", "_carry", "_piece"];
+
+/// Launch: `_rows` over whole rows when there are many; else three phases
+/// over `rows * m` pieces of `piece` elements (`P[0] = m`, `P[1] =
+/// piece`): `_part` (each piece's total into a temporary), `_carry` (each
+/// row's carries), `_piece` (each piece scanned from its carry).
+pub(super) fn launch(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+) -> Result<ArrayData> {
+    let (k, seed) = (launch.k, &seed);
+    let shape = shape_of(env, source)?;
+    let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+    let m_out = n + usize::from(*seed);
+    let mut dims = outer.clone();
+    dims.push(m_out);
+    let mut out = alloc(&k.elt, &dims, k.loc)?;
+    let ext = dims_i64(&shape);
+    if rows >= 2 * launch.workers || n < 4 * GRAIN {
+        let grain = (GRAIN / n.max(1)).max(1);
+        launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
+    } else {
+        let piece = n.div_ceil(4 * launch.workers).max(GRAIN);
+        let m = n.div_ceil(piece);
+        let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
+        let params = [m as i64, piece as i64];
+        launch.run("_part", &mut out, &mut tmp, &ext, &params, &launch.uniform(rows * m, 1))?;
+        launch.run("_carry", &mut out, &mut tmp, &ext, &params, &[0, rows])?;
+        launch.run("_piece", &mut out, &mut tmp, &ext, &params, &launch.uniform(rows * m, 1))?;
+    }
+    finish(out, &k.elt, dims, rows * m_out)
+}
 
 /// The C functions of a scan kernel.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn scan(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    seed: Option<&OpenExp>,
-    dir: Direction,
-    src: &Source,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn scan(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Scan) {
+    let (f, seed, dir, src) = (&s.f, s.seed.as_ref(), s.dir, &s.src.source);
+    let (rank, elt, what, loc) = (spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     let left = dir == Direction::Left;
     let extra = usize::from(seed.is_some());
     // `op(acc, x)` in scan order: a right scan combines `f(x, acc)`

@@ -29,28 +29,42 @@
 //!     border elements (lo .. ilo and ihi .. hi), then interior ones (ilo .. ihi)
 //! ```
 
+use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
 use super::kernel::KernelGen;
-use crate::array::EltTy;
+use crate::array::ArrayData;
+use crate::backend::c::host::stencil_shape;
+use crate::backend::c::kernel::store;
 use crate::backend::c::kernel::KernelCore;
-use crate::backend::c::kernel::{store, Source};
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::stencil::{margins, neighbourhood};
-use crate::exec::error::SrcLoc;
-use crate::ir::{Fun, StencilArg};
+use crate::backend::host::Env;
+use crate::exec::error::Result;
+use crate::plan;
+use std::sync::Arc;
+
+/// The C functions of a stencil kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &[""];
+
+/// Launch: the result's positions in chunks of at least `GRAIN`, once the
+/// host has checked the arguments' shapes and that the patterns fit.
+pub(super) fn launch(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    sources: &[ShapeOf],
+    patterns: &[Vec<usize>],
+) -> Result<ArrayData> {
+    let k = launch.k;
+    let dims = stencil_shape(env, k, sources, patterns)?;
+    let size: usize = dims.iter().product();
+    let mut out = alloc(&k.elt, &dims, k.loc)?;
+    launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &launch.uniform(size, GRAIN))?;
+    finish(out, &k.elt, dims, size)
+}
 
 /// The C function of a stencil kernel over arguments of rank `rank`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn stencil(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    args: &[StencilArg],
-    sources: &[Source],
-    arg_elts: &[EltTy],
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn stencil(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Stencil) {
+    let (f, args) = (&s.f, &s.args[..]);
+    let (rank, elt, what, loc) = (spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "", what, loc);
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
@@ -79,7 +93,7 @@ pub(crate) fn stencil(
                 g.open("for (int64_t j = lo; j < hi; j++) {");
                 g.line("if (j == ilo) { j = ihi; if (j >= hi) break; }");
             }
-            let vals = neighbourhood(&mut g, args, sources, arg_elts, &ix, &sh, interior, loc);
+            let vals = neighbourhood(&mut g, args, &ix, &sh, interior, loc);
             let v = g.apply(f, vals);
             store(&mut g, &obufs, "base + j", &v);
             if g.raised {

@@ -8,6 +8,7 @@ use crate::backend::cache;
 use crate::exec::error::{Error, Result};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -82,8 +83,14 @@ pub fn ptx_compilations() -> usize {
 }
 
 /// The PTX of a CUDA C file (prelude included) for `arch`: from the kernel
-/// cache in memory or on disk, or compiled by NVRTC and cached.
+/// cache in memory or on disk (the environment's, `CudaOptions::from_env`),
+/// or compiled by NVRTC and cached.
 pub fn cached_ptx(source: &str, arch: &'static str) -> Result<Arc<str>> {
+    cached_ptx_in(source, arch, &super::CudaOptions::from_env().cache.path())
+}
+
+/// `cached_ptx` with the disk cache in `dir`.
+pub(crate) fn cached_ptx_in(source: &str, arch: &'static str, dir: &Path) -> Result<Arc<str>> {
     if let Some(reason) = nvrtc_unavailable() {
         return Err(Error::BackendUnavailable { backend: "cuda".into(), reason });
     }
@@ -93,18 +100,17 @@ pub fn cached_ptx(source: &str, arch: &'static str) -> Result<Arc<str>> {
     if let Some(p) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(p.clone());
     }
-    let dir = cache::dir();
-    let from_disk = cache::lookup(&dir, &key, "ptx").and_then(|p| std::fs::read_to_string(p).ok());
+    let from_disk = cache::lookup(dir, &key, "ptx").and_then(|p| std::fs::read_to_string(p).ok());
     let ptx: Arc<str> = match from_disk {
         Some(text) => text.into(),
         None => {
             let text = compile_ptx(source, arch)?;
             COMPILATIONS.fetch_add(1, Ordering::Relaxed);
             // a cache that cannot be written is no error: the PTX is used
-            if std::fs::create_dir_all(&dir).is_ok() {
+            if std::fs::create_dir_all(dir).is_ok() {
                 let tmp = dir.join(format!("{}.ptx", cache::temporary(&key)));
                 if std::fs::write(&tmp, &text).is_ok() {
-                    cache::publish(&dir, &key, "ptx", &tmp);
+                    cache::publish(dir, &key, "ptx", &tmp);
                 }
                 let _ = std::fs::remove_file(&tmp);
             }
@@ -120,6 +126,6 @@ pub fn cached_ptx(source: &str, arch: &'static str) -> Result<Arc<str>> {
 pub fn ptx_on_disk(source: &str, arch: &str) -> Option<std::path::PathBuf> {
     nvrtc_unavailable()
         .is_none()
-        .then(|| cache::lookup(&cache::dir(), &ptx_key(source, arch), "ptx"))
+        .then(|| cache::lookup(&super::CudaOptions::from_env().cache.path(), &ptx_key(source, arch), "ptx"))
         .flatten()
 }

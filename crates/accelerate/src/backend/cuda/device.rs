@@ -4,11 +4,12 @@
 //! emulator]). The executor (`exec`) is written against `Device`, so that
 //! everything above a kernel launch is one code path for both.
 
-use super::compile::cached_ptx;
+use super::compile::cached_ptx_in;
 use super::memory::{AllocError, DeviceMemory};
 use crate::exec::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,6 +74,8 @@ pub struct Gpu {
     multiprocessors: u32,
     name: String,
     busy: Duration,
+    /// The kernel cache's folder, for PTX.
+    cache: PathBuf,
 }
 
 /// A program's kernels on a GPU.
@@ -83,8 +86,8 @@ pub struct GpuModule {
 
 impl Gpu {
     /// Device 0 (the caller has probed that the driver and a device are
-    /// present: `cuda::unavailable`).
-    pub fn open() -> Result<Gpu> {
+    /// present: `cuda::unavailable`), keeping PTX in the cache `cache`.
+    pub fn open(cache: PathBuf) -> Result<Gpu> {
         use cudarc::driver::sys::CUdevice_attribute as A;
         let ctx = CudaContext::new(0).map_err(|e| driver("opening device 0", e))?;
         let (major, minor) =
@@ -93,7 +96,8 @@ impl Gpu {
             .attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(|e| driver("reading the multiprocessor count", e))?;
         let name = ctx.name().unwrap_or_else(|_| "an unnamed device".into());
-        // one device per process: the architecture's name is made once
+        // opened once per set of options: the architecture's name is made
+        // once for each
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
         let stream = ctx.default_stream();
         Ok(Gpu {
@@ -103,6 +107,7 @@ impl Gpu {
             multiprocessors: multiprocessors.max(1) as u32,
             name,
             busy: Duration::ZERO,
+            cache,
         })
     }
 
@@ -166,7 +171,7 @@ impl Device for Gpu {
     }
 
     fn load(&mut self, kernels: &str, functions: &[String]) -> Result<Arc<GpuModule>> {
-        let ptx = cached_ptx(&format!("{}{kernels}", super::prelude()), self.arch)?;
+        let ptx = cached_ptx_in(&format!("{}{kernels}", super::prelude()), self.arch, &self.cache)?;
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))

@@ -36,7 +36,7 @@ use crate::exec::error::{Error, Result};
 use libloading::Library;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -59,12 +59,23 @@ const THREADS: usize = 256;
 const STACK_BYTES: usize = 128 * 1024;
 
 /// The emulated device: its memory is host memory, in 8-byte words.
-#[derive(Default)]
 pub struct Emulator {
     busy: Duration,
     /// The threads' stacks, in 16-byte words (so aligned), made at the
     /// first launch.
     stacks: Vec<u128>,
+    /// The C++ compiler that builds the kernels.
+    cxx: String,
+    /// The kernel cache's folder.
+    cache: PathBuf,
+}
+
+impl Emulator {
+    /// An emulator building kernels with the C++ compiler `cxx`, keeping
+    /// them in the cache `cache`.
+    pub fn new(cxx: String, cache: PathBuf) -> Emulator {
+        Emulator { busy: Duration::ZERO, stacks: Vec::new(), cxx, cache }
+    }
 }
 
 /// A program's kernels, compiled for the emulator.
@@ -81,19 +92,16 @@ pub struct EmulatedModule {
 /// once per process and kept across processes (a folder per key, written
 /// under a temporary name and renamed into place). `None` when it cannot
 /// be made: files are then compiled whole.
-fn precompiled_prelude(command: &str, flags: &[String]) -> Option<PathBuf> {
-    static HEADER: OnceLock<Option<PathBuf>> = OnceLock::new();
-    HEADER
-        .get_or_init(|| {
-            let text = format!("{}\n{}", include_str!("emulate.h"), super::prelude());
-            let key = cache::key(&[
-                env!("CARGO_PKG_VERSION"),
-                "emulator-prelude",
-                command,
-                &flags.join(" "),
-                &text,
-            ]);
-            let dir = cache::dir();
+fn precompiled_prelude(command: &str, flags: &[String], dir: &Path) -> Option<PathBuf> {
+    type Headers = Mutex<HashMap<(String, PathBuf), Option<PathBuf>>>;
+    static HEADERS: OnceLock<Headers> = OnceLock::new();
+    let text = format!("{}\n{}", include_str!("emulate.h"), super::prelude());
+    let key = cache::key(&[env!("CARGO_PKG_VERSION"), "emulator-prelude", command, &flags.join(" "), &text]);
+    let headers = HEADERS.get_or_init(Default::default);
+    let mut headers = headers.lock().unwrap_or_else(|e| e.into_inner());
+    headers
+        .entry((key.clone(), dir.to_path_buf()))
+        .or_insert_with(|| {
             let folder = dir.join(format!("{key}.pch"));
             let header = folder.join("prelude.h");
             if folder.join("prelude.h.gch").is_file() {
@@ -116,11 +124,6 @@ fn precompiled_prelude(command: &str, flags: &[String]) -> Option<PathBuf> {
             published.then_some(header)
         })
         .clone()
-}
-
-/// The C++ compiler.
-fn compiler() -> String {
-    std::env::var("CXX").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "c++".into())
 }
 
 impl DeviceMemory for Emulator {
@@ -169,11 +172,11 @@ impl Device for Emulator {
     }
 
     fn load(&mut self, kernels: &str, functions: &[String]) -> Result<Arc<EmulatedModule>> {
-        let command = compiler();
+        let command = self.cxx.clone();
         let mut flags: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
         // the emulator's header and the CUDA prelude, which start every
         // file, come precompiled where they can (`precompiled_prelude`)
-        let full = match precompiled_prelude(&command, &flags) {
+        let full = match precompiled_prelude(&command, &flags, &self.cache) {
             Some(header) => {
                 flags.push("-include".into());
                 flags.push(header.display().to_string());
@@ -193,7 +196,7 @@ impl Device for Emulator {
             return Ok(m.clone());
         }
         let build = Build { command: &command, flags: &flags, libraries: &["-lm"], ext: "cpp" };
-        let path = build.cached(&key, &full, "cuda")?;
+        let path = build.cached(&key, &full, "cuda", &self.cache)?;
         // SAFETY: an object compiled from this backend's own generated
         // code (checked against its checksum when from the disk cache).
         let lib = unsafe { Library::new(&path) }.map_err(|e| {

@@ -24,8 +24,9 @@
 use super::device::{Device, KernelArgs, BLOCK};
 use super::memory::{BufId, MemoryError, MemoryManager};
 use crate::array::{ArrayData, Buffer, EltTy, ScalarTy};
-use crate::backend::c::host::{rows_of, segments, stencil_shape, AccErr, Env, HostArray, Machine};
+use crate::backend::c::host::{rows_of, segments, shape_of, stencil_shape, AccErr};
 use crate::backend::c::kernel::{Kernel, Skeleton};
+use crate::backend::host::{Env, HostArray, Machine};
 use crate::backend::interp::split_inner;
 use crate::exec::error::{Error, Result, SrcLoc};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -154,6 +155,7 @@ pub(crate) struct OnDevice<'a, D: Device> {
 
 impl<D: Device> Machine for OnDevice<'_, D> {
     type Array = DeviceArray<D>;
+    type Kernel = Kernel;
 
     fn upload(&self, a: Arc<ArrayData>) -> Result<DeviceArray<D>> {
         let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
@@ -182,7 +184,7 @@ impl<D: Device> Machine for OnDevice<'_, D> {
         let launch = Launch { k, on: self, inputs };
         match &k.skeleton {
             Skeleton::Generate { shape } => {
-                let dims = env.shape_of(shape)?;
+                let dims = shape_of(env, shape)?;
                 let size: usize = dims.iter().product();
                 let out = self.alloc(&k.elt, &dims, k.loc)?;
                 if size > 0 {
@@ -191,7 +193,7 @@ impl<D: Device> Machine for OnDevice<'_, D> {
                 Ok(out)
             }
             Skeleton::Fold { seed, source, op } => {
-                let shape = env.shape_of(source)?;
+                let shape = shape_of(env, source)?;
                 let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
                 let out = self.alloc(&k.elt, &outer, k.loc)?;
                 if rows == 0 {
@@ -214,7 +216,7 @@ impl<D: Device> Machine for OnDevice<'_, D> {
                 Ok(out)
             }
             Skeleton::Scan { seed, source, op, .. } => {
-                let shape = env.shape_of(source)?;
+                let shape = shape_of(env, source)?;
                 let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
                 let mut dims = outer;
                 dims.push(n + usize::from(*seed));
@@ -246,7 +248,7 @@ impl<D: Device> Machine for OnDevice<'_, D> {
                 Ok(out)
             }
             Skeleton::FoldSeg { seed, source, offsets, op } => {
-                let shape = env.shape_of(source)?;
+                let shape = shape_of(env, source)?;
                 let offs = segments(env, k, *offsets, &shape, *seed, op)?;
                 let (mut dims, _) = split_inner(&shape);
                 let rows: usize = dims.iter().product();
@@ -267,7 +269,7 @@ impl<D: Device> Machine for OnDevice<'_, D> {
             }
             Skeleton::Permute { defaults, source, atomic } => {
                 let def = env.array(*defaults)?.clone();
-                let shape = env.shape_of(source)?;
+                let shape = shape_of(env, source)?;
                 let size: usize = shape.iter().product();
                 let out = self.alloc(&k.elt, &def.shape, k.loc)?;
                 self.copy(&def, &out, k.loc)?;

@@ -34,28 +34,18 @@
 use super::block::{range_reduce, Group, Op};
 use super::fold_seg::loop_over;
 use super::kernel::{block_stride, KernelGen};
-use crate::array::{EltTy, ScalarTy};
+use crate::array::ScalarTy;
 use crate::backend::c::kernel::KernelCore;
-use crate::backend::c::kernel::{assign, commutative, declare, read_at, store, Source};
+use crate::backend::c::kernel::{assign, commutative, declare, read_at, store};
 use crate::backend::c::product;
 use crate::backend::c::{CVal, ExpGen};
-use crate::exec::error::SrcLoc;
-use crate::ir::{Fun, OpenExp};
+use crate::plan;
 
 /// The kernel functions `_rows`, `_warps`, `_part` and `_combine` of a
 /// fold kernel.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fold(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    seed: Option<&OpenExp>,
-    src: &Source,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Fold) {
+    let (f, seed, src) = (&s.f, s.seed.as_ref(), &s.src.source);
+    let (rank, elt, what, loc) = (s.src.ty.rank, &spec.out.elt, spec.op, spec.loc);
     let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
     let comm = commutative(f);
 

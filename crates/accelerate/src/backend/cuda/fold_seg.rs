@@ -26,28 +26,17 @@
 use super::block::{range_reduce, Group};
 use super::fold::{finish, outer_size};
 use super::kernel::{block_stride, KernelGen};
-use crate::array::{EltTy, ScalarTy};
+use crate::array::ScalarTy;
 use crate::backend::c::kernel::KernelCore;
-use crate::backend::c::kernel::{commutative, read_at, Source};
+use crate::backend::c::kernel::{commutative, read_at};
 use crate::backend::c::{CVal, ExpGen};
-use crate::exec::error::SrcLoc;
-use crate::ir::{Fun, OpenExp};
+use crate::plan;
 
 /// The kernel function of a segmented fold; `offsets` is the array
 /// variable of the offsets (an `i64` vector).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fold_seg(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    seed: Option<&OpenExp>,
-    src: &Source,
-    offsets: usize,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn fold_seg(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::FoldSeg) {
+    let (f, seed, src, offsets) = (&s.f, s.seed.as_ref(), &s.src.source, s.offsets);
+    let (rank, elt, what, loc) = (spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
     for group in [Group::Warp, Group::Block] {
         let suffix = if group == Group::Warp { "_warp" } else { "_block" };

@@ -20,27 +20,20 @@
 //! blocks; the kernel's own extents are the result's shape.
 
 use super::kernel::{grid_stride, KernelGen};
-use crate::array::{EltTy, ScalarTy};
+use crate::array::ScalarTy;
 use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{read_at, read_ix, store, unravel, uses_from_index, Source};
 use crate::backend::c::product;
-use crate::exec::error::SrcLoc;
+use crate::plan;
 
 /// The kernel function of a generate kernel whose elements are those of
 /// the delayed array `src` (of rank `rank`).
-pub(crate) fn generate(
-    k: &mut KernelGen,
-    out: &mut String,
-    src: &Source,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Generate) {
+    let (src, rank, elt, what, loc) = (&s.src.source, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     k.open_function(out, "", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
-    let by_index = rank >= 2 && matches!(src, Source::Delayed { linear, .. } if uses_from_index(linear));
+    let by_index = rank >= 2 && matches!(src, Source::Delayed(d) if uses_from_index(&d.linear));
     let mut g = k.exp_gen(1);
     let size = g.bind(ScalarTy::I64, &product(&sh));
     g.open(&grid_stride("i", &size));

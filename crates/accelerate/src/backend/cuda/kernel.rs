@@ -18,10 +18,11 @@
 //! `Kernel`, `Skeleton`, the readers, the statement helpers and the
 //! lowering of a program) is in `backend::c` (`c::kernel`, `c::lower`).
 
-use crate::array::{ArraysTy, EltTy};
+use crate::array::EltTy;
 use crate::backend::c::kernel::{declare, KernelCore, KernelParts};
 use crate::backend::c::{CVal, ExpGen};
 use crate::exec::error::SrcLoc;
+use crate::plan;
 use std::fmt::Write;
 use std::ops::{Deref, DerefMut};
 
@@ -45,10 +46,9 @@ impl DerefMut for KernelGen {
 }
 
 impl KernelGen {
-    /// A kernel reading the given array variables of the environment
-    /// `aenv` (innermost last).
-    pub fn new(name: String, inputs: Vec<usize>, aenv: &[ArraysTy]) -> KernelGen {
-        KernelGen { core: KernelCore::new(name, inputs, aenv) }
+    /// The code generation state of a kernel of the plan.
+    pub fn new(k: &plan::Kernel) -> KernelGen {
+        KernelGen { core: KernelCore::new(k) }
     }
 
     /// The kernel's inputs, sites and hoisted literals (`KernelCore::finish`).

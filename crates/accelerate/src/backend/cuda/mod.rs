@@ -11,9 +11,9 @@
 //! and grid loops), `block` (cooperative warp and block reductions and
 //! scans), one file per skeleton (`generate`, `fold`, `fold_seg`, `scan`,
 //! `permute`, `stencil`), `compile` (NVRTC), `memory` (the device memory
-//! manager, with LRU eviction to host memory). The lowering of a program
-//! to host commands and kernels (`c::lower`, given this backend's
-//! skeleton writers, `TARGET`) and what kernels share whatever the target
+//! manager, with LRU eviction to host memory). The code generation of a
+//! plan's kernels (`c::codegen`, given this backend's skeleton writers,
+//! `CudaTarget`) and what kernels share whatever the target
 //! (`c::kernel`) are the CPU backend's, in `backend::c`.
 //!
 //! Running a program: `device` (a GPU through the driver API, or the
@@ -21,11 +21,12 @@
 //! [The CUDA emulator]), `exec` (the host commands, shared with the CPU
 //! backend through `c::host`, and each skeleton's launches).
 //!
-//! Options (environment): `ACCELERATE_CUDA_DEVICE=emulator` runs on the
-//! emulator instead of a GPU (for tests on machines without one; slow);
-//! `ACCELERATE_CUDA_MEMORY_MB` caps the device memory the manager uses
-//! (arrays past it are evicted to the host, `memory`); the kernel cache's
-//! variables, as for the CPU backend.
+//! Options (`CudaOptions`, in `Config::cuda`; their defaults come from the
+//! environment, `exec::config`): the device (a GPU, or the emulator, for
+//! tests on machines without one; slow), a cap on the device memory the
+//! manager uses (arrays past it are evicted to the host, `memory`), the
+//! emulator's C++ compiler, the kernel cache's folder. Each set of options
+//! has its own device handle and memory manager.
 //!
 //! Note [The CUDA prelude]
 //! `prelude.cuh` is the device twin of `backend/c/prelude.h`: the same
@@ -62,17 +63,21 @@ mod stencil;
 pub use compile::{cached_ptx, compile_ptx, nvrtc_unavailable, ptx_compilations, ptx_on_disk};
 
 use crate::array::{Arrays, ArraysVal};
-use crate::backend::c::host::{self, HostArray, Value};
+use crate::backend::c::codegen::{write_kernels, Target};
+use crate::backend::c::kernel::KernelParts;
 use crate::backend::c::kernel::{Kernel, Skeleton};
-use crate::backend::c::lower::{lower_program, Cmd, Target};
+use crate::backend::cache::CacheDir;
+use crate::backend::host::{self, HostArray, Value};
+use crate::backend::{Prepare, Prepared};
 use crate::exec::config::Config;
 use crate::exec::error::{Error, Result, SrcLoc};
-use crate::ir::Program;
 use crate::lang::acc::Acc;
+use crate::plan::{self, Cmd};
 use device::{Device, Gpu};
 use emulate::Emulator;
 use exec::{DeviceArray, OnDevice, Resident, Shared};
 use memory::MemoryManager;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The CUDA prelude every generated file starts with.
@@ -81,43 +86,86 @@ pub(crate) fn prelude() -> &'static str {
     TEXT.get_or_init(|| crate::backend::c::with_common_prelude(include_str!("prelude.cuh")))
 }
 
-/// This backend's kernel code, for the shared lowering.
-const TARGET: Target<kernel::KernelGen> = Target {
-    kernel_gen: kernel::KernelGen::new,
-    generate: generate::generate,
-    fold: fold::fold,
-    scan: scan::scan,
-    fold_seg: fold_seg::fold_seg,
-    permute: permute::permute,
-    stencil: stencil::stencil,
-    finish: kernel::KernelGen::finish,
-};
+/// This backend's kernel code, for the shared code generation.
+pub(crate) struct CudaTarget;
 
-/// Whether programs run on the emulator (`ACCELERATE_CUDA_DEVICE=emulator`)
-/// instead of a GPU.
-fn emulated() -> bool {
-    std::env::var("ACCELERATE_CUDA_DEVICE").is_ok_and(|d| d == "emulator")
+impl Target for CudaTarget {
+    type Gen = kernel::KernelGen;
+    fn kernel_gen(k: &plan::Kernel) -> kernel::KernelGen {
+        kernel::KernelGen::new(k)
+    }
+    fn generate(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Generate) {
+        generate::generate(g, out, k, s)
+    }
+    fn fold(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Fold) {
+        fold::fold(g, out, k, s)
+    }
+    fn scan(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Scan) {
+        scan::scan(g, out, k, s)
+    }
+    fn fold_seg(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::FoldSeg) {
+        fold_seg::fold_seg(g, out, k, s)
+    }
+    fn permute(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Permute) {
+        permute::permute(g, out, k, s)
+    }
+    fn stencil(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Stencil) {
+        stencil::stencil(g, out, k, s)
+    }
+    fn finish(g: kernel::KernelGen) -> KernelParts {
+        g.finish()
+    }
 }
 
-/// Why this backend cannot run programs here: no driver, no device, no
-/// NVRTC (none of which the emulator needs). Probed once.
+/// Which device runs this backend's programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CudaDevice {
+    /// The GPU (device 0), through the driver.
+    Gpu,
+    /// The CUDA emulator, on the host (Note [The CUDA emulator]; slow,
+    /// for testing without a GPU: `ACCELERATE_CUDA_DEVICE=emulator`).
+    Emulator,
+}
+
+/// The CUDA backend's options (`Config::cuda`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CudaOptions {
+    pub device: CudaDevice,
+    /// A cap on the device memory the memory manager uses, in MiB
+    /// (`ACCELERATE_CUDA_MEMORY_MB`): arrays past it are evicted to the
+    /// host.
+    pub memory_mb: Option<usize>,
+    /// The C++ compiler the emulator builds kernels with (`CXX`, default
+    /// `c++`).
+    pub cxx: String,
+    /// Where compiled kernels (PTX, the emulator's objects) are kept.
+    pub cache: CacheDir,
+}
+
+/// Why this backend cannot run programs here with the environment's
+/// options: no driver, no device, no NVRTC (none of which the emulator
+/// needs). Probed once.
 pub fn unavailable() -> Option<String> {
-    if emulated() {
-        None
-    } else {
-        gpu_unavailable()
+    unavailable_with(&CudaOptions::from_env())
+}
+
+/// Why this backend cannot run programs here with these options.
+pub fn unavailable_with(options: &CudaOptions) -> Option<String> {
+    match options.device {
+        CudaDevice::Emulator => None,
+        CudaDevice::Gpu => gpu_unavailable(),
     }
 }
 
 /// Why no GPU can run this backend's programs here (no driver, device or
-/// NVRTC), whatever `ACCELERATE_CUDA_DEVICE` says. Probed once.
+/// NVRTC), whatever the options say. Probed once.
 fn gpu_unavailable() -> Option<String> {
     static WHY: OnceLock<Option<String>> = OnceLock::new();
     WHY.get_or_init(|| device_unavailable().or_else(nvrtc_unavailable)).clone()
 }
 
 /// Whether a GPU can run this backend's programs here (driver, device
-/// and NVRTC found), whatever `ACCELERATE_CUDA_DEVICE` says.
+/// and NVRTC found), whatever the options say.
 pub fn gpu_present() -> bool {
     gpu_unavailable().is_none()
 }
@@ -126,38 +174,48 @@ fn unavailable_error(reason: String) -> Error {
     Error::BackendUnavailable { backend: "cuda".into(), reason }
 }
 
-/// A device and its memory manager, capped by `ACCELERATE_CUDA_MEMORY_MB`.
-fn manager<D: Device>(dev: D) -> Result<Shared<D>> {
-    let cap = match std::env::var("ACCELERATE_CUDA_MEMORY_MB") {
-        Err(_) => None,
-        Ok(s) => Some(s.trim().parse::<usize>().map_err(|_| {
-            Error::Config(format!("ACCELERATE_CUDA_MEMORY_MB={s}: expected a whole number of MiB"))
-        })?),
-    };
-    Ok(Arc::new(Mutex::new(match cap {
+/// A device and its memory manager, capped by the options.
+fn manager<D: Device>(dev: D, options: &CudaOptions) -> Shared<D> {
+    Arc::new(Mutex::new(match options.memory_mb {
         Some(mb) => MemoryManager::with_cap(dev, mb << 20),
         None => MemoryManager::new(dev),
-    })))
+    }))
 }
 
-/// The GPU, opened once per process.
-fn gpu() -> Result<Shared<Gpu>> {
-    static GPU: OnceLock<std::result::Result<Shared<Gpu>, Error>> = OnceLock::new();
-    GPU.get_or_init(|| match unavailable() {
-        Some(why) => Err(unavailable_error(why)),
-        None => manager(Gpu::open()?),
-    })
-    .clone()
+/// The device of `options` with its memory manager, made once per process
+/// for each set of options (two programs with different options have
+/// managers of their own).
+fn device_of<D: Device>(
+    options: &CudaOptions,
+    open: impl FnOnce() -> Result<D>,
+    managers: &'static OnceLock<Mutex<HashMap<CudaOptions, Shared<D>>>>,
+) -> Result<Shared<D>> {
+    let mut m = managers.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = m.get(options) {
+        return Ok(s.clone());
+    }
+    let s = manager(open()?, options);
+    m.insert(options.clone(), s.clone());
+    Ok(s)
 }
 
-/// The emulated device, made once per process.
-fn emulator() -> Result<Shared<Emulator>> {
-    static EMULATOR: OnceLock<std::result::Result<Shared<Emulator>, Error>> = OnceLock::new();
-    EMULATOR.get_or_init(|| manager(Emulator::default())).clone()
+/// The GPU of these options.
+fn gpu(options: &CudaOptions) -> Result<Shared<Gpu>> {
+    static GPUS: OnceLock<Mutex<HashMap<CudaOptions, Shared<Gpu>>>> = OnceLock::new();
+    if let Some(why) = gpu_unavailable() {
+        return Err(unavailable_error(why));
+    }
+    device_of(options, || Gpu::open(options.cache.path()), &GPUS)
 }
 
-/// What the memory manager of the device that programs run on
-/// (`ACCELERATE_CUDA_DEVICE`) has done so far: buffers evicted to the
+/// The emulated device of these options.
+fn emulator(options: &CudaOptions) -> Result<Shared<Emulator>> {
+    static EMULATORS: OnceLock<Mutex<HashMap<CudaOptions, Shared<Emulator>>>> = OnceLock::new();
+    device_of(options, || Ok(Emulator::new(options.cxx.clone(), options.cache.path())), &EMULATORS)
+}
+
+/// What the memory manager of the device that programs run on with the
+/// environment's options (`CudaOptions::from_env`) has done so far: buffers evicted to the
 /// host, buffers copied to the device, and the device memory its buffers
 /// take now (for tests and statistics).
 #[doc(hidden)]
@@ -166,10 +224,15 @@ pub fn memory_statistics() -> Result<(usize, usize, usize)> {
         let m = m.lock().unwrap_or_else(|e| e.into_inner());
         (m.evictions, m.uploads, m.used())
     }
-    Ok(if emulated() { of(emulator()?) } else { of(gpu()?) })
+    let options = CudaOptions::from_env();
+    Ok(match options.device {
+        CudaDevice::Emulator => of(emulator(&options)?),
+        CudaDevice::Gpu => of(gpu(&options)?),
+    })
 }
 
-/// The time the device that programs run on has spent on this backend's
+/// The time the device that programs run on with the environment's
+/// options has spent on this backend's
 /// kernels and device-to-device copies so far (`Device::busy`): the
 /// difference across a run is the run's device time, without its copies
 /// between host and device (for benchmarks).
@@ -178,7 +241,11 @@ pub fn device_busy() -> Result<std::time::Duration> {
     fn of<D: Device>(m: Shared<D>) -> std::time::Duration {
         m.lock().unwrap_or_else(|e| e.into_inner()).device().busy()
     }
-    Ok(if emulated() { of(emulator()?) } else { of(gpu()?) })
+    let options = CudaOptions::from_env();
+    Ok(match options.device {
+        CudaDevice::Emulator => of(emulator(&options)?),
+        CudaDevice::Gpu => of(gpu(&options)?),
+    })
 }
 
 /// A program compiled for a device: its host commands, its kernels, and
@@ -221,7 +288,7 @@ where
 }
 
 fn upload<D: Device>(on: &OnDevice<'_, D>, v: ArraysVal) -> Result<Value<DeviceArray<D>>> {
-    use crate::backend::c::host::Machine;
+    use crate::backend::host::Machine;
     Ok(match v {
         ArraysVal::Array(a) => Value::Array(on.upload(a)?),
         ArraysVal::Tuple(vs) => Value::Tuple(vs.into_iter().map(|v| upload(on, v)).collect::<Result<_>>()?),
@@ -235,6 +302,32 @@ fn download<D: Device>(v: Value<DeviceArray<D>>) -> Result<ArraysVal> {
     })
 }
 
+/// The CUDA backend.
+pub(crate) struct Cuda;
+
+impl Prepare for Cuda {
+    type Options = CudaOptions;
+    fn prepare(p: &Arc<plan::Program>, options: &CudaOptions, config: &Config) -> Result<Box<dyn Prepared>> {
+        let program = CudaProgram::new(p, options)?;
+        if config.dumps("cuda") {
+            eprintln!("== cuda ({}) ==\n{}", program.device(), program.cuda_source());
+        }
+        Ok(Box::new(program))
+    }
+}
+
+impl Prepared for CudaProgram {
+    fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+        CudaProgram::run(self, args)
+    }
+    fn source(&self) -> Option<&str> {
+        Some(self.cuda_source())
+    }
+    fn kernel_count(&self) -> Option<usize> {
+        Some(CudaProgram::kernel_count(self))
+    }
+}
+
 /// A program compiled for the CUDA backend.
 pub struct CudaProgram {
     loaded: Box<dyn Runs>,
@@ -243,16 +336,18 @@ pub struct CudaProgram {
 }
 
 impl CudaProgram {
-    /// Lowers a fused program and loads its kernels on the device (the
-    /// emulator with `ACCELERATE_CUDA_DEVICE=emulator`, else the GPU).
-    pub fn new(p: &Program) -> Result<CudaProgram> {
-        let l = lower_program(p, &TARGET)?;
+    /// Writes a plan's kernels and loads them on the options' device.
+    pub fn new(p: &plan::Program, options: &CudaOptions) -> Result<CudaProgram> {
+        let l = write_kernels::<CudaTarget>(p);
         let functions: Vec<String> = l.kernels.iter().flat_map(functions).collect();
         let kernels = l.kernels.len();
-        let loaded: Box<dyn Runs> = if emulated() {
-            Box::new(load(emulator()?, l.body, l.kernels, &l.source, &functions)?)
-        } else {
-            Box::new(load(gpu()?, l.body, l.kernels, &l.source, &functions)?)
+        let loaded: Box<dyn Runs> = match options.device {
+            CudaDevice::Emulator => {
+                Box::new(load(emulator(options)?, p.body.clone(), l.kernels, &l.source, &functions)?)
+            }
+            CudaDevice::Gpu => {
+                Box::new(load(gpu(options)?, p.body.clone(), l.kernels, &l.source, &functions)?)
+            }
         };
         Ok(CudaProgram { loaded, source: l.source, kernels })
     }
@@ -318,8 +413,8 @@ fn device_unavailable() -> Option<String> {
 /// The CUDA C of a fused program's kernels, prelude included: what NVRTC
 /// compiles.
 #[doc(hidden)]
-pub fn program_source(p: &Program) -> Result<String> {
-    let l = lower_program(p, &TARGET)?;
+pub fn program_source(p: &plan::Program) -> Result<String> {
+    let l = write_kernels::<CudaTarget>(p);
     Ok(format!("{}{}", prelude(), l.source))
 }
 
@@ -330,6 +425,6 @@ pub fn program_source(p: &Program) -> Result<String> {
 #[track_caller]
 pub fn cuda_source<A: Arrays>(acc: &Acc<A>) -> Result<String> {
     let config = Config::from_env()?;
-    let phases = crate::exec::pipeline::compile_graph(&[], acc.id, &config, SrcLoc::caller())?;
-    program_source(&phases.last().expect("at least one phase").ir)
+    let c = crate::exec::pipeline::compile_graph(&[], acc.id, &config, SrcLoc::caller())?;
+    program_source(&c.plan)
 }

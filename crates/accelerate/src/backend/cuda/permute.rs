@@ -49,11 +49,11 @@
 use super::kernel::{grid_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::kernel::KernelCore;
-use crate::backend::c::kernel::{atomic, declare, leaf_path, open_destination, unravel, Source};
+use crate::backend::c::kernel::{atomic, declare, leaf_path, open_destination, unravel};
 use crate::backend::c::product;
 use crate::backend::c::{c_type, helper_suffix, CVal, ExpGen};
-use crate::exec::error::SrcLoc;
 use crate::ir::{ExpKind, Fun, PrimFun};
+use crate::plan;
 
 /// The native atomic function for `combine` on elements of type `t`, and
 /// the C type its pointer is cast to (Note [Native atomics for permute]).
@@ -90,19 +90,9 @@ fn native(combine: &Fun, t: ScalarTy) -> Option<(&'static str, &'static str)> {
 
 /// The kernel function of a permute over a source of rank `rank` into a
 /// result of rank `res_rank` (the output buffers hold the defaults).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn permute(
-    k: &mut KernelGen,
-    out: &mut String,
-    combine: &Fun,
-    index: &Fun,
-    src: &Source,
-    rank: usize,
-    res_rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Permute) {
+    let (combine, index, src) = (&s.combine, &s.index, &s.src.source);
+    let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     k.open_function(out, "", what, loc);
     let (obufs, next) = KernelGen::status_buffers(out, "o", elt, k.first_own_buf());
     if !atomic(elt) {

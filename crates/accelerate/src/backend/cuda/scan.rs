@@ -59,22 +59,13 @@ use crate::backend::c::kernel::KernelCore;
 use crate::backend::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
 use crate::backend::c::{c_type, CVal, ExpGen};
 use crate::exec::error::SrcLoc;
-use crate::ir::{Direction, Fun, OpenExp};
+use crate::ir::Direction;
+use crate::plan;
 
 /// The kernel functions of a scan kernel.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn scan(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    seed: Option<&OpenExp>,
-    dir: Direction,
-    src: &Source,
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
+pub(crate) fn scan(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Scan) {
+    let (f, seed, dir, src) = (&s.f, s.seed.as_ref(), s.dir, &s.src.source);
+    let (rank, elt, what, loc) = (spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     let left = dir == Direction::Left;
     let extra = usize::from(seed.is_some());
     // `op(earlier, later)` in scan order: a right scan combines `f(x, acc)`

@@ -45,29 +45,21 @@
 use super::kernel::{block_stride, grid_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
 use crate::backend::c::kernel::KernelCore;
-use crate::backend::c::kernel::{read_ix, store, unravel, Source};
+use crate::backend::c::kernel::{read_ix, store, unravel};
 use crate::backend::c::product;
 use crate::backend::c::stencil::{neighbourhood, value_at};
 use crate::backend::c::{c_type, CVal};
 use crate::exec::error::SrcLoc;
-use crate::ir::{Fun, StencilArg};
+use crate::ir::Fun;
+use crate::plan;
+use crate::plan::StencilArg;
 
 /// The kernel function of a stencil kernel over arguments of rank `rank`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn stencil(
-    k: &mut KernelGen,
-    out: &mut String,
-    f: &Fun,
-    args: &[StencilArg],
-    sources: &[Source],
-    arg_elts: &[EltTy],
-    rank: usize,
-    elt: &EltTy,
-    what: &str,
-    loc: SrcLoc,
-) {
-    if rank == 2 && tile_bytes(args, arg_elts) <= TILE_BYTES {
-        return tiled(k, out, f, args, sources, arg_elts, elt, what, loc);
+pub(crate) fn stencil(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Stencil) {
+    let (f, args) = (&s.f, &s.args[..]);
+    let (rank, elt, what, loc) = (spec.out.rank, &spec.out.elt, spec.op, spec.loc);
+    if rank == 2 && tile_bytes(args) <= TILE_BYTES {
+        return tiled(k, out, f, args, elt, what, loc);
     }
     k.open_function(out, "", what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
@@ -76,7 +68,7 @@ pub(crate) fn stencil(
     let size = g.bind(ScalarTy::I64, &product(&sh));
     g.open(&grid_stride("i", &size));
     let ix = unravel(&mut g, "i", &sh);
-    let vals = neighbourhood(&mut g, args, sources, arg_elts, &ix, &sh, false, loc);
+    let vals = neighbourhood(&mut g, args, &ix, &sh, false, loc);
     let v = g.apply(f, vals);
     store(&mut g, &obufs, "i", &v);
     if g.raised {
@@ -98,10 +90,9 @@ const TILE_BYTES: usize = 12 * 1024;
 
 /// The shared memory of the tiles of every argument (a tile with its halo
 /// per leaf).
-fn tile_bytes(args: &[StencilArg], arg_elts: &[EltTy]) -> usize {
+fn tile_bytes(args: &[StencilArg]) -> usize {
     args.iter()
-        .zip(arg_elts)
-        .map(|(a, e)| (TY + 2 * (a.extents[0] / 2)) * (TX + 2 * (a.extents[1] / 2)) * e.size_bytes())
+        .map(|a| (TY + 2 * (a.extents[0] / 2)) * (TX + 2 * (a.extents[1] / 2)) * a.src.ty.elt.size_bytes())
         .sum()
 }
 
@@ -112,8 +103,6 @@ fn tiled(
     out: &mut String,
     f: &Fun,
     args: &[StencilArg],
-    sources: &[Source],
-    arg_elts: &[EltTy],
     elt: &EltTy,
     what: &str,
     loc: SrcLoc,
@@ -133,7 +122,8 @@ fn tiled(
         leaves: Vec<String>,
     }
     let mut tile_of = Vec::new();
-    for (a, e) in args.iter().zip(arg_elts) {
+    for a in args {
+        let e = &a.src.ty.elt;
         let (ry, rx) = (a.extents[0] / 2, a.extents[1] / 2);
         let stride = TX + 2 * rx;
         let leaves = e
@@ -151,7 +141,7 @@ fn tiled(
     g.line(&format!("const int64_t y0 = (t / tiles_x) * {TY}, x0 = (t % tiles_x) * {TX};"));
     g.line(&format!("const int64_t y1 = y0 + {TY} < {h} ? y0 + {TY} : {h};"));
     g.line(&format!("const int64_t x1 = x0 + {TX} < {w} ? x0 + {TX} : {w};"));
-    for (((a, src), e), tile) in args.iter().zip(sources).zip(arg_elts).zip(&tile_of) {
+    for (a, tile) in args.iter().zip(&tile_of) {
         let (ry, rx) = (tile.ry, tile.rx);
         // the halo's rows and columns, and whether it lies inside
         let rows = g.bind(ScalarTy::I64, &format!("y1 - y0 + {}", 2 * ry));
@@ -170,13 +160,13 @@ fn tiled(
         ];
         let slot = format!("{ly} * {} + {lx}", tile.stride);
         g.open(&format!("if ({inside}) {{"));
-        let v = read_ix(&mut g, src, &pos, loc);
+        let v = read_ix(&mut g, &a.src.source, &pos, loc);
         for (t, x) in tile.leaves.iter().zip(&v.leaves) {
             g.line(&format!("{t}[{slot}] = {x};"));
         }
         g.close("} else {");
         g.indent_in();
-        let v = value_at(&mut g, a, src, e, &pos, &sh, loc);
+        let v = value_at(&mut g, a, &pos, &sh, loc);
         for (t, x) in tile.leaves.iter().zip(&v.leaves) {
             g.line(&format!("{t}[{slot}] = {x};"));
         }
@@ -187,7 +177,7 @@ fn tiled(
     g.line(&format!("const int64_t y = y0 + tid / {TX}, x = x0 + tid % {TX};"));
     g.open("if (y < y1 && x < x1) {");
     let mut vals = Vec::new();
-    for ((a, e), tile) in args.iter().zip(arg_elts).zip(&tile_of) {
+    for (a, tile) in args.iter().zip(&tile_of) {
         for off in a.offsets() {
             let at = format!(
                 "(tid / {TX} + {}) * {} + (tid % {TX} + {})",
@@ -196,7 +186,7 @@ fn tiled(
                 tile.rx as i64 + off[1]
             );
             vals.push(CVal {
-                ty: e.clone(),
+                ty: a.src.ty.elt.clone(),
                 leaves: tile.leaves.iter().map(|t| format!("{t}[{at}]")).collect(),
             });
         }

@@ -3,9 +3,12 @@
 //! tested against it. Clarity over speed: each operation is the plain
 //! sequential loop over row-major indices.
 
+mod plan;
 mod prim;
 pub(crate) mod scalar;
 
+pub use plan::run_plan;
+pub(crate) use plan::Interpreter;
 pub use prim::apply as apply_prim;
 pub use prim::cast;
 
@@ -123,7 +126,7 @@ impl Interp {
     /// A consumer's argument, delayed or not.
     fn source<'a>(&mut self, a: &'a OpenAcc) -> Result<Source<'a>> {
         match &a.kind {
-            AccKind::Delayed { shape, index, linear } => {
+            AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 let dims = self.scalars().shape(shape)?;
                 let elt = self.result_elt(index, &[EltTy::shape(dims.len())])?;
                 Ok(Source::Delayed { dims, elt, index, linear })
@@ -553,7 +556,7 @@ impl Interp {
                 }
             }
             // only a consumer's argument (`source`), but meaningful anywhere
-            AccKind::Delayed { shape, index, .. } => {
+            AccKind::Delayed(DelayedArray { shape, index, .. }) => {
                 let dims = self.scalars().shape(shape)?;
                 let elt = self.result_elt(index, &[EltTy::shape(dims.len())])?;
                 self.build(&elt, &dims, loc, |s, ix, env| s.apply(index, &[ix_val(ix)], env))

@@ -371,7 +371,7 @@ impl Cunctation {
         }
         let index = Fun { params: vec![EltTy::shape(rank)], body: self.index_at(var(0, loc), loc) };
         let linear = self.linear_fun(rank, loc);
-        OpenAcc::new(AccKind::Delayed { shape: self.shape(loc), index, linear }, loc)
+        OpenAcc::new(AccKind::Delayed(DelayedArray { shape: self.shape(loc), index, linear }), loc)
     }
 
     /// The function from a row-major position to the element, for an

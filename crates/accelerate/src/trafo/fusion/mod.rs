@@ -225,7 +225,7 @@ impl Fuser {
                 self.done(vec![], m)
             }
             AccKind::Awhile { .. } => self.embed_awhile(a),
-            AccKind::Delayed { .. } => Err(Error::Internal("fusion met a delayed array in its input".into())),
+            AccKind::Delayed(_) => Err(Error::Internal("fusion met a delayed array in its input".into())),
             _ => self.embed_manifest(a),
         }
     }
