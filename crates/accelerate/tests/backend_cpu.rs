@@ -418,6 +418,29 @@ fn an_unused_failing_binding_inside_a_long_reduction_is_no_error() {
     );
 }
 
+/// A sum over elements that read an array on one side of a `select`
+/// only (PageRank's dangling rank, `d == 0 ? r : 0`): fused, the read is
+/// a conditional load in the reduction's lane loop, which GCC 12.2
+/// vectorised with the first vector's mask for every vector of the lanes
+/// (Note [Masked loads in lane loops]). Rows long enough for lanes, in
+/// one row and in many, with the zero flags every tenth element so that
+/// the two vectors of lanes have different masks.
+#[test]
+fn sums_of_elements_read_on_one_side_of_a_select_agree() {
+    for (rows, n) in [(1, 48), (1, 5000), (3, 100), (2, 70_000)] {
+        let flags: Vec<i64> = (0..rows * n).map(|i| if i % 10 == 0 { 0 } else { 1 + i as i64 % 3 }).collect();
+        let values: Vec<f32> = (0..rows * n).map(|i| (1 + i % 7) as f32).collect();
+        agree(
+            || {
+                let d = use_array(Array::from_vec(dim2(rows, n), flags.clone()).unwrap());
+                let r = use_array(Array::from_vec(dim2(rows, n), values.clone()).unwrap());
+                r.zip_with(d, |r, d| d.eq(0i64).select(r, 0.0f32)).fold(0.0f32, |a, b| a + b)
+            },
+            bits_f32,
+        );
+    }
+}
+
 /// Note [Loops in lockstep]: neighbouring elements whose scalar loops run
 /// different numbers of iterations (0 to 36 here, and a wrapping integer
 /// state) agree with the interpreter, over positions and over rows, with

@@ -32,6 +32,18 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
 
 #define ACC_FN static inline
 
+/* Marks a reduction's lane loop outside a fast function: under GCC it
+ * stays a loop until the vectoriser, which then vectorises it as a loop
+ * instead of as one group of 16 statements, whose masked loads GCC 12
+ * gives the wrong masks (Note [Masked loads in lane loops],
+ * backend/cpu/fold.rs). Other compilers are left alone: for Clang,
+ * `unroll 1` would also keep the vectorised loop from being unrolled. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define ACC_LANE_LOOP _Pragma("GCC unroll 1")
+#else
+#define ACC_LANE_LOOP
+#endif
+
 /* Bit casts (memcpy: the defined way in C) and 64-bit bit counts (of a
  * nonzero operand for CLZ and CTZ). */
 static inline float acc_f32_bits(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
