@@ -23,6 +23,46 @@ pub(crate) trait Target {
     fn finish(g: Self::Gen) -> KernelParts;
 }
 
+/// The `Target` of a backend module whose skeleton files `generate`,
+/// `fold`, `scan`, `fold_seg`, `permute` and `stencil` each have the
+/// writer of that name, over the module's `kernel::KernelGen`.
+macro_rules! skeleton_files_target {
+    ($target:ident) => {
+        /// This backend's kernel code, for the shared code generation
+        /// (`backend::c::codegen`).
+        pub(crate) struct $target;
+
+        impl $crate::backend::c::codegen::Target for $target {
+            type Gen = kernel::KernelGen;
+            fn kernel_gen(k: &plan::Kernel) -> kernel::KernelGen {
+                kernel::KernelGen::new(k)
+            }
+            fn generate(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Generate) {
+                generate::generate(g, out, k, s)
+            }
+            fn fold(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Fold) {
+                fold::fold(g, out, k, s)
+            }
+            fn scan(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Scan) {
+                scan::scan(g, out, k, s)
+            }
+            fn fold_seg(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::FoldSeg) {
+                fold_seg::fold_seg(g, out, k, s)
+            }
+            fn permute(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Permute) {
+                permute::permute(g, out, k, s)
+            }
+            fn stencil(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Stencil) {
+                stencil::stencil(g, out, k, s)
+            }
+            fn finish(g: kernel::KernelGen) -> $crate::backend::c::kernel::KernelParts {
+                g.finish()
+            }
+        }
+    };
+}
+pub(crate) use skeleton_files_target;
+
 /// A plan's kernels, written for a target: their launch descriptions and
 /// their source.
 pub(crate) struct Written {

@@ -33,8 +33,7 @@ pub(crate) use compile::Build;
 pub use compile::{compilations, vectorised_loops};
 
 use crate::array::ArraysVal;
-use crate::backend::c::codegen::{write_kernels, Target};
-use crate::backend::c::kernel::KernelParts;
+use crate::backend::c::codegen::{skeleton_files_target, write_kernels};
 use crate::backend::c::kernel::{Kernel, Skeleton};
 use crate::backend::cache::CacheDir;
 use crate::backend::{Prepare, Prepared};
@@ -43,36 +42,7 @@ use crate::exec::error::Result;
 use crate::plan::{self, Cmd};
 use std::sync::Arc;
 
-/// This backend's kernel code, for the shared code generation.
-pub(crate) struct CpuTarget;
-
-impl Target for CpuTarget {
-    type Gen = kernel::KernelGen;
-    fn kernel_gen(k: &plan::Kernel) -> kernel::KernelGen {
-        kernel::KernelGen::new(k)
-    }
-    fn generate(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Generate) {
-        generate::generate(g, out, k, s)
-    }
-    fn fold(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Fold) {
-        fold::fold(g, out, k, s)
-    }
-    fn scan(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Scan) {
-        scan::scan(g, out, k, s)
-    }
-    fn fold_seg(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::FoldSeg) {
-        fold_seg::fold_seg(g, out, k, s)
-    }
-    fn permute(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Permute) {
-        permute::permute(g, out, k, s)
-    }
-    fn stencil(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Stencil) {
-        stencil::stencil(g, out, k, s)
-    }
-    fn finish(g: kernel::KernelGen) -> KernelParts {
-        g.finish()
-    }
-}
+skeleton_files_target!(CpuTarget);
 
 /// The CPU backend's options (`Config::cpu`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

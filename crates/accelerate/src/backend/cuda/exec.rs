@@ -23,21 +23,13 @@
 
 use super::device::{Device, KernelArgs, BLOCK};
 use super::memory::{BufId, MemoryError, MemoryManager};
-use crate::array::{ArrayData, Buffer, EltTy, ScalarTy};
-use crate::backend::c::host::{rows_of, segments, shape_of, stencil_shape, AccErr};
+use super::{fold, fold_seg, generate, permute, scan, stencil};
+use crate::array::{ArrayData, Buffer, EltTy};
+use crate::backend::c::host::AccErr;
 use crate::backend::c::kernel::{Kernel, Skeleton};
 use crate::backend::host::{Env, HostArray, Machine};
-use crate::backend::interp::split_inner;
 use crate::exec::error::{Error, Result, SrcLoc};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
-/// Rows of at most this many elements are folded by a warp each (four
-/// elements a lane), longer ones by a block (`fold.rs`).
-const SHORT_ROW: usize = 128;
-
-/// Segments of at least this many elements on average are folded by a
-/// block each, shorter ones by a warp (`fold_seg.rs`).
-const LONG_SEGMENT: usize = 1024;
 
 /// A device and its memory, shared by every program that runs on it.
 pub(crate) type Shared<D> = Arc<Mutex<MemoryManager<D>>>;
@@ -179,122 +171,19 @@ impl<D: Device> Machine for OnDevice<'_, D> {
 
     fn kernel(&self, k: &Kernel, env: &Env<DeviceArray<D>>) -> Result<DeviceArray<D>> {
         let inputs = k.inputs.iter().map(|&v| env.array(v).cloned()).collect::<Result<Vec<_>>>()?;
-        let g = lock(self.mem).device().blocks() as usize;
-        let blocks = |threads: usize| threads.div_ceil(BLOCK as usize).clamp(1, g) as u32;
-        let launch = Launch { k, on: self, inputs };
+        let grid = lock(self.mem).device().blocks() as usize;
+        let launch = Launch { k, on: self, inputs, grid };
         match &k.skeleton {
-            Skeleton::Generate { shape } => {
-                let dims = shape_of(env, shape)?;
-                let size: usize = dims.iter().product();
-                let out = self.alloc(&k.elt, &dims, k.loc)?;
-                if size > 0 {
-                    launch.run("", blocks(size), &out, &[], &dims, &[])?;
-                }
-                Ok(out)
-            }
-            Skeleton::Fold { seed, source, op } => {
-                let shape = shape_of(env, source)?;
-                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
-                let out = self.alloc(&k.elt, &outer, k.loc)?;
-                if rows == 0 {
-                    return Ok(out);
-                }
-                // a block per row, unless the rows are too few to fill the
-                // device and long enough to cut (fold.rs)
-                let piece = (8 * BLOCK as usize).max(n.div_ceil(g.div_ceil(rows)));
-                if n <= SHORT_ROW {
-                    launch.run("_warps", blocks(32 * rows), &out, &[], &shape, &[])?;
-                } else if rows >= g || n <= piece {
-                    launch.run("_rows", rows.min(g) as u32, &out, &[], &shape, &[])?;
-                } else {
-                    let m = n.div_ceil(piece);
-                    let t = self.alloc(&k.elt, &[rows * m], k.loc)?;
-                    let p = [m as i64, piece as i64];
-                    launch.run("_part", (rows * m).min(g) as u32, &out, &[&t], &shape, &p)?;
-                    launch.run("_combine", rows.min(g) as u32, &out, &[&t], &shape, &p[..1])?;
-                }
-                Ok(out)
-            }
-            Skeleton::Scan { seed, source, op, .. } => {
-                let shape = shape_of(env, source)?;
-                let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
-                let mut dims = outer;
-                dims.push(n + usize::from(*seed));
-                let out = self.alloc(&k.elt, &dims, k.loc)?;
-                if rows == 0 {
-                    return Ok(out);
-                }
-                let tiles = n.div_ceil(BLOCK as usize);
-                if rows >= g || tiles < 2 {
-                    launch.run("_rows", rows.min(g) as u32, &out, &[], &shape, &[])?;
-                } else {
-                    // decoupled look-back (scan.rs): aggregates, inclusive
-                    // prefixes, flags and the tile counter, the last two zeroed
-                    let status = rows * tiles;
-                    let aggs = self.alloc(&k.elt, &[status], k.loc)?;
-                    let incs = self.alloc(&k.elt, &[status], k.loc)?;
-                    let flags = self.zeroed(&EltTy::Scalar(ScalarTy::I32), &[status], k.loc)?;
-                    let counter = self.zeroed(&EltTy::Scalar(ScalarTy::I32), &[1], k.loc)?;
-                    let p = [tiles as i64];
-                    launch.run(
-                        "_look",
-                        status.min(g) as u32,
-                        &out,
-                        &[&aggs, &incs, &flags, &counter],
-                        &shape,
-                        &p,
-                    )?;
-                }
-                Ok(out)
-            }
+            Skeleton::Generate { shape } => generate::launch(&launch, env, shape),
+            Skeleton::Fold { seed, source, op } => fold::launch(&launch, env, *seed, source, op),
+            Skeleton::Scan { seed, source, op } => scan::launch(&launch, env, *seed, source, op),
             Skeleton::FoldSeg { seed, source, offsets, op } => {
-                let shape = shape_of(env, source)?;
-                let offs = segments(env, k, *offsets, &shape, *seed, op)?;
-                let (mut dims, _) = split_inner(&shape);
-                let rows: usize = dims.iter().product();
-                let nseg = offs.len() - 1;
-                dims.push(nseg);
-                let out = self.alloc(&k.elt, &dims, k.loc)?;
-                let pairs = rows * nseg;
-                if pairs > 0 {
-                    // a warp per segment, or a block per long one
-                    let total = *offs.last().expect("checked offsets") as usize;
-                    if total / nseg >= LONG_SEGMENT {
-                        launch.run("_block", pairs.min(g) as u32, &out, &[], &shape, &[])?;
-                    } else {
-                        launch.run("_warp", blocks(32 * pairs), &out, &[], &shape, &[])?;
-                    }
-                }
-                Ok(out)
+                fold_seg::launch(&launch, env, *seed, source, *offsets, op)
             }
             Skeleton::Permute { defaults, source, atomic } => {
-                let def = env.array(*defaults)?.clone();
-                let shape = shape_of(env, source)?;
-                let size: usize = shape.iter().product();
-                let out = self.alloc(&k.elt, &def.shape, k.loc)?;
-                self.copy(&def, &out, k.loc)?;
-                let mut ext = shape.clone();
-                ext.extend_from_slice(&def.shape);
-                if size > 0 {
-                    if *atomic {
-                        launch.run("", blocks(size), &out, &[], &ext, &[])?;
-                    } else {
-                        let results: usize = def.shape.iter().product();
-                        let locks = self.zeroed(&EltTy::Scalar(ScalarTy::I32), &[results], k.loc)?;
-                        launch.run("", blocks(size), &out, &[&locks], &ext, &[])?;
-                    }
-                }
-                Ok(out)
+                permute::launch(&launch, env, *defaults, source, *atomic)
             }
-            Skeleton::Stencil { sources, extents: patterns } => {
-                let dims = stencil_shape(env, k, sources, patterns)?;
-                let size: usize = dims.iter().product();
-                let out = self.alloc(&k.elt, &dims, k.loc)?;
-                if size > 0 {
-                    launch.run("", blocks(size), &out, &[], &dims, &[])?;
-                }
-                Ok(out)
-            }
+            Skeleton::Stencil { sources, extents } => stencil::launch(&launch, env, sources, extents),
         }
     }
 }
@@ -315,7 +204,7 @@ impl<D: Device> OnDevice<'_, D> {
     /// A device array of this type and shape for a kernel to write:
     /// `ShapeTooLarge` if it cannot be addressed, `OutOfMemory` if even
     /// evicting every other array leaves no room.
-    fn alloc(&self, elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<DeviceArray<D>> {
+    pub(super) fn alloc(&self, elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<DeviceArray<D>> {
         let extents: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
         crate::array::shape::checked_extents(&extents, elt.size_bytes(), loc)?;
         let n: usize = dims.iter().product();
@@ -338,7 +227,7 @@ impl<D: Device> OnDevice<'_, D> {
     }
 
     /// `alloc`, zeroed.
-    fn zeroed(&self, elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<DeviceArray<D>> {
+    pub(super) fn zeroed(&self, elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<DeviceArray<D>> {
         let a = self.alloc(elt, dims, loc)?;
         let n: usize = dims.iter().product();
         let mut m = lock(self.mem);
@@ -352,7 +241,7 @@ impl<D: Device> OnDevice<'_, D> {
 
     /// Copies the elements of `from` into `to` (of the same type and size)
     /// on the device.
-    fn copy(&self, from: &DeviceArray<D>, to: &DeviceArray<D>, loc: SrcLoc) -> Result<()> {
+    pub(super) fn copy(&self, from: &DeviceArray<D>, to: &DeviceArray<D>, loc: SrcLoc) -> Result<()> {
         let n: usize = from.shape.iter().product();
         let mut m = lock(self.mem);
         let ids: Vec<BufId> = from.stored.bufs.iter().chain(&to.stored.bufs).copied().collect();
@@ -367,18 +256,26 @@ impl<D: Device> OnDevice<'_, D> {
     }
 }
 
-/// What every launch of one kernel shares.
-struct Launch<'a, 'b, D: Device> {
-    k: &'a Kernel,
-    on: &'a OnDevice<'b, D>,
+/// What every launch of one kernel shares: the kernel, the device, its
+/// inputs and the device's grid (the most blocks worth launching). Each
+/// skeleton's file launches its functions through it (`launch`).
+pub(super) struct Launch<'a, 'b, D: Device> {
+    pub k: &'a Kernel,
+    pub on: &'a OnDevice<'b, D>,
     inputs: Vec<DeviceArray<D>>,
+    pub grid: usize,
 }
 
 impl<D: Device> Launch<'_, '_, D> {
+    /// Blocks for `threads` threads, at most the grid.
+    pub fn blocks(&self, threads: usize) -> u32 {
+        threads.div_ceil(BLOCK as usize).clamp(1, self.grid) as u32
+    }
+
     /// Runs kernel function `suffix` on `blocks` blocks, with the output,
     /// the temporaries, the kernel's own extents and parameters; an error
     /// the kernel raised becomes the program's.
-    fn run(
+    pub fn run(
         &self,
         suffix: &str,
         blocks: u32,

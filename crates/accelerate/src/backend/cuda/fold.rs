@@ -32,14 +32,62 @@
 //! error the host raises before launching (as the CPU backend does).
 
 use super::block::{range_reduce, Group, Op};
+use super::device::{Device, BLOCK};
+use super::exec::{DeviceArray, Launch};
 use super::fold_seg::loop_over;
 use super::kernel::{block_stride, KernelGen};
 use crate::array::ScalarTy;
+use crate::backend::c::host::{rows_of, shape_of};
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{assign, commutative, declare, read_at, store};
 use crate::backend::c::product;
 use crate::backend::c::{CVal, ExpGen};
+use crate::backend::host::Env;
+use crate::exec::error::Result;
 use crate::plan;
+
+/// Rows of at most this many elements are folded by a warp each (four
+/// elements a lane), longer ones by a block.
+const SHORT_ROW: usize = 128;
+
+/// The kernel functions of a fold kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &["_rows", "_warps", "_part", "_combine"];
+
+/// Launch: `_warps` (a warp per short row), `_rows` (a block per row), or,
+/// when the rows are too few to fill the device and long enough to cut,
+/// `_part` over `rows * m` pieces of `piece` elements (`P[0] = m`,
+/// `P[1] = piece`) into a temporary, then `_combine` (`P[0] = m`).
+pub(super) fn launch<D: Device>(
+    launch: &Launch<'_, '_, D>,
+    env: &Env<DeviceArray<D>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+) -> Result<DeviceArray<D>> {
+    let (k, seed) = (launch.k, &seed);
+    let shape = shape_of(env, source)?;
+    let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+    let out = launch.on.alloc(&k.elt, &outer, k.loc)?;
+    if rows == 0 {
+        return Ok(out);
+    }
+    // a block per row, unless the rows are too few to fill the
+    // device and long enough to cut (fold.rs)
+    let piece = (8 * BLOCK as usize).max(n.div_ceil(launch.grid.div_ceil(rows)));
+    if n <= SHORT_ROW {
+        launch.run("_warps", launch.blocks(32 * rows), &out, &[], &shape, &[])?;
+    } else if rows >= launch.grid || n <= piece {
+        launch.run("_rows", rows.min(launch.grid) as u32, &out, &[], &shape, &[])?;
+    } else {
+        let m = n.div_ceil(piece);
+        let t = launch.on.alloc(&k.elt, &[rows * m], k.loc)?;
+        let p = [m as i64, piece as i64];
+        launch.run("_part", (rows * m).min(launch.grid) as u32, &out, &[&t], &shape, &p)?;
+        launch.run("_combine", rows.min(launch.grid) as u32, &out, &[&t], &shape, &p[..1])?;
+    }
+    Ok(out)
+}
 
 /// The kernel functions `_rows`, `_warps`, `_part` and `_combine` of a
 /// fold kernel.

@@ -24,13 +24,58 @@
 //! ```
 
 use super::block::{range_reduce, Group};
+use super::device::Device;
+use super::exec::{DeviceArray, Launch};
 use super::fold::{finish, outer_size};
 use super::kernel::{block_stride, KernelGen};
 use crate::array::ScalarTy;
+use crate::backend::c::host::{segments, shape_of};
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{commutative, read_at};
 use crate::backend::c::{CVal, ExpGen};
+use crate::backend::host::Env;
+use crate::backend::interp::split_inner;
+use crate::exec::error::Result;
 use crate::plan;
+
+/// Segments of at least this many elements on average are folded by a
+/// block each, shorter ones by a warp.
+const LONG_SEGMENT: usize = 1024;
+
+/// The kernel functions of a fold_seg kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &["_warp", "_block"];
+
+/// Launch: `_warp` (a warp per segment), or `_block` (a block per segment)
+/// when segments are long on average.
+pub(super) fn launch<D: Device>(
+    launch: &Launch<'_, '_, D>,
+    env: &Env<DeviceArray<D>>,
+    seed: bool,
+    source: &ShapeOf,
+    offsets: usize,
+    op: &'static str,
+) -> Result<DeviceArray<D>> {
+    let (k, seed, offsets) = (launch.k, &seed, &offsets);
+    let shape = shape_of(env, source)?;
+    let offs = segments(env, k, *offsets, &shape, *seed, op)?;
+    let (mut dims, _) = split_inner(&shape);
+    let rows: usize = dims.iter().product();
+    let nseg = offs.len() - 1;
+    dims.push(nseg);
+    let out = launch.on.alloc(&k.elt, &dims, k.loc)?;
+    let pairs = rows * nseg;
+    if pairs > 0 {
+        // a warp per segment, or a block per long one
+        let total = *offs.last().expect("checked offsets") as usize;
+        if total / nseg >= LONG_SEGMENT {
+            launch.run("_block", pairs.min(launch.grid) as u32, &out, &[], &shape, &[])?;
+        } else {
+            launch.run("_warp", launch.blocks(32 * pairs), &out, &[], &shape, &[])?;
+        }
+    }
+    Ok(out)
+}
 
 /// The kernel function of a segmented fold; `offsets` is the array
 /// variable of the offsets (an `i64` vector).

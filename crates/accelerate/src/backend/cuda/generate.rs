@@ -19,12 +19,37 @@
 //! here (`unravel`) and the producer read by index. Launch: any number of
 //! blocks; the kernel's own extents are the result's shape.
 
+use super::device::Device;
+use super::exec::{DeviceArray, Launch};
 use super::kernel::{grid_stride, KernelGen};
 use crate::array::ScalarTy;
+use crate::backend::c::host::shape_of;
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{read_at, read_ix, store, unravel, uses_from_index, Source};
 use crate::backend::c::product;
+use crate::backend::host::Env;
+use crate::exec::error::Result;
 use crate::plan;
+
+/// The kernel functions of a generate kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &[""];
+
+/// Launch: a thread per element, in grid-stride loops.
+pub(super) fn launch<D: Device>(
+    launch: &Launch<'_, '_, D>,
+    env: &Env<DeviceArray<D>>,
+    shape: &ShapeOf,
+) -> Result<DeviceArray<D>> {
+    let k = launch.k;
+    let dims = shape_of(env, shape)?;
+    let size: usize = dims.iter().product();
+    let out = launch.on.alloc(&k.elt, &dims, k.loc)?;
+    if size > 0 {
+        launch.run("", launch.blocks(size), &out, &[], &dims, &[])?;
+    }
+    Ok(out)
+}
 
 /// The kernel function of a generate kernel whose elements are those of
 /// the delayed array `src` (of rank `rank`).

@@ -63,8 +63,7 @@ mod stencil;
 pub use compile::{cached_ptx, compile_ptx, nvrtc_unavailable, ptx_compilations, ptx_on_disk};
 
 use crate::array::{Arrays, ArraysVal};
-use crate::backend::c::codegen::{write_kernels, Target};
-use crate::backend::c::kernel::KernelParts;
+use crate::backend::c::codegen::{skeleton_files_target, write_kernels};
 use crate::backend::c::kernel::{Kernel, Skeleton};
 use crate::backend::cache::CacheDir;
 use crate::backend::host::{self, HostArray, Value};
@@ -86,36 +85,7 @@ pub(crate) fn prelude() -> &'static str {
     TEXT.get_or_init(|| crate::backend::c::with_common_prelude(include_str!("prelude.cuh")))
 }
 
-/// This backend's kernel code, for the shared code generation.
-pub(crate) struct CudaTarget;
-
-impl Target for CudaTarget {
-    type Gen = kernel::KernelGen;
-    fn kernel_gen(k: &plan::Kernel) -> kernel::KernelGen {
-        kernel::KernelGen::new(k)
-    }
-    fn generate(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Generate) {
-        generate::generate(g, out, k, s)
-    }
-    fn fold(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Fold) {
-        fold::fold(g, out, k, s)
-    }
-    fn scan(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Scan) {
-        scan::scan(g, out, k, s)
-    }
-    fn fold_seg(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::FoldSeg) {
-        fold_seg::fold_seg(g, out, k, s)
-    }
-    fn permute(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Permute) {
-        permute::permute(g, out, k, s)
-    }
-    fn stencil(g: &mut kernel::KernelGen, out: &mut String, k: &plan::Kernel, s: &plan::Stencil) {
-        stencil::stencil(g, out, k, s)
-    }
-    fn finish(g: kernel::KernelGen) -> KernelParts {
-        g.finish()
-    }
-}
+skeleton_files_target!(CudaTarget);
 
 /// Which device runs this backend's programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -384,15 +354,17 @@ fn load<D: Device>(
     Ok(Loaded { body, kernels, module, mem, resident: Mutex::new(Vec::new()) })
 }
 
-/// The kernel functions of a kernel, by skeleton (the skeleton files'
-/// functions).
+/// The kernel functions of a kernel: its name and its skeleton's
+/// suffixes (each skeleton's file lists them beside its code).
 fn functions(k: &Kernel) -> Vec<String> {
     use Skeleton::*;
     let suffixes: &[&str] = match k.skeleton {
-        Generate { .. } | Stencil { .. } | Permute { .. } => &[""],
-        FoldSeg { .. } => &["_warp", "_block"],
-        Fold { .. } => &["_rows", "_warps", "_part", "_combine"],
-        Scan { .. } => &["_rows", "_look"],
+        Generate { .. } => generate::FUNCTIONS,
+        Fold { .. } => fold::FUNCTIONS,
+        Scan { .. } => scan::FUNCTIONS,
+        FoldSeg { .. } => fold_seg::FUNCTIONS,
+        Permute { .. } => permute::FUNCTIONS,
+        Stencil { .. } => stencil::FUNCTIONS,
     };
     suffixes.iter().map(|s| format!("{}{s}", k.name)).collect()
 }

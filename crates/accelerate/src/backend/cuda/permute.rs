@@ -46,12 +46,18 @@
 //! arithmetic) does not allow; it takes the compare-and-swap loop. Float
 //! `min`/`max` take it too (NaN rules).
 
+use super::device::Device;
+use super::exec::{DeviceArray, Launch};
 use super::kernel::{grid_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::host::shape_of;
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{atomic, declare, leaf_path, open_destination, unravel};
 use crate::backend::c::product;
 use crate::backend::c::{c_type, helper_suffix, CVal, ExpGen};
+use crate::backend::host::{Env, HostArray};
+use crate::exec::error::Result;
 use crate::ir::{ExpKind, Fun, PrimFun};
 use crate::plan;
 
@@ -86,6 +92,39 @@ fn native(combine: &Fun, t: ScalarTy) -> Option<(&'static str, &'static str)> {
         }
         _ => None,
     }
+}
+
+/// The kernel functions of a permute kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &[""];
+
+/// Launch: the result starts as a device copy of the defaults; a thread
+/// per source element, combining with one atomic operation, or (not
+/// `atomic`) under a lock per destination (a temporary of `i32` zeros).
+pub(super) fn launch<D: Device>(
+    launch: &Launch<'_, '_, D>,
+    env: &Env<DeviceArray<D>>,
+    defaults: usize,
+    source: &ShapeOf,
+    atomic: bool,
+) -> Result<DeviceArray<D>> {
+    let (k, defaults, atomic) = (launch.k, &defaults, &atomic);
+    let def = env.array(*defaults)?.clone();
+    let shape = shape_of(env, source)?;
+    let size: usize = shape.iter().product();
+    let out = launch.on.alloc(&k.elt, def.shape(), k.loc)?;
+    launch.on.copy(&def, &out, k.loc)?;
+    let mut ext = shape.clone();
+    ext.extend_from_slice(def.shape());
+    if size > 0 {
+        if *atomic {
+            launch.run("", launch.blocks(size), &out, &[], &ext, &[])?;
+        } else {
+            let results: usize = def.shape().iter().product();
+            let locks = launch.on.zeroed(&EltTy::Scalar(ScalarTy::I32), &[results], k.loc)?;
+            launch.run("", launch.blocks(size), &out, &[&locks], &ext, &[])?;
+        }
+    }
+    Ok(out)
 }
 
 /// The kernel function of a permute over a source of rank `rank` into a

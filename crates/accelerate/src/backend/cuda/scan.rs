@@ -52,15 +52,69 @@
 //! blocked arrangement) is a tuning step not taken yet.
 
 use super::block::{block_scan, scan_total, Op};
+use super::device::{Device, BLOCK};
+use super::exec::{DeviceArray, Launch};
 use super::fold::outer_size;
 use super::kernel::{block_stride, declare_zero, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::host::{rows_of, shape_of};
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
 use crate::backend::c::{c_type, CVal, ExpGen};
+use crate::backend::host::Env;
+use crate::exec::error::Result;
 use crate::exec::error::SrcLoc;
 use crate::ir::Direction;
 use crate::plan;
+
+/// The kernel functions of a scan kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &["_rows", "_look"];
+
+/// Launch: `_rows` (a block per row) when the rows fill the device or are
+/// one tile long; else `_look`, the single-pass decoupled look-back over
+/// `rows * tiles` tiles (`P[0] = tiles`), with temporaries for the tiles'
+/// aggregates, inclusive prefixes, flags (zeroed) and the tile counter
+/// (zeroed).
+pub(super) fn launch<D: Device>(
+    launch: &Launch<'_, '_, D>,
+    env: &Env<DeviceArray<D>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+) -> Result<DeviceArray<D>> {
+    let (k, seed) = (launch.k, &seed);
+    let shape = shape_of(env, source)?;
+    let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+    let mut dims = outer;
+    dims.push(n + usize::from(*seed));
+    let out = launch.on.alloc(&k.elt, &dims, k.loc)?;
+    if rows == 0 {
+        return Ok(out);
+    }
+    let tiles = n.div_ceil(BLOCK as usize);
+    if rows >= launch.grid || tiles < 2 {
+        launch.run("_rows", rows.min(launch.grid) as u32, &out, &[], &shape, &[])?;
+    } else {
+        // decoupled look-back (scan.rs): aggregates, inclusive
+        // prefixes, flags and the tile counter, the last two zeroed
+        let status = rows * tiles;
+        let aggs = launch.on.alloc(&k.elt, &[status], k.loc)?;
+        let incs = launch.on.alloc(&k.elt, &[status], k.loc)?;
+        let flags = launch.on.zeroed(&EltTy::Scalar(ScalarTy::I32), &[status], k.loc)?;
+        let counter = launch.on.zeroed(&EltTy::Scalar(ScalarTy::I32), &[1], k.loc)?;
+        let p = [tiles as i64];
+        launch.run(
+            "_look",
+            status.min(launch.grid) as u32,
+            &out,
+            &[&aggs, &incs, &flags, &counter],
+            &shape,
+            &p,
+        )?;
+    }
+    Ok(out)
+}
 
 /// The kernel functions of a scan kernel.
 pub(crate) fn scan(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Scan) {

@@ -42,17 +42,44 @@
 //! contain are read, as in the plain form. Launch: any number of blocks;
 //! the kernel's own extents are the result's shape.
 
+use super::device::Device;
+use super::exec::{DeviceArray, Launch};
 use super::kernel::{block_stride, grid_stride, KernelGen};
 use crate::array::{EltTy, ScalarTy};
+use crate::backend::c::host::stencil_shape;
 use crate::backend::c::kernel::KernelCore;
+use crate::backend::c::kernel::ShapeOf;
 use crate::backend::c::kernel::{read_ix, store, unravel};
 use crate::backend::c::product;
 use crate::backend::c::stencil::{neighbourhood, value_at};
 use crate::backend::c::{c_type, CVal};
+use crate::backend::host::Env;
+use crate::exec::error::Result;
 use crate::exec::error::SrcLoc;
 use crate::ir::Fun;
 use crate::plan;
 use crate::plan::StencilArg;
+
+/// The kernel functions of a stencil kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &[""];
+
+/// Launch: a thread per element (or a block per tile), once the host has
+/// checked the arguments' shapes and that the patterns fit.
+pub(super) fn launch<D: Device>(
+    launch: &Launch<'_, '_, D>,
+    env: &Env<DeviceArray<D>>,
+    sources: &[ShapeOf],
+    patterns: &[Vec<usize>],
+) -> Result<DeviceArray<D>> {
+    let k = launch.k;
+    let dims = stencil_shape(env, k, sources, patterns)?;
+    let size: usize = dims.iter().product();
+    let out = launch.on.alloc(&k.elt, &dims, k.loc)?;
+    if size > 0 {
+        launch.run("", launch.blocks(size), &out, &[], &dims, &[])?;
+    }
+    Ok(out)
+}
 
 /// The kernel function of a stencil kernel over arguments of rank `rank`.
 pub(crate) fn stencil(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Stencil) {
