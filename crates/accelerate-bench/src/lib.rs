@@ -6,12 +6,16 @@
 //! yardstick of the memory-bound programs. `docs/benchmarks.md` holds a
 //! run and its reading; `src/main.rs` the command line.
 //!
+//! The Accelerate programs, their sequential references and their inputs
+//! are the ones the library's examples run, from the `accelerate-programs`
+//! corpus, so that a benchmark measures the program an example checks.
+//!
 //! Files: `harness` (checking, then interleaved timing and medians),
-//! `programs/` (one file per benchmark: the Accelerate program, the
-//! reference and the hand-written versions), `native` (the hand-written
-//! Rust's hot loops compiled for this processor's vector unit), `ffi`
-//! (the C baselines in `c/`), `check` (tolerances), `data` (deterministic
-//! inputs), `report` (the Markdown tables and the JSON file),
+//! `programs/` (one file per benchmark: the sizes, the hand-written
+//! versions, and how the corpus's program and reference are run and
+//! checked), `native` (the hand-written Rust's hot loops compiled for this
+//! processor's vector unit), `ffi` (the C baselines in `c/`), `check`
+//! (tolerances), `report` (the Markdown tables and the JSON file),
 //! `compile_time` (cold and cached compile times, each measured in a child
 //! process), `gpu` (feature `cuda`: the CUDA backend against hand-written
 //! CUDA C, with its own command, `src/bin/gpu.rs`).
@@ -22,7 +26,6 @@
 
 pub mod check;
 pub mod compile_time;
-pub mod data;
 pub mod ffi;
 #[cfg(feature = "cuda")]
 pub mod gpu;

@@ -36,6 +36,7 @@
 mod common;
 
 use accelerate::prelude::*;
+use accelerate_programs::rng::{Rng, SEED_A};
 use std::f32::consts::FRAC_1_PI;
 use std::process::exit;
 use std::time::Instant;
@@ -251,13 +252,8 @@ fn phases_ref(img: &Grid<u32>) -> Phases {
 /// rectangle and a triangle, with a little pseudo-random noise, as
 /// `0xRRGGBB` pixels.
 fn synthetic_image(w: usize, h: usize) -> Grid<u32> {
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
-    let mut noise = move || {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 60) as f32 - 7.5 // in [-7.5, 7.5]
-    };
+    let mut rng = Rng::new(SEED_A);
+    let mut noise = move || (rng.next_u64() >> 60) as f32 - 7.5; // in [-7.5, 7.5]
     let (wf, hf) = (w as f32, h as f32);
     let data = (0..w * h)
         .map(|k| {

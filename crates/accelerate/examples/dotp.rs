@@ -10,15 +10,15 @@
 //! embedded arrays and run with `accelerate::run`, and once as a function
 //! of two arrays converted with `accelerate::compile` and run with
 //! `Program::run` (Accelerate's `runN`: convert once, run on many inputs).
+//!
+//! The program, a plain Rust function that builds it (Rust is the
+//! meta-language), is `accelerate_programs::dotp`.
 
 use accelerate::prelude::*;
+use accelerate_programs::dotp::{dotp, dotp_ref};
+use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
 use std::process::exit;
 use std::time::Instant;
-
-/// A plain Rust function that builds the program: Rust is the meta-language.
-fn dotp(xs: &Acc<Vector<f32>>, ys: &Acc<Vector<f32>>) -> Acc<Scalar<f32>> {
-    xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b)
-}
 
 struct Args {
     size: usize,
@@ -47,22 +47,6 @@ fn parse_args() -> Args {
         }
     }
     args
-}
-
-/// Deterministic pseudo-random numbers in [-1, 1) (xorshift64*), so that a
-/// run can be repeated exactly without a `rand` dependency.
-fn random_vec(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            let r = s.wrapping_mul(0x2545_f491_4f6c_dd1d);
-            // the top 24 bits give an exactly representable f32 in [0, 1)
-            (r >> 40) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
-        })
-        .collect()
 }
 
 /// Compares one result with the reference and says how it differs.
@@ -98,8 +82,8 @@ fn check(what: &str, got: f32, want: f32, xs: &[f32], ys: &[f32]) -> bool {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args();
     let n = args.size;
-    let xs_host = random_vec(n, 0x9e37_79b9_7f4a_7c15);
-    let ys_host = random_vec(n, 0xd1b5_4a32_d192_ed03);
+    let xs_host = signed_f32s(n, SEED_A);
+    let ys_host = signed_f32s(n, SEED_B);
     let xs = Vector::from_elems(xs_host.clone());
     let ys = Vector::from_elems(ys_host.clone());
 
@@ -124,7 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.check {
         // The same sum in plain Rust: sequential, left to right, in f32.
         let t = Instant::now();
-        let want = xs_host.iter().zip(&ys_host).fold(0.0f32, |a, (&x, &y)| a + x * y);
+        let want = dotp_ref(&xs_host, &ys_host);
         println!("  plain Rust                 {want:>14}  {:>9.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let ok1 = check("accelerate::run", r1, want, &xs_host, &ys_host);
         let ok2 = check("Program::run", r2, want, &xs_host, &ys_host);

@@ -8,80 +8,16 @@
 //! cargo run --release --example mandelbrot -- --size 1024x768 --limit 1000 --out big.png
 //! ```
 //!
-//! The paper's version unrolls the iteration a fixed number of times as
-//! collective operations, because Accelerate then had no loops; here each
-//! pixel runs a scalar `while_loop` on the tuple state (zr, zi, i), built
-//! with `lift` and taken apart with `unlift`, so a pixel stops as soon as it
-//! escapes.
+//! The program is `accelerate_programs::mandelbrot`: each pixel runs a
+//! scalar `while_loop` on the tuple state (zr, zi, i), so a pixel stops as
+//! soon as it escapes; here the iteration limit is a constant of the
+//! program. `--check` compares with the same iteration in plain Rust.
 
 mod common;
 
-use accelerate::prelude::*;
+use accelerate_programs::mandelbrot::{mandelbrot, mandelbrot_ref, View};
 use std::process::exit;
 use std::time::Instant;
-
-/// The region of the complex plane to draw: the lower left corner and the
-/// size of one pixel.
-#[derive(Clone, Copy)]
-struct View {
-    x0: f32,
-    y0: f32,
-    step: f32,
-}
-
-impl View {
-    /// The whole set, centred in an image of `width` x `height` pixels.
-    fn whole_set(width: usize, height: usize) -> View {
-        let (cx, cy, extent) = (-0.5f32, 0.0f32, 3.0f32);
-        let step = extent / width.min(height).max(1) as f32;
-        View { x0: cx - step * width as f32 / 2.0, y0: cy - step * height as f32 / 2.0, step }
-    }
-}
-
-/// The iteration counts of every pixel: `limit` for a point that never
-/// escaped (taken to be in the set).
-fn mandelbrot(width: usize, height: usize, limit: i32, view: View) -> Acc<Matrix<i32>> {
-    generate(dim2(height, width), move |ix| {
-        let (row, col) = unindex2(ix);
-        let cr = view.x0 + col.cast::<f32>() * view.step;
-        let ci = view.y0 + row.cast::<f32>() * view.step;
-        let end = while_loop(
-            (0.0f32, 0.0f32, 0i32),
-            |s| {
-                let (zr, zi, i) = s.unlift();
-                (zr * zr + zi * zi).le(4.0) & i.lt(limit)
-            },
-            |s| {
-                let (zr, zi, i) = s.unlift();
-                let zr2 = zr * zr - zi * zi + cr;
-                let zi2 = 2.0 * zr * zi + ci;
-                lift((zr2, zi2, i + 1))
-            },
-        );
-        let (_, _, i) = end.unlift();
-        i
-    })
-}
-
-/// The same iteration in plain Rust: the same f32 operations in the same
-/// order, so the counts must agree exactly.
-fn mandelbrot_ref(width: usize, height: usize, limit: i32, view: View) -> Vec<i32> {
-    let mut out = Vec::with_capacity(width * height);
-    for row in 0..height {
-        for col in 0..width {
-            let cr = view.x0 + (col as i64) as f32 * view.step;
-            let ci = view.y0 + (row as i64) as f32 * view.step;
-            let (mut zr, mut zi, mut i) = (0.0f32, 0.0f32, 0i32);
-            while zr * zr + zi * zi <= 4.0 && i < limit {
-                let zr2 = zr * zr - zi * zi + cr;
-                let zi2 = 2.0 * zr * zi + ci;
-                (zr, zi, i) = (zr2, zi2, i + 1);
-            }
-            out.push(i);
-        }
-    }
-    out
-}
 
 /// A colour for an iteration count: black inside the set, otherwise a
 /// gradient from dark blue through white to orange, on a logarithmic scale
@@ -177,7 +113,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     if check {
         let t = Instant::now();
-        let want = mandelbrot_ref(width, height, limit, view);
+        let mut want = vec![0; width * height];
+        mandelbrot_ref(width, limit, view, &mut want);
         let t_ref = t.elapsed();
         if image.dims() != [height, width] {
             eprintln!("check: MISMATCH: result has shape {:?}, expected [{height}, {width}]", image.dims());

@@ -7,172 +7,23 @@
 //! cargo run --release --example nbody -- --size 512 --steps 10
 //! ```
 //!
-//! As in the paper, the program first builds the n x n matrix of pairwise
-//! interactions, by `replicate`-ing the vector of bodies along each of the
-//! two dimensions and combining the two matrices with `zip_with`, and then
-//! reduces each row with `fold` along the innermost dimension. Without
-//! fusion that matrix takes O(n²) memory (the reference interpreter makes
-//! it); a fusing backend consumes each interaction as it is made.
-//!
-//! A body is a user struct (`#[derive(Elt)]`): an array of bodies is stored
-//! as one buffer per field (struct of arrays), and `b.pos()`, `p.x()` and
-//! `V3::lift(..)` read and build them in scalar code. One time step is
-//! converted once with `accelerate::compile` and run `--steps` times.
+//! The program is `accelerate_programs::nbody::step`: as in the paper, it
+//! builds the n x n matrix of pairwise interactions by `replicate`-ing the
+//! vector of bodies along each of the two dimensions and combining the two
+//! matrices with `zip_with`, and then reduces each row with `fold` along
+//! the innermost dimension; a body is a user struct (`#[derive(Elt)]`),
+//! stored as one buffer per field. One time step is converted once with
+//! `accelerate::compile` and run `--steps` times; `--check` redoes every
+//! step with the plain-Rust reference from the same bodies.
 
 use accelerate::prelude::*;
+use accelerate_programs::nbody::{
+    acceleration_ref, initial_bodies, interaction_magnitudes, position_ref, step, velocity_ref, Body, Params,
+    PARAMS, V3,
+};
+use accelerate_programs::rng::SEED_A;
 use std::process::exit;
 use std::time::Instant;
-
-/// A vector of three coordinates.
-#[derive(Clone, Copy, Debug, PartialEq, Elt)]
-struct V3 {
-    x: f32,
-    y: f32,
-    z: f32,
-}
-
-/// A body: where it is, how fast it goes, and how heavy it is.
-#[derive(Clone, Copy, Debug, PartialEq, Elt)]
-struct Body {
-    pos: V3,
-    vel: V3,
-    mass: f32,
-}
-
-/// The simulation's constants (in units where the gravitational constant
-/// is 1).
-#[derive(Clone, Copy)]
-struct Params {
-    /// The time step.
-    dt: f32,
-    /// The softening length, squared: it keeps the force between close
-    /// bodies finite, and a body's pull on itself 0 (`0 * 1/eps³`) rather
-    /// than NaN (`0 * 1/0`).
-    eps2: f32,
-}
-
-// ---------------------------------------------------------------------------
-// The Accelerate program
-
-/// The acceleration that a body of mass `m2` at `p2` gives a body at `p1`:
-/// `m2 * r / (|r|² + eps²)^(3/2)` with `r = p2 - p1` (softened gravity).
-fn interaction(p1: Exp<V3>, p2: Exp<V3>, m2: Exp<f32>, eps2: f32) -> Exp<V3> {
-    let rx = p2.x() - p1.x();
-    let ry = p2.y() - p1.y();
-    let rz = p2.z() - p1.z();
-    let d2 = rx * rx + ry * ry + rz * rz + eps2;
-    let inv = 1.0f32 / d2.sqrt();
-    let s = m2 * (inv * inv * inv);
-    V3::lift(rx * s, ry * s, rz * s)
-}
-
-fn add3(a: Exp<V3>, b: Exp<V3>) -> Exp<V3> {
-    V3::lift(a.x() + b.x(), a.y() + b.y(), a.z() + b.z())
-}
-
-/// The acceleration of every body: `accels[i] = sum over j of
-/// interaction(body i, body j)`, summed over `j` (left to right in the
-/// interpreter; in another order by a backend that reassociates,
-/// `check_step`).
-///
-/// The number of bodies is read from the array at run time, so one
-/// compiled program serves every `n`.
-fn accelerations(bodies: Acc<Vector<Body>>, p: Params) -> Acc<Vector<V3>> {
-    let n = bodies.size();
-    // rows[i][j] = bodies[i]: a new innermost dimension of extent n
-    let rows = bodies.replicate(index0().all().fixed(n));
-    // cols[i][j] = bodies[j]: a new outermost dimension of extent n
-    let cols = bodies.replicate(index0().fixed(n).all());
-    let zero = V3 { x: 0.0, y: 0.0, z: 0.0 };
-    rows.zip_with(cols, move |bi, bj| interaction(bi.pos(), bj.pos(), bj.mass(), p.eps2)).fold(zero, add3)
-}
-
-/// One time step (semi-implicit Euler): the velocities first, then the
-/// positions with the new velocities.
-fn step(bodies: Acc<Vector<Body>>, p: Params) -> Acc<Vector<Body>> {
-    let accels = accelerations(bodies, p);
-    bodies.zip_with(accels, move |b, a| {
-        let (pos, vel) = (b.pos(), b.vel());
-        let v = V3::lift(vel.x() + a.x() * p.dt, vel.y() + a.y() * p.dt, vel.z() + a.z() * p.dt);
-        let x = V3::lift(pos.x() + v.x() * p.dt, pos.y() + v.y() * p.dt, pos.z() + v.z() * p.dt);
-        Body::lift(x, v, b.mass())
-    })
-}
-
-// ---------------------------------------------------------------------------
-// The plain-Rust reference: the same f32 operations in the same order, a
-// step in three parts so that `check_step` can redo the last two
-
-fn interaction_ref(p1: V3, p2: V3, m2: f32, eps2: f32) -> V3 {
-    let rx = p2.x - p1.x;
-    let ry = p2.y - p1.y;
-    let rz = p2.z - p1.z;
-    let d2 = rx * rx + ry * ry + rz * rz + eps2;
-    let inv = 1.0f32 / d2.sqrt();
-    let s = m2 * (inv * inv * inv);
-    V3 { x: rx * s, y: ry * s, z: rz * s }
-}
-
-/// The acceleration of `bi`, summed left to right over `bodies`, and for
-/// each coordinate the sum of the absolute values of its terms (in f64),
-/// which bounds how much another order of the sum may differ
-/// (`check_step`).
-fn acceleration_ref(bodies: &[Body], bi: &Body, p: Params) -> (V3, [f64; 3]) {
-    let mut a = V3 { x: 0.0, y: 0.0, z: 0.0 };
-    let mut abs = [0.0f64; 3];
-    for bj in bodies {
-        let f = interaction_ref(bi.pos, bj.pos, bj.mass, p.eps2);
-        a = V3 { x: a.x + f.x, y: a.y + f.y, z: a.z + f.z };
-        abs = [abs[0] + (f.x as f64).abs(), abs[1] + (f.y as f64).abs(), abs[2] + (f.z as f64).abs()];
-    }
-    (a, abs)
-}
-
-/// The new velocity of `b` under the acceleration `a`.
-fn velocity_ref(b: &Body, a: V3, p: Params) -> V3 {
-    let vel = b.vel;
-    V3 { x: vel.x + a.x * p.dt, y: vel.y + a.y * p.dt, z: vel.z + a.z * p.dt }
-}
-
-/// The new position of `b`, moving with the new velocity `v`.
-fn position_ref(b: &Body, v: V3, p: Params) -> V3 {
-    let pos = b.pos;
-    V3 { x: pos.x + v.x * p.dt, y: pos.y + v.y * p.dt, z: pos.z + v.z * p.dt }
-}
-
-// ---------------------------------------------------------------------------
-// Input, arguments, checking
-
-/// Deterministic pseudo-random numbers in [0, 1) (xorshift64*), exactly
-/// representable as f32.
-struct Rng(u64);
-
-impl Rng {
-    fn next_f32(&mut self) -> f32 {
-        let s = &mut self.0;
-        *s ^= *s >> 12;
-        *s ^= *s << 25;
-        *s ^= *s >> 27;
-        let r = s.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        (r >> 40) as f32 / (1u32 << 24) as f32
-    }
-}
-
-/// Bodies in a unit ball, turning slowly about the z axis, with masses in
-/// [0.5, 1.5) / n (a total mass of about 1).
-fn initial_bodies(n: usize, seed: u64) -> Vec<Body> {
-    let mut rng = Rng(seed | 1);
-    let mut bodies = Vec::with_capacity(n);
-    while bodies.len() < n {
-        let (x, y, z) = (rng.next_f32() * 2.0 - 1.0, rng.next_f32() * 2.0 - 1.0, rng.next_f32() * 2.0 - 1.0);
-        if x * x + y * y + z * z > 1.0 {
-            continue;
-        }
-        let mass = (0.5 + rng.next_f32()) / n as f32;
-        bodies.push(Body { pos: V3 { x, y, z }, vel: V3 { x: -y * 0.5, y: x * 0.5, z: 0.0 }, mass });
-    }
-    bodies
-}
 
 struct Args {
     size: usize,
@@ -273,13 +124,14 @@ fn check_step(step: usize, before: &[Body], got: &[Body], p: Params, checked: &m
     }
     let bound = 2.0 * gamma(n.saturating_sub(1));
     for (i, (b, g)) in before.iter().zip(got).enumerate() {
-        let (a, abs) = acceleration_ref(before, b, p);
-        let want_v = velocity_ref(b, a, p);
+        let a = acceleration_ref(before, b.pos, p.eps2);
+        let abs = interaction_magnitudes(before, b.pos, p.eps2);
+        let want_v = velocity_ref(b.vel, a, p.dt);
         let widen = |d: f64| {
             let f = |a: f32, s: f64| (a as f64 + d * bound * s) as f32;
             V3 { x: f(a.x, abs[0]), y: f(a.y, abs[1]), z: f(a.z, abs[2]) }
         };
-        let (v_lo, v_hi) = (velocity_ref(b, widen(-1.0), p), velocity_ref(b, widen(1.0), p));
+        let (v_lo, v_hi) = (velocity_ref(b.vel, widen(-1.0), p.dt), velocity_ref(b.vel, widen(1.0), p.dt));
         let mut ok = true;
         for (got, want, lo, hi) in [
             (g.vel.x, want_v.x, v_lo.x, v_hi.x),
@@ -294,9 +146,9 @@ fn check_step(step: usize, before: &[Body], got: &[Body], p: Params, checked: &m
         }
         let same = |a: f32, b: f32| a.to_bits() == b.to_bits();
         let eq3 = |a: V3, b: V3| same(a.x, b.x) && same(a.y, b.y) && same(a.z, b.z);
-        ok &= eq3(g.pos, position_ref(b, g.vel, p)) && same(g.mass, b.mass);
+        ok &= eq3(g.pos, position_ref(b.pos, g.vel, p.dt)) && same(g.mass, b.mass);
         checked.bodies += 1;
-        if eq3(g.vel, want_v) && eq3(g.pos, position_ref(b, want_v, p)) && same(g.mass, b.mass) {
+        if eq3(g.vel, want_v) && eq3(g.pos, position_ref(b.pos, want_v, p.dt)) && same(g.mass, b.mass) {
             checked.identical += 1;
         }
         if !ok {
@@ -304,7 +156,7 @@ fn check_step(step: usize, before: &[Body], got: &[Body], p: Params, checked: &m
                 eprintln!(
                     "check: MISMATCH at step {step}, body {i}:\n  got        {g:?}\n  plain Rust {:?}\n  \
                      velocities between {v_lo:?}\n  and        {v_hi:?} are what reassociation can give",
-                    Body { pos: position_ref(b, want_v, p), vel: want_v, mass: b.mass }
+                    Body { pos: position_ref(b.pos, want_v, p.dt), vel: want_v, mass: b.mass }
                 );
             }
             checked.bad += 1;
@@ -314,11 +166,11 @@ fn check_step(step: usize, before: &[Body], got: &[Body], p: Params, checked: &m
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Args { size: n, steps, check } = parse_args();
-    let params = Params { dt: 0.01, eps2: 0.05 * 0.05 };
-    let init = initial_bodies(n, 0x9e37_79b9_7f4a_7c15);
+    let params = PARAMS;
+    let init = initial_bodies(n, SEED_A);
 
     let t = Instant::now();
-    let prog = accelerate::compile(move |bodies: Acc<Vector<Body>>| step(bodies, params))?;
+    let prog = accelerate::compile(move |bodies: Acc<Vector<Body>>| step(&bodies, params))?;
     let t_compile = t.elapsed();
 
     let mut bodies = Vector::from_elems(init.clone());

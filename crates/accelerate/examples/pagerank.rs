@@ -25,6 +25,7 @@
 //! converted once with `accelerate::compile`.
 
 use accelerate::prelude::*;
+use accelerate_programs::rng::{Rng, SEED_A};
 use std::process::exit;
 use std::time::Instant;
 
@@ -212,29 +213,11 @@ fn pagerank_ref(n: usize, links: &[(i64, i64)], iters: i32) -> (Vec<f32>, Vec<f6
     (ranks, bound)
 }
 
-/// Deterministic pseudo-random numbers (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        let s = &mut self.0;
-        *s ^= *s >> 12;
-        *s ^= *s << 25;
-        *s ^= *s >> 27;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// In [0, n).
-    fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 11) % n as u64) as usize
-    }
-}
-
 /// A random graph: every tenth vertex has no out-links (it is dangling);
 /// the targets favour low vertex numbers (the target is drawn below a
 /// random bound), so that some vertices are much more popular than others.
 fn random_links(n: usize, m: usize, seed: u64) -> Vec<(i64, i64)> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let mut links = Vec::with_capacity(m);
     if n < 2 {
         return links;
@@ -289,7 +272,7 @@ fn parse_args() -> Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Args { vertices: n, edges: m, iters, check } = parse_args();
-    let links_host = random_links(n, m, 0x9e37_79b9_7f4a_7c15);
+    let links_host = random_links(n, m, SEED_A);
     let links = Vector::from_elems(links_host.clone());
 
     let t = Instant::now();

@@ -20,21 +20,9 @@
 //! Each is checked against Rust's stable `sort`/`sort_by_key`.
 
 use accelerate::prelude::*;
+use accelerate_programs::rng::{Rng, SEED_A};
 use std::process::exit;
 use std::time::Instant;
-
-/// Deterministic pseudo-random numbers (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        let s = &mut self.0;
-        *s ^= *s >> 12;
-        *s ^= *s << 25;
-        *s ^= *s >> 27;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 struct Args {
     size: usize,
@@ -91,7 +79,7 @@ fn ms(d: std::time::Duration) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Args { size: n, check } = parse_args();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(SEED_A);
     let mut keys_host: Vec<i32> = (0..n).map(|_| (rng.next_u64() >> 32) as u32 as i32).collect();
     for (slot, k) in keys_host.iter_mut().step_by(97).zip([i32::MIN, i32::MAX, 0, -1].iter().cycle()) {
         *slot = *k;

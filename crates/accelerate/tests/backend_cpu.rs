@@ -15,6 +15,7 @@ mod common;
 
 use accelerate::prelude::*;
 use accelerate::{compile_with, run_with, Backend, Config};
+use accelerate_programs::dotp;
 use common::callput;
 
 /// The compiled backend under test (see the module documentation), or
@@ -74,7 +75,7 @@ fn dot_products_agree_at_every_size() {
             || {
                 let xs = use_array(small_ints(n, 13));
                 let ys = use_array(small_ints(n, 7));
-                xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b)
+                dotp(&xs, &ys)
             },
             bits_f32,
         );

@@ -9,6 +9,7 @@
 
 use accelerate::prelude::*;
 use accelerate::{compile_with, Backend, Config, Program};
+use accelerate_programs::{dotp, saxpy};
 
 /// The loops GCC vectorised in each function of a program's C, or `None`
 /// (after saying why) where this cannot be checked.
@@ -43,12 +44,11 @@ fn vectorised(program: &str, report: &[(String, usize)], function: &str) {
 fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     let Some(cpu) = cpu() else { return };
 
-    let dotp =
-        |xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b);
+    let dotp = |xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| dotp(&xs, &ys);
     let Some(r) = report(&compile_with(dotp, cpu.clone()).unwrap()) else { return };
     vectorised("dotp", &r, "k0_part");
 
-    let saxpy = |xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| xs.zip_with(ys, |x, y| 2.5f32 * x + y);
+    let saxpy = |xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| saxpy(2.5, &xs, &ys);
     let r = report(&compile_with(saxpy, cpu.clone()).unwrap()).unwrap();
     vectorised("saxpy", &r, "k0");
 

@@ -10,6 +10,7 @@ mod common;
 
 use accelerate::prelude::*;
 use accelerate::{compile_with, explain_with, run_with, stats_with, Config, Stats};
+use accelerate_programs::dotp;
 use common::callput;
 
 fn fused() -> Config {
@@ -37,10 +38,6 @@ fn count(s: &str, pat: &str) -> usize {
 
 fn vector(n: usize, f: impl Fn(usize) -> f32) -> Vector<f32> {
     Vector::from_elems((0..n).map(f).collect())
-}
-
-fn dotp(xs: &Acc<Vector<f32>>, ys: &Acc<Vector<f32>>) -> Acc<Scalar<f32>> {
-    xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b)
 }
 
 #[test]

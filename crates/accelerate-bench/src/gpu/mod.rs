@@ -21,11 +21,14 @@
 //! before it is timed, as the CPU harness does.
 
 use crate::check::{elementwise, reassociated_sum_tolerance, within};
-use crate::data::{signed_f32s, SEED_A, SEED_B};
 use crate::harness::{Bench, Size};
 use crate::programs::{blackscholes as bs, dotp, nbody, saxpy};
 use accelerate::prelude::*;
 use accelerate::{Backend, Config};
+use accelerate_programs::blackscholes::{RISKFREE, VOLATILITY};
+use accelerate_programs::dotp::dotp_ref;
+use accelerate_programs::nbody::{Body, V3};
+use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -199,14 +202,14 @@ fn elements(size: Size) -> usize {
 pub fn dotp(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     let n = elements(size);
     let (xs, ys) = (signed_f32s(n, SEED_A), signed_f32s(n, SEED_B));
-    let want = dotp::dotp_seq(&xs, &ys);
+    let want = dotp_ref(&xs, &ys);
     let abs_sum: f64 = xs.iter().zip(&ys).map(|(&x, &y)| (x as f64 * y as f64).abs()).sum();
     let tol = reassociated_sum_tolerance(n, abs_sum, f32::EPSILON as f64);
     let mut b = Bench::new("dotp", format!("n = {n} f32"));
     b.bytes = Some(8.0 * n as f64);
     b.memory_bound = true;
 
-    let p = Arc::new(accelerate::compile_with(dotp::dotp, cuda()).map_err(|e| e.to_string())?);
+    let p = Arc::new(accelerate::compile_with(dotp::program, cuda()).map_err(|e| e.to_string())?);
     let (xa, ya) = (Vector::from_elems(xs.clone()), Vector::from_elems(ys.clone()));
     add_ours(
         &mut b,
@@ -260,7 +263,7 @@ pub fn saxpy(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     // multiply-add: --fmad=false), as the reference does: exact equality
     let exact =
         |got: &[f32], want: &[f32]| elementwise(got, want, |_, g: f32, w: f32| g.to_bits() == w.to_bits());
-    let p = Arc::new(accelerate::compile_with(saxpy::saxpy, cuda()).map_err(|e| e.to_string())?);
+    let p = Arc::new(accelerate::compile_with(saxpy::program, cuda()).map_err(|e| e.to_string())?);
     let (xa, ya) = (Vector::from_elems(xs.clone()), Vector::from_elems(ys.clone()));
     let w = want.clone();
     add_ours(&mut b, move || p.run((&xa, &ya)), move |r: &Vector<f32>| exact(&r.to_vec(), &w));
@@ -369,7 +372,7 @@ pub fn blackscholes(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
         let (o, w) = (o.clone(), want.clone());
         move |got: &bs::Prices| bs::check(got, &w, &o)
     };
-    let p = Arc::new(accelerate::compile_with(bs::blackscholes, cuda()).map_err(|e| e.to_string())?);
+    let p = Arc::new(accelerate::compile_with(bs::program, cuda()).map_err(|e| e.to_string())?);
     let input: Vector<(f32, f32, f32)> = (0..n).map(|i| (o.price[i], o.strike[i], o.years[i])).collect();
     let c = check.clone();
     add_ours(
@@ -398,8 +401,8 @@ pub fn blackscholes(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
                     .arg(&dt)
                     .arg(&mut call)
                     .arg(&mut put)
-                    .arg(&bs::RISKFREE)
-                    .arg(&bs::VOLATILITY)
+                    .arg(&RISKFREE)
+                    .arg(&VOLATILITY)
                     .arg(&nn);
                 // SAFETY: the signature of blackscholes
                 unsafe { l.launch(Gpu::config(grid)) }.map(|_| ()).map_err(|e| driver("blackscholes", e))
@@ -423,10 +426,10 @@ pub fn nbody(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
     let mut b = Bench::new("nbody", format!("n = {n} bodies, one step"));
     b.flops = Some(20.0 * (n * n) as f64);
     let check = nbody::checker(&init, &want);
-    let p = Arc::new(accelerate::compile_with(nbody::step, cuda()).map_err(|e| e.to_string())?);
+    let p = Arc::new(accelerate::compile_with(nbody::program, cuda()).map_err(|e| e.to_string())?);
     let input = Vector::from_elems(init.clone());
     let c = check.clone();
-    add_ours(&mut b, move || p.run(&input), move |r: &Vector<nbody::Body>| c(&r.to_vec()));
+    add_ours(&mut b, move || p.run(&input), move |r: &Vector<Body>| c(&r.to_vec()));
 
     let bodies: Vec<[f32; 4]> = init.iter().map(|b| [b.pos.x, b.pos.y, b.pos.z, b.mass]).collect();
     let vels: Vec<[f32; 4]> = init.iter().map(|b| [b.vel.x, b.vel.y, b.vel.z, 0.0]).collect();
@@ -455,10 +458,10 @@ pub fn nbody(gpu: &Arc<Gpu>, size: Size) -> Result<Bench, String> {
             let g = gpu.clone();
             move |(bo, vo): &Out| {
                 let (bo, vo) = (g.download(bo)?, g.download(vo)?);
-                let got: Vec<nbody::Body> = (0..n)
-                    .map(|i| nbody::Body {
-                        pos: nbody::V3 { x: bo[4 * i], y: bo[4 * i + 1], z: bo[4 * i + 2] },
-                        vel: nbody::V3 { x: vo[4 * i], y: vo[4 * i + 1], z: vo[4 * i + 2] },
+                let got: Vec<Body> = (0..n)
+                    .map(|i| Body {
+                        pos: V3 { x: bo[4 * i], y: bo[4 * i + 1], z: bo[4 * i + 2] },
+                        vel: V3 { x: vo[4 * i], y: vo[4 * i + 1], z: vo[4 * i + 2] },
                         mass: bo[4 * i + 3],
                     })
                     .collect();

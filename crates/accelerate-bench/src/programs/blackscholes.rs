@@ -4,87 +4,28 @@
 //! two out): compute-bound on this machine unless `exp` and `ln` are
 //! vectorised. The hand-written versions take the options as three arrays
 //! (structure of arrays), the layout the Accelerate array of tuples has.
+//! The program, its plain-Rust formula (`callput_ref`, which the
+//! hand-written Rust loops call) and its tolerance are
+//! `accelerate_programs::blackscholes`.
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
 use crate::check::elementwise;
-use crate::data::Rng;
 use crate::ffi;
 use crate::harness::{in_place, Bench, Size};
 use crate::native::native_fn;
 use accelerate::prelude::*;
+use accelerate_programs::blackscholes::{black_scholes, callput_ref, close, options_with};
+use accelerate_programs::rng::Rng;
 use rayon::prelude::*;
 use std::sync::Arc;
-
-pub const RISKFREE: f32 = 0.02;
-pub const VOLATILITY: f32 = 0.30;
-#[allow(clippy::excessive_precision)]
-const COEFF: [f32; 5] = [0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429];
-#[allow(clippy::excessive_precision)]
-const RSQRT2PI: f32 = 0.39894228040143267793994605993438;
 
 pub fn options(size: Size) -> usize {
     size.pick(1000, 1 << 18, 1 << 24)
 }
 
-// ---------------------------------------------------------------------------
-// The Accelerate program, as in `examples/blackscholes.rs`
-
-fn horner(coeff: &[f32], x: Exp<f32>) -> Exp<f32> {
-    let (&last, init) = coeff.split_last().expect("at least one coefficient");
-    x * init.iter().rfold(constant(last), |b, &a| a + x * b)
-}
-
-fn cnd(d: Exp<f32>) -> Exp<f32> {
-    let k = 1.0 / (1.0 + 0.2316419 * d.abs());
-    let c = RSQRT2PI * (-0.5 * d * d).exp() * horner(&COEFF, k);
-    d.gt(0.0).select(1.0 - c, c)
-}
-
-#[allow(non_snake_case)]
-fn callput(x: Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
-    let (price, strike, years) = x.unlift();
-    let r = constant(RISKFREE);
-    let v = constant(VOLATILITY);
-    let v_sqrtT = v * years.sqrt();
-    let d1 = ((price / strike).ln() + (r + 0.5 * v * v) * years) / v_sqrtT;
-    let d2 = d1 - v_sqrtT;
-    let cndD1 = cnd(d1);
-    let cndD2 = cnd(d2);
-    let x_expRT = strike * (-r * years).exp();
-    lift((price * cndD1 - x_expRT * cndD2, x_expRT * (1.0 - cndD2) - price * (1.0 - cndD1)))
-}
-
-pub fn blackscholes(options: Acc<Vector<(f32, f32, f32)>>) -> Acc<Vector<(f32, f32)>> {
-    options.map(callput)
-}
-
-// ---------------------------------------------------------------------------
-// Plain Rust: the same operations in the same order
-
-fn cnd_ref(d: f32) -> f32 {
-    let k = 1.0 / (1.0 + 0.2316419 * d.abs());
-    let (&last, init) = COEFF.split_last().expect("at least one coefficient");
-    let poly = k * init.iter().rfold(last, |b, &a| a + k * b);
-    let c = RSQRT2PI * (-0.5 * d * d).exp() * poly;
-    if d > 0.0 {
-        1.0 - c
-    } else {
-        c
-    }
-}
-
-/// The price of a call and of a put.
-#[allow(non_snake_case)]
-#[inline(always)]
-pub fn callput_ref(price: f32, strike: f32, years: f32) -> (f32, f32) {
-    let (r, v) = (RISKFREE, VOLATILITY);
-    let v_sqrtT = v * years.sqrt();
-    let d1 = ((price / strike).ln() + (r + 0.5 * v * v) * years) / v_sqrtT;
-    let d2 = d1 - v_sqrtT;
-    let cndD1 = cnd_ref(d1);
-    let cndD2 = cnd_ref(d2);
-    let x_expRT = strike * (-r * years).exp();
-    (price * cndD1 - x_expRT * cndD2, x_expRT * (1.0 - cndD2) - price * (1.0 - cndD1))
+/// The Accelerate program as a function of its array.
+pub fn program(options: Acc<Vector<(f32, f32, f32)>>) -> Acc<Vector<(f32, f32)>> {
+    black_scholes(&options)
 }
 
 /// The options as three arrays.
@@ -134,32 +75,24 @@ native_fn! {
     }
 }
 
-/// Deterministic options as in the CUDA SDK's benchmark (and the
-/// example): price in [5, 30), strike in [1, 100), years in [0.25, 10).
+/// Deterministic options in the ranges of the CUDA SDK's benchmark (and
+/// the example's, `options_with`), drawn from xorshift64*.
 pub fn random_options(n: usize) -> Options {
     let mut rng = Rng::new(0x853c_49e6_748f_ea9b);
-    let mut o =
-        Options { price: Vec::with_capacity(n), strike: Vec::with_capacity(n), years: Vec::with_capacity(n) };
-    for _ in 0..n {
-        o.price.push(rng.uniform_f32(5.0, 30.0));
-        o.strike.push(rng.uniform_f32(1.0, 100.0));
-        o.years.push(rng.uniform_f32(0.25, 10.0));
+    let aos = options_with(n, |lo, hi| rng.uniform_f32(lo, hi));
+    Options {
+        price: aos.iter().map(|o| o.0).collect(),
+        strike: aos.iter().map(|o| o.1).collect(),
+        years: aos.iter().map(|o| o.2).collect(),
     }
-    o
 }
 
 /// Whether every price is close enough to the reference, for an option of
-/// its price and strike: the example's bound (`examples/blackscholes.rs`,
-/// `close`). Another `expf`/`logf` (libmvec's vector ones are within a few
-/// ulps, CUDA's within 2), fused multiply-adds or reassociation (the C baseline is compiled
-/// with `-ffast-math`) change each of the ~40 operations by a few ulps;
-/// both prices are differences of terms bounded by `price` and `strike`,
-/// and errors in d1, d2 are damped (cnd' < 0.4), so 64 * eps * (price +
-/// strike) bounds the difference, about 1e-5 of the option's scale.
+/// its price and strike: the example's bound (`close`, which says why it
+/// also holds for the C baseline, compiled with `-ffast-math`, and for
+/// CUDA's `expf`/`logf`).
 pub fn check(got: &Prices, want: &Prices, o: &Options) -> Result<(), String> {
-    let close = |i: usize, g: f32, w: f32| {
-        g == w || (g - w).abs() <= 64.0 * f32::EPSILON * (o.price[i] + o.strike[i])
-    };
+    let close = |i: usize, g: f32, w: f32| close(g, w, o.price[i], o.strike[i]);
     elementwise(&got.call, &want.call, close).map_err(|e| format!("calls: {e}"))?;
     elementwise(&got.put, &want.put, close).map_err(|e| format!("puts: {e}"))
 }
@@ -181,7 +114,7 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let c = checker.clone();
     add_accelerate_variants(
         &mut b,
-        |config| accelerate::compile_with(blackscholes, config),
+        |config| accelerate::compile_with(program, config),
         move |p| p.run(&input),
         move |r: &Vector<(f32, f32)>| {
             let (call, put) = r.to_vec().into_iter().unzip();
@@ -203,5 +136,5 @@ pub fn bench(size: Size) -> Result<Bench, String> {
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
-    probe_compile(|config| accelerate::compile_with(blackscholes, config))
+    probe_compile(|config| accelerate::compile_with(program, config))
 }

@@ -1,14 +1,16 @@
 //! Dot product of two f32 vectors (ICFP'13 §5): a `zip_with` feeding a
 //! `fold`, which fusion makes one reduction that reads both vectors once.
-//! Memory-bound at the large size (2^24 elements, 128 MiB read).
+//! Memory-bound at the large size (2^24 elements, 128 MiB read). The
+//! program and its sequential reference are `accelerate_programs::dotp`.
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
 use crate::check::{reassociated_sum_tolerance, within};
-use crate::data::{signed_f32s, SEED_A, SEED_B};
 use crate::ffi;
 use crate::harness::{value, Bench, Size};
 use crate::native::native_fn;
 use accelerate::prelude::*;
+use accelerate_programs::dotp::{dotp, dotp_ref};
+use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -16,14 +18,9 @@ pub fn elements(size: Size) -> usize {
     size.pick(1037, 1 << 18, 1 << 24)
 }
 
-/// The Accelerate program, as in `examples/dotp.rs`.
-pub fn dotp(xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>) -> Acc<Scalar<f32>> {
-    xs.zip_with(ys, |x, y| x * y).fold(0.0, |a, b| a + b)
-}
-
-/// The reference: left to right, in f32.
-pub fn dotp_seq(xs: &[f32], ys: &[f32]) -> f32 {
-    xs.iter().zip(ys).fold(0.0f32, |a, (&x, &y)| a + x * y)
+/// The Accelerate program as a function of its two arrays.
+pub fn program(xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>) -> Acc<Scalar<f32>> {
+    dotp(&xs, &ys)
 }
 
 /// Parallel: chunks of `STREAM_CHUNK` summed on rayon's pool, each with
@@ -62,7 +59,7 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let n = elements(size);
     let xs = Arc::new(signed_f32s(n, SEED_A));
     let ys = Arc::new(signed_f32s(n, SEED_B));
-    let want = dotp_seq(&xs, &ys);
+    let want = dotp_ref(&xs, &ys);
     // Every variant but the sequential one reassociates the sum (the C
     // one may also fuse each multiply-add); each order's result is within
     // gamma_n * sum |x_i y_i| of the exact one (`check`).
@@ -77,12 +74,12 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let (xa, ya) = (Vector::from_elems(xs.to_vec()), Vector::from_elems(ys.to_vec()));
     add_accelerate_variants(
         &mut b,
-        |config| accelerate::compile_with(dotp, config),
+        |config| accelerate::compile_with(program, config),
         move |p| p.run((&xa, &ya)),
         move |r: &Scalar<f32>| check(r.value(), want, tol),
     )?;
     let (x, y) = (xs.clone(), ys.clone());
-    b.variant("rust-seq", move |s| Ok(value(s, || dotp_seq(&x, &y))), move |&r| check(r, want, tol));
+    b.variant("rust-seq", move |s| Ok(value(s, || dotp_ref(&x, &y))), move |&r| check(r, want, tol));
     let (x, y) = (xs.clone(), ys.clone());
     b.variant("rust-rayon", move |s| Ok(value(s, || dotp_rayon(&x, &y))), move |&r| check(r, want, tol));
     let (x, y) = (xs, ys);
@@ -91,5 +88,5 @@ pub fn bench(size: Size) -> Result<Bench, String> {
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
-    probe_compile(|config| accelerate::compile_with(dotp, config))
+    probe_compile(|config| accelerate::compile_with(program, config))
 }

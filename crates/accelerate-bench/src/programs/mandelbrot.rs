@@ -6,12 +6,15 @@
 //! Flops are counted as 8 per iteration (|z|² takes two multiplies and an
 //! add, shared with z²'s; z² + c then a subtract, two adds and two
 //! multiplies), over the iterations the reference actually runs.
+//!
+//! The program and its reference are `accelerate_programs::mandelbrot`.
 
 use super::{add_accelerate_variants, probe_compile, CompileProbe};
 use crate::check::elementwise;
 use crate::harness::{in_place, Bench, Size};
 use crate::native::native_fn;
 use accelerate::prelude::*;
+use accelerate_programs::mandelbrot::{escape_time, mandelbrot, mandelbrot_ref, View};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -24,63 +27,22 @@ pub struct Frame {
     pub view: View,
 }
 
-/// The lower left corner of the image in the complex plane, and the size
-/// of one pixel.
-#[derive(Clone, Copy, Debug)]
-pub struct View {
-    pub x0: f32,
-    pub y0: f32,
-    pub step: f32,
-}
-
 pub fn frame(size: Size) -> Frame {
     let (width, height, limit) = size.pick((37, 23, 50), (320, 240, 255), (1920, 1080, 255));
     // the whole set, centred, as in the example
-    let (cx, cy, extent) = (-0.5f32, 0.0f32, 3.0f32);
-    let step = extent / width.min(height) as f32;
-    let view = View { x0: cx - step * width as f32 / 2.0, y0: cy - step * height as f32 / 2.0, step };
-    Frame { width, height, limit, view }
+    Frame { width, height, limit, view: View::whole_set(width, height) }
 }
 
-/// The Accelerate program, as in `examples/mandelbrot.rs`, with the
-/// iteration limit an argument (one compiled program serves every limit)
-/// and the image's size and view constants.
-pub fn mandelbrot(f: Frame, limit: Acc<Scalar<i32>>) -> Acc<Matrix<i32>> {
-    let Frame { width, height, view, .. } = f;
-    let limit = limit.the();
-    generate(dim2(height, width), move |ix| {
-        let (row, col) = unindex2(ix);
-        let cr = view.x0 + col.cast::<f32>() * view.step;
-        let ci = view.y0 + row.cast::<f32>() * view.step;
-        let end = while_loop(
-            (0.0f32, 0.0f32, 0i32),
-            |s| {
-                let (zr, zi, i) = s.unlift();
-                (zr * zr + zi * zi).le(4.0) & i.lt(limit)
-            },
-            |s| {
-                let (zr, zi, i) = s.unlift();
-                lift((zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, i + 1))
-            },
-        );
-        let (_, _, i) = end.unlift();
-        i
-    })
+/// The Accelerate program of a frame, with the iteration limit an
+/// argument (one compiled program serves every limit) and the image's
+/// size and view constants.
+pub fn program(f: Frame, limit: Acc<Scalar<i32>>) -> Acc<Matrix<i32>> {
+    mandelbrot(f.width, f.height, limit.the(), f.view)
 }
 
 /// The reference: one pixel after another.
 pub fn mandelbrot_seq(f: &Frame, out: &mut [i32]) {
-    for (row, line) in out.chunks_mut(f.width).enumerate() {
-        for (col, px) in line.iter_mut().enumerate() {
-            let cr = f.view.x0 + col as f32 * f.view.step;
-            let ci = f.view.y0 + row as f32 * f.view.step;
-            let (mut zr, mut zi, mut i) = (0.0f32, 0.0f32, 0i32);
-            while zr * zr + zi * zi <= 4.0 && i < f.limit {
-                (zr, zi, i) = (zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, i + 1);
-            }
-            *px = i;
-        }
-    }
+    mandelbrot_ref(f.width, f.limit, f.view, out)
 }
 
 /// Parallel: rows on rayon's pool (work stealing balances the expensive
@@ -124,12 +86,7 @@ native_fn! {
         }
         let start = blocks.len() * LANES;
         for (k, px) in tail.iter_mut().enumerate() {
-            let cr = view.x0 + (start + k) as f32 * view.step;
-            let (mut zr, mut zi, mut i) = (0.0f32, 0.0f32, 0i32);
-            while zr * zr + zi * zi <= 4.0 && i < limit {
-                (zr, zi, i) = (zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, i + 1);
-            }
-            *px = i;
+            *px = escape_time(view.x0 + (start + k) as f32 * view.step, ci, limit);
         }
     }
 }
@@ -158,7 +115,7 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let w = want.clone();
     add_accelerate_variants(
         &mut b,
-        |config| accelerate::compile_with(move |limit| mandelbrot(f, limit), config),
+        |config| accelerate::compile_with(move |limit| program(f, limit), config),
         move |p| p.run(&Scalar::scalar(f.limit)),
         move |r: &Matrix<i32>| check(&r.to_vec(), &w),
     )?;
@@ -177,5 +134,5 @@ pub fn bench(size: Size) -> Result<Bench, String> {
 
 pub fn compile_probe(size: Size) -> Result<CompileProbe, String> {
     let f = frame(size);
-    probe_compile(|config| accelerate::compile_with(move |limit| mandelbrot(f, limit), config))
+    probe_compile(|config| accelerate::compile_with(move |limit| program(f, limit), config))
 }

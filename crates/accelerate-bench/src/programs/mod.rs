@@ -1,6 +1,7 @@
-//! The benchmarks, one file each: the Accelerate program (as in the
-//! library's examples), its plain sequential Rust reference, the
-//! hand-written parallel versions, and how results are checked.
+//! The benchmarks, one file each: the Accelerate program and its plain
+//! sequential Rust reference (both from `accelerate_programs`, the
+//! library's examples' own), the hand-written parallel versions, and how
+//! results are checked.
 //!
 //! Every benchmark but the triad (which has only the hand-written ones) has
 //! the variants

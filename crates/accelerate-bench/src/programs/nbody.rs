@@ -5,102 +5,45 @@
 //! made), then the bodies move. Compute-bound: n² interactions, each a
 //! `sqrt`, a division and about 18 other operations; flops are counted
 //! as 20 per interaction, the usual convention (GPU Gems 3, ch. 31).
+//!
+//! The program, its reference and the bodies are
+//! `accelerate_programs::nbody`, with the example's constants (`PARAMS`).
 
 use super::{add_accelerate_variants, probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
-use crate::data::Rng;
 use crate::harness::{in_place, Bench, Size};
 use crate::native::native_fn;
 use accelerate::prelude::*;
+use accelerate_programs::nbody::{
+    interaction_magnitudes, interaction_ref, position_ref, step, step_ref, velocity_ref, Body, PARAMS, V3,
+};
+use accelerate_programs::rng::SEED_A;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-#[derive(Clone, Copy, Debug, PartialEq, Elt)]
-pub struct V3 {
-    pub x: f32,
-    pub y: f32,
-    pub z: f32,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Elt)]
-pub struct Body {
-    pub pos: V3,
-    pub vel: V3,
-    pub mass: f32,
-}
-
 /// The time step, and the softening length squared.
-pub const DT: f32 = 0.01;
-pub const EPS2: f32 = 0.05 * 0.05;
+pub const DT: f32 = PARAMS.dt;
+pub const EPS2: f32 = PARAMS.eps2;
 
 pub fn bodies(size: Size) -> usize {
     size.pick(67, 512, 4096)
 }
 
-// ---------------------------------------------------------------------------
-// The Accelerate program
-
-fn interaction(p1: Exp<V3>, p2: Exp<V3>, m2: Exp<f32>) -> Exp<V3> {
-    let rx = p2.x() - p1.x();
-    let ry = p2.y() - p1.y();
-    let rz = p2.z() - p1.z();
-    let d2 = rx * rx + ry * ry + rz * rz + EPS2;
-    let inv = 1.0f32 / d2.sqrt();
-    let s = m2 * (inv * inv * inv);
-    V3::lift(rx * s, ry * s, rz * s)
-}
-
-fn add3(a: Exp<V3>, b: Exp<V3>) -> Exp<V3> {
-    V3::lift(a.x() + b.x(), a.y() + b.y(), a.z() + b.z())
-}
-
-pub fn step(bodies: Acc<Vector<Body>>) -> Acc<Vector<Body>> {
-    let n = bodies.size();
-    let rows = bodies.replicate(index0().all().fixed(n));
-    let cols = bodies.replicate(index0().fixed(n).all());
-    let zero = V3 { x: 0.0, y: 0.0, z: 0.0 };
-    let accels = rows.zip_with(cols, |bi, bj| interaction(bi.pos(), bj.pos(), bj.mass())).fold(zero, add3);
-    bodies.zip_with(accels, |b, a| {
-        let (pos, vel) = (b.pos(), b.vel());
-        let v = V3::lift(vel.x() + a.x() * DT, vel.y() + a.y() * DT, vel.z() + a.z() * DT);
-        let x = V3::lift(pos.x() + v.x() * DT, pos.y() + v.y() * DT, pos.z() + v.z() * DT);
-        Body::lift(x, v, b.mass())
-    })
-}
-
-// ---------------------------------------------------------------------------
-// Plain Rust
-
-#[inline(always)]
-fn interaction_ref(p1: V3, p2: V3, m2: f32) -> V3 {
-    let rx = p2.x - p1.x;
-    let ry = p2.y - p1.y;
-    let rz = p2.z - p1.z;
-    let d2 = rx * rx + ry * ry + rz * rz + EPS2;
-    let inv = 1.0f32 / d2.sqrt();
-    let s = m2 * (inv * inv * inv);
-    V3 { x: rx * s, y: ry * s, z: rz * s }
+/// The Accelerate program as a function of its array.
+pub fn program(bodies: Acc<Vector<Body>>) -> Acc<Vector<Body>> {
+    step(&bodies, PARAMS)
 }
 
 /// Semi-implicit Euler: the velocity first, then the position with it.
 #[inline(always)]
 fn advance(pos: V3, vel: V3, a: V3) -> (V3, V3) {
-    let v = V3 { x: vel.x + a.x * DT, y: vel.y + a.y * DT, z: vel.z + a.z * DT };
-    let x = V3 { x: pos.x + v.x * DT, y: pos.y + v.y * DT, z: pos.z + v.z * DT };
-    (x, v)
+    let v = velocity_ref(vel, a, DT);
+    (position_ref(pos, v, DT), v)
 }
 
 /// The reference: each body's interactions summed left to right.
 pub fn step_seq(bodies: &[Body], out: &mut [Body]) {
-    for (o, bi) in out.iter_mut().zip(bodies) {
-        let mut a = V3 { x: 0.0, y: 0.0, z: 0.0 };
-        for bj in bodies {
-            let f = interaction_ref(bi.pos, bj.pos, bj.mass);
-            a = V3 { x: a.x + f.x, y: a.y + f.y, z: a.z + f.z };
-        }
-        let (pos, vel) = advance(bi.pos, bi.vel, a);
-        *o = Body { pos, vel, mass: bi.mass };
-    }
+    step_ref(bodies, PARAMS, out)
 }
 
 /// Bodies as one array per field, the layout the hand-written parallel
@@ -183,7 +126,7 @@ native_fn! {
         let (mut ax, mut ay, mut az) = ([0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
         for (((x, y), z), m) in xb.iter().zip(yb).zip(zb).zip(mb) {
             for k in 0..LANES {
-                let f = interaction_ref(p, V3 { x: x[k], y: y[k], z: z[k] }, m[k]);
+                let f = interaction_ref(p, V3 { x: x[k], y: y[k], z: z[k] }, m[k], EPS2);
                 ax[k] += f.x;
                 ay[k] += f.y;
                 az[k] += f.z;
@@ -191,27 +134,17 @@ native_fn! {
         }
         let mut a = V3 { x: ax.iter().sum(), y: ay.iter().sum(), z: az.iter().sum() };
         for j in 0..xt.len() {
-            let f = interaction_ref(p, V3 { x: xt[j], y: yt[j], z: zt[j] }, mt[j]);
+            let f = interaction_ref(p, V3 { x: xt[j], y: yt[j], z: zt[j] }, mt[j], EPS2);
             a = V3 { x: a.x + f.x, y: a.y + f.y, z: a.z + f.z };
         }
         a
     }
 }
 
-/// Bodies in a unit ball turning slowly about the z axis, with masses
-/// in [0.5, 1.5) / n (the example's).
+/// The example's bodies: `n` in a unit ball turning slowly about the z
+/// axis, with masses in [0.5, 1.5) / n.
 pub fn initial_bodies(n: usize) -> Vec<Body> {
-    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
-    let mut bodies = Vec::with_capacity(n);
-    while bodies.len() < n {
-        let (x, y, z) = (rng.uniform_f32(-1.0, 1.0), rng.uniform_f32(-1.0, 1.0), rng.uniform_f32(-1.0, 1.0));
-        if x * x + y * y + z * z > 1.0 {
-            continue;
-        }
-        let mass = (0.5 + rng.unit_f32()) / n as f32;
-        bodies.push(Body { pos: V3 { x, y, z }, vel: V3 { x: -y * 0.5, y: x * 0.5, z: 0.0 }, mass });
-    }
-    bodies
+    accelerate_programs::nbody::initial_bodies(n, SEED_A)
 }
 
 /// How far each body's result may be from the reference's.
@@ -239,11 +172,7 @@ fn bounds(bodies: &[Body], want: &[Body]) -> Vec<Bound> {
         .par_iter()
         .zip(want)
         .map(|(bi, w)| {
-            let mut s = [0.0f64; 3];
-            for bj in bodies {
-                let f = interaction_ref(bi.pos, bj.pos, bj.mass);
-                s = [s[0] + f.x.abs() as f64, s[1] + f.y.abs() as f64, s[2] + f.z.abs() as f64];
-            }
+            let s = interaction_magnitudes(bodies, bi.pos, EPS2);
             let (dt, xyz) = (DT as f64, |v: V3| [v.x as f64, v.y as f64, v.z as f64]);
             let (w_vel, w_pos) = (xyz(w.vel), xyz(w.pos));
             let vel: [f64; 3] = std::array::from_fn(|k| {
@@ -285,7 +214,7 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let c = checker.clone();
     add_accelerate_variants(
         &mut b,
-        |config| accelerate::compile_with(step, config),
+        |config| accelerate::compile_with(program, config),
         move |p| p.run(&input),
         move |r: &Vector<Body>| c(&r.to_vec()),
     )?;
@@ -305,5 +234,5 @@ pub fn bench(size: Size) -> Result<Bench, String> {
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
-    probe_compile(|config| accelerate::compile_with(step, config))
+    probe_compile(|config| accelerate::compile_with(program, config))
 }

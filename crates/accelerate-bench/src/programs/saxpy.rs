@@ -6,15 +6,17 @@
 //! so the hand-written versions write a separate output too, made once and
 //! reused from run to run; BLAS's in-place update would move a third less
 //! and change its input on every run. `rust-rayon-fresh-output` allocates
-//! its output on every run instead, as `Program::run` does.
+//! its output on every run instead, as `Program::run` does. The program
+//! is `accelerate_programs::saxpy`.
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
 use crate::check::elementwise;
-use crate::data::{signed_f32s, SEED_A, SEED_B};
 use crate::ffi;
 use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
 use accelerate::prelude::*;
+use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
+use accelerate_programs::saxpy;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -25,9 +27,9 @@ pub fn elements(size: Size) -> usize {
     size.pick(1037, 1 << 18, 1 << 24)
 }
 
-/// The Accelerate program.
-pub fn saxpy(xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>) -> Acc<Vector<f32>> {
-    xs.zip_with(ys, |x, y| A * x + y)
+/// The Accelerate program as a function of its two arrays.
+pub fn program(xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>) -> Acc<Vector<f32>> {
+    saxpy(A, &xs, &ys)
 }
 
 /// The reference.
@@ -83,7 +85,7 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let c = checker.clone();
     add_accelerate_variants(
         &mut b,
-        |config| accelerate::compile_with(saxpy, config),
+        |config| accelerate::compile_with(program, config),
         move |p| p.run((&xa, &ya)),
         move |r: &Vector<f32>| c(&r.to_vec()),
     )?;
@@ -122,5 +124,5 @@ pub fn bench(size: Size) -> Result<Bench, String> {
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
-    probe_compile(|config| accelerate::compile_with(saxpy, config))
+    probe_compile(|config| accelerate::compile_with(program, config))
 }

@@ -9,12 +9,16 @@
 //! Bytes are the compulsory traffic: the values, columns and row pointer
 //! read once, the vector read once, the result written once. Flops: a
 //! multiply and an add per non-zero.
+//!
+//! The program, its reference and the matrix are
+//! `accelerate_programs::smvm`.
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
-use crate::data::{Rng, SEED_A, SEED_B};
 use crate::harness::{in_place, Bench, Size};
 use accelerate::prelude::*;
+use accelerate_programs::rng::{Rng, SEED_A, SEED_B};
+use accelerate_programs::smvm::{random_csr, smvm, Csr};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -24,43 +28,14 @@ pub fn shape(size: Size) -> (usize, usize) {
     size.pick((200, 5), (20_000, 10), (1 << 20, 10))
 }
 
-/// The Accelerate program.
-pub fn smvm(
+/// The Accelerate program as a function of its arrays.
+pub fn program(
     row_ptr: Acc<Vector<i64>>,
     col_idx: Acc<Vector<i64>>,
     vals: Acc<Vector<f32>>,
     x: Acc<Vector<f32>>,
 ) -> Acc<Vector<f32>> {
-    let xs = x.backpermute(col_idx.shape(), move |ix| index1(col_idx.index(ix)));
-    vals.zip_with(xs, |a, b| a * b).fold_seg_offsets(0.0, |a, b| a + b, row_ptr)
-}
-
-/// A CSR matrix.
-pub struct Csr {
-    pub row_ptr: Vec<i64>,
-    pub col_idx: Vec<i64>,
-    pub vals: Vec<f32>,
-}
-
-impl Csr {
-    pub fn nrows(&self) -> usize {
-        self.row_ptr.len() - 1
-    }
-
-    fn row_sum(&self, r: usize, x: &[f32]) -> f32 {
-        let (lo, hi) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
-        self.vals[lo..hi]
-            .iter()
-            .zip(&self.col_idx[lo..hi])
-            .fold(0.0f32, |acc, (&v, &c)| acc + v * x[c as usize])
-    }
-}
-
-/// The reference: each row summed left to right in f32 from 0.
-pub fn smvm_seq(a: &Csr, x: &[f32], y: &mut [f32]) {
-    for (r, y) in y.iter_mut().enumerate() {
-        *y = a.row_sum(r, x);
-    }
+    smvm(&row_ptr, &col_idx, &vals, &x)
 }
 
 /// Rows per rayon task: rows are short (10 non-zeros on average), so a
@@ -73,44 +48,19 @@ const ROWS_PER_TASK: usize = 4096;
 pub fn smvm_rayon(a: &Csr, x: &[f32], y: &mut [f32]) {
     y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(t, ys)| {
         for (k, y) in ys.iter_mut().enumerate() {
-            *y = a.row_sum(t * ROWS_PER_TASK + k, x);
+            *y = a.row_ref(t * ROWS_PER_TASK + k, x);
         }
     });
 }
 
-/// A random square matrix (the example's generator): about one row in
-/// eight is empty, the others have 1 to `2 * per_row - 1` non-zeros in
-/// distinct ascending columns.
-pub fn random_csr(n: usize, per_row: usize) -> Csr {
-    let mut rng = Rng::new(SEED_A);
-    let mut csr = Csr { row_ptr: vec![0], col_idx: Vec::new(), vals: Vec::new() };
-    let mut cols = Vec::new();
-    for _ in 0..n {
-        let len = if rng.below(8) == 0 { 0 } else { (1 + rng.below(2 * per_row - 1)).min(n) };
-        cols.clear();
-        while cols.len() < len {
-            let c = rng.below(n) as i64;
-            if !cols.contains(&c) {
-                cols.push(c);
-            }
-        }
-        cols.sort_unstable();
-        for &c in &cols {
-            csr.col_idx.push(c);
-            csr.vals.push(rng.uniform_f32(-1.0, 1.0));
-        }
-        csr.row_ptr.push(csr.col_idx.len() as i64);
-    }
-    csr
-}
-
 pub fn bench(size: Size) -> Result<Bench, String> {
     let (n, per_row) = shape(size);
-    let a = Arc::new(random_csr(n, per_row));
+    let a = Arc::new(random_csr(n, n, per_row, SEED_A));
     let mut rng = Rng::new(SEED_B);
     let x: Arc<Vec<f32>> = Arc::new((0..n).map(|_| rng.uniform_f32(-1.0, 1.0)).collect());
     let mut want = vec![0.0f32; n];
-    smvm_seq(&a, &x, &mut want);
+    // the reference: each row summed left to right in f32 from 0
+    a.mul_ref(&x, &mut want);
     // A row's sum may be reassociated (a parallel segmented fold): each
     // row gets the tolerance of its own length and terms.
     let tol: Vec<f64> = (0..n)
@@ -139,12 +89,12 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let c = check.clone();
     add_accelerate_variants(
         &mut b,
-        |config| accelerate::compile_with(smvm, config),
+        |config| accelerate::compile_with(program, config),
         move |p| p.run((&args.0, &args.1, &args.2, &args.3)),
         move |r: &Vector<f32>| c(&r.to_vec()),
     )?;
     type Kernel = fn(&Csr, &[f32], &mut [f32]);
-    let kernels: [(&str, Kernel); 2] = [("rust-seq", smvm_seq), ("rust-rayon", smvm_rayon)];
+    let kernels: [(&str, Kernel); 2] = [("rust-seq", Csr::mul_ref), ("rust-rayon", smvm_rayon)];
     for (name, kernel) in kernels {
         let (a, x, c) = (a.clone(), x.clone(), check.clone());
         b.variant(name, move |s| Ok(in_place(s, || vec![0.0f32; n], |y| kernel(&a, &x, y))), move |y| c(y));
@@ -153,5 +103,5 @@ pub fn bench(size: Size) -> Result<Bench, String> {
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
-    probe_compile(|config| accelerate::compile_with(smvm, config))
+    probe_compile(|config| accelerate::compile_with(program, config))
 }

@@ -6,10 +6,10 @@
 
 use super::{count, STREAM_CHUNK};
 use crate::check::elementwise;
-use crate::data::Rng;
 use crate::ffi;
 use crate::harness::{in_place, Bench, Size};
 use crate::native::native_fn;
+use accelerate_programs::rng::Rng;
 use rayon::prelude::*;
 use std::sync::Arc;
 

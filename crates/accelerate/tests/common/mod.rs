@@ -505,7 +505,15 @@ pub fn check_error<A: Debug>(
 }
 
 // ---------------------------------------------------------------------------
-// Black-Scholes (ICFP'13 Figure 1), shared by the sharing and simplifier tests
+// Black-Scholes (ICFP'13 Figure 1), shared by the sharing, simplifier,
+// fusion and CPU backend tests.
+//
+// Not `accelerate_programs::blackscholes::callput` (the examples' and the
+// benchmarks' transcription): the same formula with its operands in
+// another order (`d.abs() * 0.2316419 + 1.0`, `v * v * 0.5`, the
+// polynomial as a left fold), a different graph that the IR snapshots of
+// `sharing.rs`, `simplify.rs` and `fusion.rs` record, and whose constant
+// `r + v * v * 0.5` the simplifier test looks for.
 
 #[allow(clippy::excessive_precision)] // the coefficients as the paper gives them
 fn cnd_prime(d: Exp<f32>) -> Exp<f32> {

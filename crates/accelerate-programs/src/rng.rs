@@ -1,11 +1,13 @@
 //! Deterministic inputs: the same pseudo-random numbers on every run and
-//! every machine (xorshift64*), without a `rand` dependency, as in the
-//! library's examples.
+//! every machine (xorshift64*), without a `rand` dependency.
 
 /// xorshift64* (Vigna): fast, and good enough to make test data.
+#[derive(Clone, Debug)]
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator from `seed` (made odd, so that it is never the fixed
+    /// point 0).
     pub fn new(seed: u64) -> Rng {
         Rng(seed | 1)
     }
@@ -40,6 +42,6 @@ pub fn signed_f32s(n: usize, seed: u64) -> Vec<f32> {
     (0..n).map(|_| rng.uniform_f32(-1.0, 1.0)).collect()
 }
 
-/// Seeds, so that different inputs of one benchmark differ.
+/// Seeds, so that different inputs of one program differ.
 pub const SEED_A: u64 = 0x9e37_79b9_7f4a_7c15;
 pub const SEED_B: u64 = 0xd1b5_4a32_d192_ed03;
