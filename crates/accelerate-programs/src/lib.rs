@@ -18,7 +18,7 @@
 //!
 //! Who uses it: `crates/accelerate/examples` (each example's program, its
 //! `--check` reference and inputs), `crates/accelerate/tests` (as a
-//! dev-dependency: the dot product and saxpy), and `accelerate-bench` (the
+//! dev-dependency: the dot product, saxpy, Figure 3, n-body), and `accelerate-bench` (the
 //! Accelerate variant of every benchmark, the sequential reference every
 //! variant is checked against, and the inputs). The hand-written parallel
 //! versions, the tolerances that are a benchmark's own and the command
@@ -30,6 +30,7 @@
 
 pub mod blackscholes;
 pub mod dotp;
+pub mod figure3;
 pub mod mandelbrot;
 pub mod nbody;
 pub mod rng;
@@ -38,6 +39,7 @@ pub mod smvm;
 
 pub use blackscholes::black_scholes;
 pub use dotp::dotp;
+pub use figure3::figure_3;
 pub use mandelbrot::mandelbrot;
 pub use saxpy::saxpy;
 pub use smvm::{smvm, smvm_lengths};

@@ -106,27 +106,12 @@ fn a_let_bound_use_floats_out_so_the_producers_fuse() {
     assert_eq!(out.to_vec(), want);
 }
 
-/// The network of the paper's Figure 3: seven producers and two
-/// consumers, p1 read by both c1 and p2.
-fn figure_3(xs: &Acc<Matrix<f32>>, n: i64) -> Acc<(Vector<f32>, Vector<f32>)> {
-    let p1 = xs.map(|x| x.sqrt());
-    let c1 = p1.fold(0.0, |a, b| a + b);
-    let p2 = p1.map(|x| x * 2.0);
-    let p3 = p2.transpose();
-    let p4 = c1.replicate(index0().all().fixed(n));
-    let p5 = p3.zip_with(p4, |a, b| a - b);
-    let p6 = p5.map(|x| x.abs());
-    let p7 = p6.reverse();
-    let c2 = p7.fold(0.0, |a, b| a.max(b));
-    lift_acc((c1, c2))
-}
-
 #[test]
 fn figure_3_keeps_p1_manifest_and_fuses_the_rest_into_two_consumers() {
     let n = 5usize;
     let m = Matrix::from_vec(dim2(n, n), (0..n * n).map(|i| i as f32).collect()).unwrap();
     let xs = use_array(m);
-    let net = figure_3(&xs, n as i64);
+    let net = accelerate_programs::figure_3(&xs, n as i64);
     let ir = fused_ir(&net);
     insta::assert_snapshot!(ir);
     // kernels: p1 (a map), c1 and c2 (folds); p1's n*n floats the only

@@ -42,10 +42,14 @@ impl ScalarPrinter {
         ScalarPrinter { pr: Printer { anames: arrays, ..Printer::default() } }
     }
 
-    /// An expression, in parentheses unless atomic.
-    pub fn exp(&mut self, e: &OpenExp) -> String {
+    /// An expression, in parentheses unless atomic, whose continuation
+    /// lines are indented by `indent`.
+    pub fn exp(&mut self, e: &OpenExp, indent: usize) -> String {
+        let saved = self.pr.eindent;
+        self.pr.eindent = indent + 4;
         let mut out = String::new();
         self.pr.exp_arg(e, &mut out);
+        self.pr.eindent = saved;
         out
     }
 
@@ -62,7 +66,7 @@ impl ScalarPrinter {
             Boundary::Clamp => "clamp".into(),
             Boundary::Mirror => "mirror".into(),
             Boundary::Wrap => "wrap".into(),
-            Boundary::Constant(c) => format!("constant {}", self.exp(c)),
+            Boundary::Constant(c) => format!("constant {}", self.exp(c, indent)),
             Boundary::Function(g) => format!("function {}", self.fun(g, indent)),
         }
     }

@@ -105,15 +105,15 @@ impl Printer {
                 let _ = write!(out, "use (Array {:?} {})", d.shape(), d.elt_ty());
             }
             Cmd::Unit(e, _) => {
-                let _ = write!(out, "unit {}", self.scalars().exp(e));
+                let _ = write!(out, "unit {}", self.scalars().exp(e, indent));
             }
             Cmd::Reshape { shape, array, .. } => {
-                let _ = write!(out, "reshape {} (", self.scalars().exp(shape));
+                let _ = write!(out, "reshape {} (", self.scalars().exp(shape, indent));
                 self.cmd(array, deeper, out);
                 out.push(')');
             }
             Cmd::Acond { cond, then_, else_ } => {
-                let _ = write!(out, "acond {}\n{pad}  then ", self.scalars().exp(cond));
+                let _ = write!(out, "acond {}\n{pad}  then ", self.scalars().exp(cond, indent));
                 self.cmd(then_, deeper, out);
                 let _ = write!(out, "\n{pad}  else ");
                 self.cmd(else_, deeper, out);
@@ -142,9 +142,8 @@ impl Printer {
 
     fn kernel(&self, k: &Kernel, n: usize, out: &mut String) {
         let mut s = ScalarPrinter::new(self.launch_names.get(n).cloned().unwrap_or_default());
-        let name = |s: &ScalarPrinter, v: usize| -> String {
-            let _ = s;
-            let names = &self.launch_names[n];
+        let names = self.launch_names.get(n).cloned().unwrap_or_default();
+        let name = |v: usize| -> String {
             match names.len().checked_sub(v + 1) {
                 Some(j) => names[j].clone(),
                 None => format!("a?{v}"),
@@ -155,14 +154,15 @@ impl Printer {
             let _ = write!(out, " at {}", k.loc);
         }
         out.push_str(")\n");
-        let inputs: Vec<String> = k.inputs.iter().map(|(v, _)| name(&s, *v)).collect();
+        // in the order they were bound (de Bruijn order is innermost first)
+        let inputs: Vec<String> = k.inputs.iter().rev().map(|(v, _)| name(*v)).collect();
         let _ = writeln!(out, "  reads [{}]", inputs.join(", "));
         let arg = |s: &mut ScalarPrinter, a: &Arg| -> String {
             match &a.source {
-                Source::Manifest(v) => format!("{} : {}", name(s, *v), a.ty),
+                Source::Manifest(v) => format!("{} : {}", name(*v), a.ty),
                 Source::Delayed(d) => format!(
                     "delayed {} {}\n      {} : {}",
-                    s.exp(&d.shape),
+                    s.exp(&d.shape, 4),
                     s.fun(&d.index, 4),
                     s.fun(&d.linear, 4),
                     a.ty
@@ -170,7 +170,7 @@ impl Printer {
             }
         };
         let seed = |s: &mut ScalarPrinter, z: &Option<crate::ir::OpenExp>| match z {
-            Some(z) => format!("  seed {}\n", s.exp(z)),
+            Some(z) => format!("  seed {}\n", s.exp(z, 2)),
             None => String::new(),
         };
         match &k.skeleton {
@@ -203,7 +203,7 @@ impl Printer {
                     s.fun(&f.f, 2),
                     seed(&mut s, &f.seed),
                     arg(&mut s, &f.src),
-                    name(&s, f.offsets)
+                    name(f.offsets)
                 );
             }
             Skeleton::Permute(p) => {
@@ -211,7 +211,7 @@ impl Printer {
                     out,
                     "  combine {}\n  defaults {}\n  index {}\n  src {}\n",
                     s.fun(&p.combine, 2),
-                    name(&s, p.defaults),
+                    name(p.defaults),
                     s.fun(&p.index, 2),
                     arg(&mut s, &p.src)
                 );
