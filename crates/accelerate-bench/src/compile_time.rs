@@ -17,7 +17,7 @@ use std::process::Command;
 
 /// The command-line flag that makes the bench binary a probe:
 /// `--compile-probe NAME --size SIZE` compiles NAME's program and prints
-/// one line, `compile-probe seconds=S kernels=K cc_runs=C`.
+/// one line, `compile-probe seconds=S kernels=K cc_runs=C front_end=F`.
 pub const PROBE_FLAG: &str = "--compile-probe";
 
 /// The child's side: compile and print.
@@ -25,7 +25,10 @@ pub fn run_probe(name: &str, size: Size) -> Result<(), String> {
     let bench = programs::find(name).ok_or_else(|| format!("no benchmark named {name}"))?;
     let compile = bench.compile.ok_or_else(|| format!("{name} has no Accelerate program to compile"))?;
     let p = compile(size)?;
-    println!("compile-probe seconds={} kernels={} cc_runs={}", p.seconds, p.kernels, p.cc_runs);
+    println!(
+        "compile-probe seconds={} kernels={} cc_runs={} front_end={}",
+        p.seconds, p.kernels, p.cc_runs, p.front_end
+    );
     Ok(())
 }
 
@@ -75,17 +78,20 @@ fn probe(exe: &Path, name: &str, size: Size, cache: &Path) -> Result<CompileProb
 /// Reads the probe's line.
 pub fn parse(line: &str) -> Option<CompileProbe> {
     let rest = line.strip_prefix("compile-probe ")?;
-    let mut p = CompileProbe { seconds: f64::NAN, kernels: usize::MAX, cc_runs: usize::MAX };
+    let mut p =
+        CompileProbe { seconds: f64::NAN, kernels: usize::MAX, cc_runs: usize::MAX, front_end: f64::NAN };
     for field in rest.split_whitespace() {
         let (k, v) = field.split_once('=')?;
         match k {
             "seconds" => p.seconds = v.parse().ok()?,
             "kernels" => p.kernels = v.parse().ok()?,
             "cc_runs" => p.cc_runs = v.parse().ok()?,
+            "front_end" => p.front_end = v.parse().ok()?,
             _ => {}
         }
     }
-    (!p.seconds.is_nan() && p.kernels != usize::MAX && p.cc_runs != usize::MAX).then_some(p)
+    (!p.seconds.is_nan() && !p.front_end.is_nan() && p.kernels != usize::MAX && p.cc_runs != usize::MAX)
+        .then_some(p)
 }
 
 /// A new empty folder under the system's temporary folder.
@@ -104,8 +110,8 @@ mod tests {
 
     #[test]
     fn probe_line_round_trips() {
-        let p = parse("compile-probe seconds=0.25 kernels=2 cc_runs=1").unwrap();
-        assert_eq!(p, CompileProbe { seconds: 0.25, kernels: 2, cc_runs: 1 });
+        let p = parse("compile-probe seconds=0.25 kernels=2 cc_runs=1 front_end=0.001").unwrap();
+        assert_eq!(p, CompileProbe { seconds: 0.25, kernels: 2, cc_runs: 1, front_end: 0.001 });
         assert_eq!(parse("compile-probe seconds=0.25"), None);
         assert_eq!(parse("something else"), None);
     }

@@ -106,6 +106,9 @@ pub struct CompileProbe {
     pub kernels: usize,
     /// How many times the C compiler ran (0 when the cache held the object).
     pub cc_runs: usize,
+    /// The pipeline's part of `seconds`: every phase up to the plan
+    /// (`Program::pipeline_time`).
+    pub front_end: f64,
 }
 
 /// Compiles a program for the CPU backend with the default switches and
@@ -120,7 +123,8 @@ pub fn probe_compile<A: ProgramArgs, R: Arrays>(
     let seconds = t.elapsed().as_secs_f64();
     let cc_runs = accelerate::backend::cpu::compilations() - before;
     let kernels = prog.kernel_count().ok_or("the program was not compiled for the CPU backend")?;
-    Ok(CompileProbe { seconds, kernels, cc_runs })
+    let front_end = prog.pipeline_time().as_secs_f64();
+    Ok(CompileProbe { seconds, kernels, cc_runs, front_end })
 }
 
 /// `n` as a power of two when it is one ("2^24"), else in digits.

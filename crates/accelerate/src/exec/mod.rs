@@ -178,6 +178,13 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
         self.exe.kernel_count()
     }
 
+    /// How long the pipeline took, every phase up to the plan (sharing
+    /// recovery, simplification, fusion, scheduling; not the backend's
+    /// code generation and compilation).
+    pub fn pipeline_time(&self) -> std::time::Duration {
+        self.compiled.phases.iter().map(|p| p.time).sum::<std::time::Duration>() + self.compiled.plan_time
+    }
+
     /// Each phase's output and how long it took.
     pub fn phases(&self) -> &[Phase] {
         &self.compiled.phases

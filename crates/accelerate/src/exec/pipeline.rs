@@ -66,6 +66,9 @@ pub(crate) fn compile_graph(
         let t = Instant::now();
         let prog = phases.last().map(|p| p.ir.clone()).expect("sharing recovery ran");
         let mut prog = crate::trafo::fusion::fuse_program(prog)?;
+        // fusion's own output is verified before the simplifier rewrites
+        // it, so that a fusion bug is reported as fusion's
+        verify_program(&prog, "fusion (before simplify)")?;
         if config.simplify {
             // fusion composes functions with lets that the simplifier inlines
             prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
