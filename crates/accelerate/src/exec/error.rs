@@ -2,26 +2,54 @@
 //! user's program names the user's source location (captured by
 //! `#[track_caller]` constructors) and the shapes or values at fault.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::panic::Location;
+use std::sync::{Mutex, OnceLock};
 
-/// A source location in the user's program.
+/// A source location in the user's program: a line of Rust source (the
+/// call site of an embedded operation, `SrcLoc::caller`) or of any other
+/// text a front end reads (`SrcLoc::in_text`). Printed `file:line:column`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SrcLoc(&'static Location<'static>);
+pub struct SrcLoc {
+    file: &'static str,
+    line: u32,
+    column: u32,
+}
 
 impl SrcLoc {
+    /// The caller's location in its Rust source.
     #[track_caller]
     pub fn caller() -> SrcLoc {
-        SrcLoc(Location::caller())
+        let l = Location::caller();
+        SrcLoc { file: l.file(), line: l.line(), column: l.column() }
     }
+
+    /// A line and column (from 1) of the text file `file`, for front ends
+    /// that read programs from text. File names are interned: each
+    /// distinct name is stored once for the life of the process.
+    pub fn in_text(file: &str, line: u32, column: u32) -> SrcLoc {
+        static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+        let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        let file = match names.get(file) {
+            Some(f) => *f,
+            None => {
+                let f: &'static str = Box::leak(file.to_string().into_boxed_str());
+                names.insert(f);
+                f
+            }
+        };
+        SrcLoc { file, line, column }
+    }
+
     pub fn file(&self) -> &'static str {
-        self.0.file()
+        self.file
     }
     pub fn line(&self) -> u32 {
-        self.0.line()
+        self.line
     }
     pub fn column(&self) -> u32 {
-        self.0.column()
+        self.column
     }
 }
 
@@ -127,3 +155,19 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::SrcLoc;
+
+    #[test]
+    fn a_location_in_a_text_file_names_its_line() {
+        let a = SrcLoc::in_text("prog.fut", 12, 5);
+        assert_eq!(a.to_string(), "prog.fut:12:5");
+        let b = SrcLoc::in_text(&String::from("prog.fut"), 12, 5);
+        assert_eq!(a, b);
+        assert!(std::ptr::eq(a.file(), b.file()), "file names are interned");
+        let here = SrcLoc::caller();
+        assert!(here.file().ends_with("error.rs") && here.line() > 0);
+    }
+}

@@ -114,7 +114,7 @@ pub enum Source {
     /// The array in this variable.
     Manifest(usize),
     /// A producer computed where it is read (Note [Delayed arrays]).
-    Delayed(DelayedArray),
+    Delayed(Box<DelayedArray>),
 }
 
 /// A kernel's skeleton: the parallel pattern and its scalar functions.
@@ -285,7 +285,7 @@ impl Kernel {
         let arg = |a: &Arg| {
             Box::new(match &a.source {
                 Source::Manifest(v) => OpenAcc::new(AccKind::Var(*v), loc),
-                Source::Delayed(d) => OpenAcc::new(AccKind::Delayed(d.clone()), loc),
+                Source::Delayed(d) => OpenAcc::new(AccKind::Delayed((**d).clone()), loc),
             })
         };
         let var = |v: usize| Box::new(OpenAcc::new(AccKind::Var(v), loc));

@@ -128,7 +128,7 @@ impl Scheduler {
             AccKind::Delayed(d) => {
                 let rank = d.rank();
                 let elt = verify::fun_ty(&d.index, &[EltTy::shape(rank)], &self.aenv).map_err(internal)?;
-                Ok(Arg { source: Source::Delayed(d.clone()), ty: ArrayTy { rank, elt } })
+                Ok(Arg { source: Source::Delayed(Box::new(d.clone())), ty: ArrayTy { rank, elt } })
             }
             other => Err(internal(format!("a kernel argument is a variable or delayed, not {other:?}"))),
         }
@@ -184,7 +184,7 @@ impl Scheduler {
                 let source = match &arg.kind {
                     // the producer is its argument, unchanged
                     AccKind::Var(v) => return Ok((Cmd::Var(*v), ty)),
-                    AccKind::Delayed(d) => Source::Delayed(d.clone()),
+                    AccKind::Delayed(d) => Source::Delayed(Box::new(d.clone())),
                     other => return Err(internal(format!("a producer in delayed form is {other:?}"))),
                 };
                 let src = Arg { source, ty: out.clone() };
