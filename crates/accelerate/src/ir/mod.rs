@@ -2,10 +2,14 @@
 //!
 //! Typed first-order terms with de Bruijn variables at two levels (see
 //! Note [Two environments] in `term`), a stable text form (`pretty`) used by
-//! snapshot tests and `explain()`, and a verifier (`verify`) run after every
-//! pass. The IR knows nothing of the front end or of any backend.
+//! snapshot tests and `explain()`, a verifier (`verify`) run after every
+//! pass, and the semantics of every primitive (`eval`), which the
+//! simplifier folds constants with and every evaluator of scalar code
+//! (the interpreter, the host) applies. The IR knows nothing of the front
+//! end or of any backend.
 
 pub mod dot;
+pub mod eval;
 pub mod pretty;
 pub mod prim;
 pub mod term;

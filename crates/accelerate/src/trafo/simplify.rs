@@ -265,7 +265,7 @@ fn rewrite(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
         }
         ExpKind::Prim(op, args) => {
             if let Some(vals) = args.iter().map(const_of).collect::<Option<Vec<Val>>>() {
-                if let Ok(Val::Scalar(s)) = crate::backend::interp::apply_prim(*op, &vals, loc) {
+                if let Ok(Val::Scalar(s)) = crate::ir::eval::apply(*op, &vals, loc) {
                     e.kind = ExpKind::Const(s);
                     return true;
                 }

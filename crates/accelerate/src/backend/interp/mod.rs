@@ -4,13 +4,12 @@
 //! sequential loop over row-major indices.
 
 mod plan;
-mod prim;
 pub(crate) mod scalar;
 
+pub use crate::ir::eval::apply as apply_prim;
+pub use crate::ir::eval::cast;
 pub use plan::run_plan;
 pub(crate) use plan::Interpreter;
-pub use prim::apply as apply_prim;
-pub use prim::cast;
 
 use crate::array::typed::{for_each_index, linear_index};
 use crate::array::value::ArrayBuilder;

@@ -1,9 +1,9 @@
 //! Evaluation of scalar expressions.
 
-use super::prim;
 use crate::array::typed::linear_index;
 use crate::array::{ArrayData, ArraysTy, ArraysVal, ScalarVal, Val};
 use crate::exec::error::{Error, Result, SrcLoc};
+use crate::ir::eval as prim;
 use crate::ir::{ExpKind, Fun, OpenExp, PrimFun};
 use std::sync::Arc;
 

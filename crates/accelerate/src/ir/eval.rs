@@ -1,4 +1,5 @@
-//! The semantics of every primitive scalar function, on untyped values.
+//! The semantics of every primitive scalar function, on untyped values:
+//! the interpreter's, and the simplifier's constant folding.
 //! `docs/semantics.md` states these rules; every backend must match them.
 
 use crate::array::{ScalarTy, ScalarVal, Val};
