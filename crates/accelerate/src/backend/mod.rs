@@ -28,12 +28,13 @@ use std::sync::Arc;
 /// every backend's).
 pub(crate) trait Prepare {
     type Options;
-    /// The plan made ready to run: kernels generated, compiled and loaded.
-    /// `config` says what to print (`ACCELERATE_DUMP`).
+    /// The plan made ready to run: kernels generated, compiled and loaded;
+    /// with `print_source`, their generated source is printed to standard
+    /// error (`ACCELERATE_DUMP=c` or `cuda`).
     fn prepare(
         plan: &Arc<plan::Program>,
         options: &Self::Options,
-        config: &Config,
+        print_source: bool,
     ) -> Result<Box<dyn Prepared>>;
 }
 
@@ -53,13 +54,15 @@ pub(crate) trait Prepared: Send + Sync {
     }
 }
 
-/// Prepares a plan for the configuration's backend, with its options.
+/// Prepares a plan for the configuration's backend, with its options:
+/// the one place that chooses a backend (with the crate split, the
+/// facade's; the backends themselves see only their options).
 pub(crate) fn prepare(plan: &Arc<plan::Program>, config: &Config) -> Result<Box<dyn Prepared>> {
     crate::array::pool::set_limit(config.pool_mb);
     match config.backend {
-        Backend::Interpreter => interp::Interpreter::prepare(plan, &(), config),
-        Backend::Cpu => cpu::Cpu::prepare(plan, &config.cpu, config),
+        Backend::Interpreter => interp::Interpreter::prepare(plan, &(), false),
+        Backend::Cpu => cpu::Cpu::prepare(plan, &config.cpu, config.dumps("c")),
         #[cfg(feature = "cuda")]
-        Backend::Cuda => cuda::Cuda::prepare(plan, &config.cuda, config),
+        Backend::Cuda => cuda::Cuda::prepare(plan, &config.cuda, config.dumps("cuda")),
     }
 }

@@ -10,6 +10,8 @@
 //!   kept).
 //! - `codegen`: a plan's kernels, each written by the backend's writer
 //!   for its skeleton (a `codegen::Target`).
+//! - `build`: a host compiler building a shared object through the
+//!   kernel cache (the CPU backend's C, the CUDA emulator's C++).
 //! - `kernel`: what kernels share whatever the target (their description
 //!   for the host, the readers of their arguments, statement helpers).
 //! - `stencil`: a stencil's pattern points and boundaries.
@@ -20,6 +22,7 @@
 //! and raise an error in the current error context (Note [Error contexts
 //! in generated code]) instead of reading outside a buffer.
 
+pub(crate) mod build;
 pub(crate) mod codegen;
 mod exp;
 pub(crate) mod host;

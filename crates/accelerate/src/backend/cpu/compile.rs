@@ -25,6 +25,7 @@
 //! The kernel cache: Note [The kernel cache] in `backend/cache.rs`.
 
 use super::CpuOptions;
+use crate::backend::c::build::Build;
 use crate::backend::c::prelude;
 use crate::backend::cache;
 use crate::exec::error::{Error, Result};
@@ -158,71 +159,6 @@ fn cpu_features() -> &'static str {
             })
             .unwrap_or_default()
     })
-}
-
-/// How many times this process ran the C compiler (for the cache tests).
-pub fn compilations() -> usize {
-    COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// A compiler command that builds a shared object from one source file.
-pub(crate) struct Build<'a> {
-    pub command: &'a str,
-    pub flags: &'a [String],
-    /// What the object links with (after the source).
-    pub libraries: &'a [&'a str],
-    /// The source file's extension, which tells the compiler its language.
-    pub ext: &'a str,
-}
-
-impl Build<'_> {
-    /// The shared object of `source` under cache key `key`: from the disk
-    /// cache in `dir`, or compiled now and published there (Note [The
-    /// kernel cache]). `backend` names the backend in errors.
-    pub fn cached(&self, key: &str, source: &str, backend: &str, dir: &Path) -> Result<PathBuf> {
-        let unavailable = |reason: String| Error::BackendUnavailable { backend: backend.into(), reason };
-        std::fs::create_dir_all(dir)
-            .map_err(|e| unavailable(format!("cannot create the kernel cache {}: {e}", dir.display())))?;
-        if let Some(path) = cache::lookup(dir, key, "so") {
-            return Ok(path);
-        }
-        // names of this compilation alone: threads and processes may
-        // compile one key at once (the last rename wins, and every
-        // published object is complete)
-        let tmp = cache::temporary(key);
-        let src = dir.join(format!("{tmp}.{}", self.ext));
-        let obj = dir.join(format!("{tmp}.so"));
-        std::fs::write(&src, source)
-            .map_err(|e| unavailable(format!("cannot write {}: {e}", src.display())))?;
-        let out = Command::new(self.command)
-            .args(self.flags)
-            .arg("-o")
-            .arg(&obj)
-            .arg(&src)
-            .args(self.libraries)
-            .output();
-        COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let _ = std::fs::remove_file(&src);
-        let out = out.map_err(|e| unavailable(format!("running `{}` failed: {e}", self.command)))?;
-        if !out.status.success() {
-            let _ = std::fs::remove_file(&obj);
-            return Err(Error::Internal(format!(
-                "the compiler `{}` rejected the generated kernels:\n{}",
-                self.command,
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
-        cache::publish(dir, key, "so", &obj);
-        let _ = std::fs::remove_file(&obj);
-        cache::lookup(dir, key, "so").ok_or_else(|| {
-            unavailable(format!(
-                "the compiled kernels could not be kept in the kernel cache {}",
-                dir.display()
-            ))
-        })
-    }
 }
 
 /// The loaded object of a program's kernels (`source`, without the

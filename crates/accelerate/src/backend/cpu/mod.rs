@@ -28,16 +28,14 @@ mod permute;
 mod scan;
 mod stencil;
 
-#[cfg(feature = "cuda")]
-pub(crate) use compile::Build;
-pub use compile::{compilations, vectorised_loops};
+pub use crate::backend::c::build::compilations;
+pub use compile::vectorised_loops;
 
 use crate::array::ArraysVal;
 use crate::backend::c::codegen::{skeleton_files_target, write_kernels};
 use crate::backend::c::kernel::{Kernel, Skeleton};
 use crate::backend::cache::CacheDir;
 use crate::backend::{Prepare, Prepared};
-use crate::exec::config::Config;
 use crate::exec::error::Result;
 use crate::plan::{self, Cmd};
 use std::sync::Arc;
@@ -62,9 +60,13 @@ pub(crate) struct Cpu;
 
 impl Prepare for Cpu {
     type Options = CpuOptions;
-    fn prepare(p: &Arc<plan::Program>, options: &CpuOptions, config: &Config) -> Result<Box<dyn Prepared>> {
+    fn prepare(
+        p: &Arc<plan::Program>,
+        options: &CpuOptions,
+        print_source: bool,
+    ) -> Result<Box<dyn Prepared>> {
         let program = CpuProgram::new(p, options)?;
-        if config.dumps("c") {
+        if print_source {
             eprintln!("== c ==\n{}", program.c_source());
         }
         Ok(Box::new(program))

@@ -30,8 +30,8 @@
 
 use super::device::{Device, KernelArgs};
 use super::memory::{AllocError, DeviceMemory};
+use crate::backend::c::build::Build;
 use crate::backend::cache;
-use crate::backend::cpu::Build;
 use crate::exec::error::{Error, Result};
 use libloading::Library;
 use std::collections::HashMap;

@@ -277,9 +277,13 @@ pub(crate) struct Cuda;
 
 impl Prepare for Cuda {
     type Options = CudaOptions;
-    fn prepare(p: &Arc<plan::Program>, options: &CudaOptions, config: &Config) -> Result<Box<dyn Prepared>> {
+    fn prepare(
+        p: &Arc<plan::Program>,
+        options: &CudaOptions,
+        print_source: bool,
+    ) -> Result<Box<dyn Prepared>> {
         let program = CudaProgram::new(p, options)?;
-        if config.dumps("cuda") {
+        if print_source {
             eprintln!("== cuda ({}) ==\n{}", program.device(), program.cuda_source());
         }
         Ok(Box::new(program))

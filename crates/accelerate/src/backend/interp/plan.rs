@@ -94,11 +94,7 @@ struct Prepared(Arc<plan::Program>);
 
 impl crate::backend::Prepare for Interpreter {
     type Options = ();
-    fn prepare(
-        plan: &Arc<plan::Program>,
-        _: &(),
-        _: &crate::exec::config::Config,
-    ) -> Result<Box<dyn crate::backend::Prepared>> {
+    fn prepare(plan: &Arc<plan::Program>, _: &(), _: bool) -> Result<Box<dyn crate::backend::Prepared>> {
         Ok(Box::new(Prepared(plan.clone())))
     }
 }
