@@ -84,10 +84,9 @@ impl<A: HostArray> Env<A> {
         ScalarEval { aenv: self }
     }
 
-    /// Every variable in scope (innermost last): its value, or the error
-    /// its evaluation raised.
-    pub fn slots(&self) -> &[Result<Value<A>>] {
-        &self.slots
+    /// Array variable `v`'s value, or the error its evaluation raised.
+    pub fn slot(&self, v: usize) -> Option<&Result<Value<A>>> {
+        lookup(&self.slots, v)
     }
 
     fn push(&mut self, val: Result<Value<A>>) {

@@ -325,4 +325,39 @@ impl Kernel {
         };
         OpenAcc::new(kind, loc)
     }
+
+    /// `to_ir` over an environment of just the array variables the
+    /// operation names (its arguments, offsets, defaults, and those its
+    /// scalar code and its delayed arguments' shapes read): the operation,
+    /// and those variables, as indices in the launch's environment,
+    /// innermost first, so that variable `j` of the operation is `vars[j]`
+    /// of the launch. An evaluator then builds an environment of the size
+    /// of the kernel, not of the program.
+    pub fn to_ir_compact(&self) -> (OpenAcc, Vec<usize>) {
+        let mut node = self.to_ir();
+        let mut vars = Vec::new();
+        each_array_var(&mut node, &mut |v| vars.push(*v));
+        vars.sort_unstable();
+        vars.dedup();
+        each_array_var(&mut node, &mut |v| *v = vars.binary_search(v).unwrap_or(*v));
+        (node, vars)
+    }
+}
+
+/// Calls `f` on every array variable a kernel's operation names: its
+/// array arguments (variables, or delayed arrays, whose functions and
+/// shape are scalar code) and its own scalar code. A kernel's operation
+/// binds no array variables, so every one is free.
+fn each_array_var(a: &mut OpenAcc, f: &mut impl FnMut(&mut usize)) {
+    use crate::trafo::avars::{exp_arrays_mut, parts_mut, Part};
+    if let AccKind::Var(v) = &mut a.kind {
+        f(v);
+    }
+    for part in parts_mut(a) {
+        match part {
+            Part::Exp(e) => exp_arrays_mut(e, f),
+            Part::Fun(g) => exp_arrays_mut(&mut g.body, f),
+            Part::Acc(x, _) => each_array_var(x, f),
+        }
+    }
 }

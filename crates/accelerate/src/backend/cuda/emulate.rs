@@ -93,15 +93,22 @@ pub struct EmulatedModule {
 /// under a temporary name and renamed into place). `None` when it cannot
 /// be made: files are then compiled whole.
 fn precompiled_prelude(command: &str, flags: &[String], dir: &Path) -> Option<PathBuf> {
-    type Headers = Mutex<HashMap<(String, PathBuf), Option<PathBuf>>>;
+    type Headers = Mutex<HashMap<(String, String, PathBuf), Option<PathBuf>>>;
     static HEADERS: OnceLock<Headers> = OnceLock::new();
-    let text = format!("{}\n{}", include_str!("emulate.h"), super::prelude());
-    let key = cache::key(&[env!("CARGO_PKG_VERSION"), "emulator-prelude", command, &flags.join(" "), &text]);
     let headers = HEADERS.get_or_init(Default::default);
     let mut headers = headers.lock().unwrap_or_else(|e| e.into_inner());
     headers
-        .entry((key.clone(), dir.to_path_buf()))
+        .entry((command.to_string(), flags.join(" "), dir.to_path_buf()))
         .or_insert_with(|| {
+            // the header and its key, made once for each compiler, flags and cache
+            let text = format!("{}\n{}", include_str!("emulate.h"), super::prelude());
+            let key = cache::key(&[
+                env!("CARGO_PKG_VERSION"),
+                "emulator-prelude",
+                command,
+                &flags.join(" "),
+                &text,
+            ]);
             let folder = dir.join(format!("{key}.pch"));
             let header = folder.join("prelude.h");
             if folder.join("prelude.h.gch").is_file() {

@@ -7,7 +7,7 @@
 
 use super::scalar::ASlot;
 use super::{Interp, Written};
-use crate::array::{ArrayData, ArraysTy, ArraysVal};
+use crate::array::{ArrayData, ArrayTy, ArraysTy, ArraysVal};
 use crate::backend::host::{self, Env, Machine, Value};
 use crate::exec::error::{Error, Result};
 use crate::ir::OpenAcc;
@@ -16,30 +16,35 @@ use std::sync::Arc;
 
 /// Runs a plan on its arguments.
 pub fn run_plan(p: &plan::Program, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+    run_kernels(p, &p.kernels.iter().map(Kernel::of).collect::<Vec<_>>(), args)
+}
+
+fn run_kernels(p: &plan::Program, kernels: &[Kernel], args: Vec<ArraysVal>) -> Result<ArraysVal> {
     if args.len() != p.params.len() {
         return Err(Error::Internal(format!("program of {} arguments given {}", p.params.len(), args.len())));
     }
-    let kernels: Vec<Kernel> = p.kernels.iter().map(Kernel::of).collect();
     let args = args.into_iter().map(Value::from_host).collect();
-    host::run(&Interpreted, &p.body, &kernels, args).map(Value::into_host)
+    host::run(&Interpreted, &p.body, kernels, args).map(Value::into_host)
 }
 
 /// A kernel as the interpreter evaluates it: the operation it computes,
-/// over the variables of the environment it runs in, and the types of
-/// the variables it reads.
+/// over an environment of just the variables it names (`vars`, indices in
+/// the launch's environment, innermost first), and the types the plan
+/// records for them.
 struct Kernel {
     node: OpenAcc,
-    inputs: Vec<(usize, crate::array::ArrayTy)>,
+    vars: Vec<(usize, Option<ArrayTy>)>,
 }
 
 impl Kernel {
     fn of(k: &plan::Kernel) -> Kernel {
-        let mut inputs = k.inputs.clone();
-        if let Skeleton::Permute(s) = &k.skeleton {
+        let (node, vars) = k.to_ir_compact();
+        let ty = |v: usize| match &k.skeleton {
             // the host copies the defaults; the interpreter reads them
-            inputs.push((s.defaults, k.out.clone()));
-        }
-        Kernel { node: k.to_ir(), inputs }
+            Skeleton::Permute(s) if s.defaults == v => Some(k.out.clone()),
+            _ => k.input_ty(v).cloned(),
+        };
+        Kernel { node, vars: vars.into_iter().map(|v| (v, ty(v))).collect() }
     }
 }
 
@@ -60,21 +65,22 @@ impl Machine for Interpreted {
     }
 
     fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Arc<ArrayData>> {
-        // the interpreter's environment: every variable in scope, typed by
-        // its value, or (a failed binding) by what the kernel expects of it
-        let n = env.slots().len();
-        let aenv = env
-            .slots()
+        // the interpreter's environment, outermost first: each variable the
+        // kernel names, typed by its value, or (a failed binding, Note
+        // [Deferred errors]) by what the plan records for it
+        let aenv = k
+            .vars
             .iter()
-            .enumerate()
-            .map(|(j, s)| {
-                let val = s.clone().map(Value::into_host);
-                let ty = match &val {
-                    Ok(v) => v.ty(),
-                    Err(_) => match k.inputs.iter().find(|(v, _)| n - 1 - v == j) {
-                        Some((_, t)) => ArraysTy::Array(t.clone()),
-                        None => ArraysTy::Tuple(Vec::new()),
-                    },
+            .rev()
+            .map(|(v, recorded)| {
+                let val = match env.slot(*v) {
+                    Some(s) => s.clone().map(Value::into_host),
+                    None => Err(Error::Internal(format!("array variable {v} unbound"))),
+                };
+                let ty = match (&val, recorded) {
+                    (Ok(x), _) => x.ty(),
+                    (Err(_), Some(t)) => ArraysTy::Array(t.clone()),
+                    (Err(_), None) => ArraysTy::Tuple(Vec::new()),
                 };
                 ASlot { ty, val }
             })
@@ -90,17 +96,21 @@ impl Machine for Interpreted {
 /// The interpreter as a backend: it prepares nothing, and runs the plan.
 pub(crate) struct Interpreter;
 
-struct Prepared(Arc<plan::Program>);
+/// A plan and its kernels in the interpreter's form, made once.
+struct Prepared {
+    plan: Arc<plan::Program>,
+    kernels: Vec<Kernel>,
+}
 
 impl crate::backend::Prepare for Interpreter {
     type Options = ();
     fn prepare(plan: &Arc<plan::Program>, _: &(), _: bool) -> Result<Box<dyn crate::backend::Prepared>> {
-        Ok(Box::new(Prepared(plan.clone())))
+        Ok(Box::new(Prepared { plan: plan.clone(), kernels: plan.kernels.iter().map(Kernel::of).collect() }))
     }
 }
 
 impl crate::backend::Prepared for Prepared {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
-        run_plan(&self.0, args)
+        run_kernels(&self.plan, &self.kernels, args)
     }
 }
