@@ -31,12 +31,22 @@
 //! ([`trafo`], ICFP'13 §3), which a backend runs ([`backend`]; the reference
 //! interpreter defines the semantics, `docs/semantics.md`).
 
-pub mod array;
+// The layers below the facade, each a crate of its own
+// (`docs/architecture.md`, Layers), under the paths users know.
+pub use accelerate_embed::lang;
+pub use accelerate_ir as ir;
+pub use accelerate_plan as plan;
+
 pub mod backend;
 pub mod exec;
-pub mod ir;
-pub mod lang;
-pub mod plan;
+
+/// Arrays: shapes, element types, struct-of-arrays storage and the typed
+/// `Array<Sh, E>` users hold (`accelerate_base::array`), with the classes
+/// of element types the language's operators apply to (`lang`'s).
+pub mod array {
+    pub use accelerate_base::array::*;
+    pub use accelerate_embed::lang::{FloatElt, IntElt, NumElt};
+}
 pub mod prelude;
 pub mod trafo;
 

@@ -34,7 +34,7 @@ fn two_programs_with_their_own_threads_and_caches_run_in_one_process() {
     let options = |threads: usize, dir: &Path| CpuOptions {
         threads,
         cache: CacheDir::At(dir.to_path_buf()),
-        ..CpuOptions::from_env()
+        ..Config::default().cpu
     };
     let config = |o: CpuOptions| Config::default().with_backend(Backend::Cpu).with_cpu(o);
     // two different programs, so that neither finds the other's kernels in
@@ -65,7 +65,7 @@ fn a_program_runs_on_the_workers_its_options_ask_for() {
         return;
     }
     for threads in [1, 3] {
-        let o = CpuOptions { threads, ..CpuOptions::from_env() };
+        let o = CpuOptions { threads, ..Config::default().cpu };
         let p = accelerate::plan::schedule(
             compile_with(
                 |xs: Acc<Vector<i64>>| xs.map(|x| x + 1),

@@ -39,11 +39,11 @@
 //!   its bound).
 
 use super::error::{Error, Result};
-use crate::backend::cache::CacheDir;
 pub use crate::backend::cpu::CpuOptions;
 #[cfg(feature = "cuda")]
 pub use crate::backend::cuda::{CudaDevice, CudaOptions};
-use crate::trafo::SharingOptions;
+use crate::backend::CacheDir;
+use accelerate_embed::SharingOptions;
 use std::path::PathBuf;
 
 /// Which backend runs programs.
@@ -67,7 +67,7 @@ impl Backend {
     /// it (driver, device and NVRTC found); else the CPU backend when a C
     /// compiler is found; else the interpreter (saying why, once).
     pub fn default_available() -> Backend {
-        Backend::available_with(&CpuOptions::from_env())
+        Backend::available_with(&cpu_options_from_env())
     }
 
     fn available_with(cpu: &CpuOptions) -> Backend {
@@ -114,7 +114,7 @@ impl Default for Config {
     /// The default pipeline, on the best backend available, with the
     /// backends' options of the environment (module docs).
     fn default() -> Self {
-        let cpu = CpuOptions::from_env();
+        let cpu = cpu_options_from_env();
         Config {
             backend: Backend::available_with(&cpu),
             sharing: SharingOptions { arrays: true, scalars: true },
@@ -124,7 +124,7 @@ impl Default for Config {
             dump: Vec::new(),
             cpu,
             #[cfg(feature = "cuda")]
-            cuda: CudaOptions::from_env(),
+            cuda: cuda_options_from_env(),
             pool_mb: var("ACCELERATE_POOL_MB").and_then(|s| s.trim().parse().ok()).unwrap_or(512),
         }
     }
@@ -151,35 +151,28 @@ fn cache_from_env() -> CacheDir {
     CacheDir::At(base.join("accelerate-rs"))
 }
 
-impl CpuOptions {
-    /// The defaults, changed by the environment (module docs).
-    pub fn from_env() -> CpuOptions {
-        CpuOptions {
-            threads: var("ACCELERATE_THREADS").and_then(|s| s.trim().parse().ok()).unwrap_or(0),
-            cc: var("CC").unwrap_or_else(|| "cc".into()),
-            cflags: var("ACCELERATE_CFLAGS")
-                .unwrap_or_default()
-                .split_whitespace()
-                .map(String::from)
-                .collect(),
-            cache: cache_from_env(),
-        }
+/// The CPU backend's default options, changed by the environment (module
+/// docs).
+pub(crate) fn cpu_options_from_env() -> CpuOptions {
+    CpuOptions {
+        threads: var("ACCELERATE_THREADS").and_then(|s| s.trim().parse().ok()).unwrap_or(0),
+        cc: var("CC").unwrap_or_else(|| "cc".into()),
+        cflags: var("ACCELERATE_CFLAGS").unwrap_or_default().split_whitespace().map(String::from).collect(),
+        cache: cache_from_env(),
     }
 }
 
+/// The CUDA backend's default options, changed by the environment (module
+/// docs). A memory cap that is not a whole number of MiB is kept as
+/// written, for `Config::from_env` to reject.
 #[cfg(feature = "cuda")]
-impl CudaOptions {
-    /// The defaults, changed by the environment (module docs). A memory
-    /// cap that is not a whole number of MiB is kept as written, for
-    /// `Config::from_env` to reject.
-    pub fn from_env() -> CudaOptions {
-        let emulator = var("ACCELERATE_CUDA_DEVICE").is_some_and(|d| d == "emulator");
-        CudaOptions {
-            device: if emulator { CudaDevice::Emulator } else { CudaDevice::Gpu },
-            memory_mb: var("ACCELERATE_CUDA_MEMORY_MB").and_then(|s| s.trim().parse().ok()),
-            cxx: var("CXX").unwrap_or_else(|| "c++".into()),
-            cache: cache_from_env(),
-        }
+pub(crate) fn cuda_options_from_env() -> CudaOptions {
+    let emulator = var("ACCELERATE_CUDA_DEVICE").is_some_and(|d| d == "emulator");
+    CudaOptions {
+        device: if emulator { CudaDevice::Emulator } else { CudaDevice::Gpu },
+        memory_mb: var("ACCELERATE_CUDA_MEMORY_MB").and_then(|s| s.trim().parse().ok()),
+        cxx: var("CXX").unwrap_or_else(|| "c++".into()),
+        cache: cache_from_env(),
     }
 }
 

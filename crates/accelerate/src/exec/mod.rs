@@ -3,7 +3,7 @@
 //! `runN`), `explain` for the IR after each phase.
 
 pub mod config;
-pub mod error;
+pub use accelerate_base::error;
 pub(crate) mod pipeline;
 pub mod stats;
 
@@ -30,7 +30,7 @@ pub fn run<A: Arrays>(acc: &Acc<A>) -> Result<A> {
 /// Runs an array computation with an explicit configuration.
 #[track_caller]
 pub fn run_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<A> {
-    let c = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
+    let c = pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?;
     A::from_arrays_val(backend::prepare(&c.plan, config)?.run(Vec::new())?)
 }
 
@@ -42,7 +42,7 @@ pub fn explain<A: Arrays>(acc: &Acc<A>) -> Result<String> {
 
 #[track_caller]
 pub fn explain_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
-    Ok(show_phases(&pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?))
+    Ok(show_phases(&pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?))
 }
 
 /// A Graphviz (DOT) drawing of a computation as it will run (after the
@@ -54,7 +54,7 @@ pub fn explain_dot<A: Arrays>(acc: &Acc<A>) -> Result<String> {
 
 #[track_caller]
 pub fn explain_dot_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
-    let c = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
+    let c = pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?;
     Ok(ir::dot::program(c.ir()))
 }
 
@@ -97,7 +97,7 @@ macro_rules! acc_fn {
             fn reify(self) -> Reified {
                 $(let $x = Acc::<$a>::param();)+
                 let body = self($($x),+);
-                Reified { params: vec![$(($x.id, $a::arrays_ty())),+], root: body.id }
+                Reified { params: vec![$(($x.id(), $a::arrays_ty())),+], root: body.id() }
             }
         }
     };
@@ -206,7 +206,7 @@ pub fn stats<A: Arrays>(acc: &Acc<A>) -> Result<Stats> {
 
 #[track_caller]
 pub fn stats_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<Stats> {
-    let c = pipeline::compile_graph(&[], acc.id, config, SrcLoc::caller())?;
+    let c = pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?;
     stats::measure(c.ir(), Vec::new())
 }
 

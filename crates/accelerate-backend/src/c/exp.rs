@@ -1,0 +1,905 @@
+//! Scalar expressions to C statements.
+//!
+//! Note [Error contexts in generated code]
+//! A failing primitive (a division by zero, a read out of bounds, a failed
+//! `bounds_check`) records its error in the *current error context*, a
+//! local `acc_err`, and goes on with a harmless value (a read that would be
+//! out of bounds reads nothing and yields zero). The kernel's own context
+//! is published to the host when the element loop ends. A `let` whose body
+//! does not use its variable on every path gets a context of its own: the
+//! bound term's error is kept there and handed on (`acc_propagate`) only
+//! where the variable is used, which is Note [Deferred errors] of the
+//! interpreter. A scalar `while` loop stops as soon as its context or any
+//! enclosing one has failed, so that a loop running on a value computed
+//! after an error still ends.
+//!
+//! Note [Optimistic checks]
+//! A check that may call `acc_raise` inside a loop keeps the C compiler
+//! from vectorising the loop (a call in a branch), and n-body's inner
+//! loop reads `bodies[j]` with such a check. So a kernel function whose
+//! checks can fail is generated twice (`KernelGen::with_fast_path`): a
+//! fast function in which every check only clears a flag
+//! (`acc_bad |= !ok`, no call, no branch, and an out-of-bounds read is a
+//! conditional load yielding zero, as before) and which returns the flag,
+//! and the checked function, which runs the fast one on its range first
+//! and, only if a check failed there, runs the range again with the checks
+//! of Note [Error contexts in generated code]. The fast function keeps no
+//! error contexts: a failure in a binding whose variable is never used
+//! clears the flag too, so the flag over-approximates, and the checked
+//! run decides exactly. Only functions that may run their range twice
+//! use it: those whose results depend on their inputs alone (not a
+//! permute, which combines into its output, nor a scan's in-place carry).
+
+use super::{c_type, embedded, helper_suffix, literal, literal_from_word, literal_word, zero};
+use accelerate_base::array::ScalarVal;
+use accelerate_base::array::{EltTy, ScalarTy};
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
+use std::collections::{BTreeSet, HashMap};
+
+/// A value in C: its type and one C atom (a variable or a literal) per leaf.
+#[derive(Clone, Debug)]
+pub(crate) struct CVal {
+    pub ty: EltTy,
+    pub leaves: Vec<String>,
+}
+
+impl CVal {
+    pub fn scalar(t: ScalarTy, atom: String) -> CVal {
+        CVal { ty: EltTy::Scalar(t), leaves: vec![atom] }
+    }
+
+    /// A shape or index from its extents.
+    pub fn index(atoms: Vec<String>) -> CVal {
+        CVal { ty: EltTy::shape(atoms.len()), leaves: atoms }
+    }
+}
+
+/// A scalar variable in scope: its value and, if its binding's error is
+/// deferred, the error context holding it.
+#[derive(Clone, Debug)]
+pub(crate) struct Bound {
+    pub val: CVal,
+    pub deferred: Option<String>,
+}
+
+/// An array the kernel reads: its C buffer pointers (one per leaf), its
+/// extents, and its element type.
+#[derive(Clone, Debug)]
+pub(crate) struct ArraySlot {
+    pub leaves: Vec<String>,
+    pub extents: Vec<String>,
+    pub elt: EltTy,
+}
+
+/// Note [Hoisted literals]
+/// A literal that is not `embedded` (a seed, a coefficient, a random test
+/// value) is not written into the C source: the kernel reads it from
+/// `A->consts` into a local `K<n>` at the start of each of its functions.
+/// The source, and so the cache key (Note [The kernel cache]), then depends
+/// on the program's structure and not on its constants, so that a program
+/// rebuilt with other constants (a time step, a seed, a threshold) reuses
+/// its compiled kernels, as a compiled `Program` does for other arrays.
+/// The integers whose values the C compiler exploits (-1, 0, 1 and small
+/// powers of two: strides, shifts, masks) stay in the source (`embedded`).
+/// A hoisted literal is loaded once per function, outside every loop, so
+/// it costs the loop one register.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Hoisted {
+    /// The type and word (`literal_word`) of each, in order of `K<n>`.
+    lits: Vec<(ScalarTy, i64)>,
+    /// The position of each in `lits`.
+    index: HashMap<(ScalarTy, i64), usize>,
+}
+
+impl Hoisted {
+    /// The C atom of a literal: the literal itself or its local.
+    pub fn atom(&mut self, v: ScalarVal) -> String {
+        if embedded(v) {
+            return literal(v);
+        }
+        let key = (v.ty(), literal_word(v));
+        let next = self.lits.len();
+        let n = *self.index.entry(key).or_insert(next);
+        if n == next {
+            self.lits.push(key);
+        }
+        format!("K{n}")
+    }
+
+    /// The declarations of the locals `K<n>`, read from `A->consts`.
+    pub fn declarations(&self) -> String {
+        let mut out = String::new();
+        for (n, (t, _)) in self.lits.iter().enumerate() {
+            let value = literal_from_word(*t, &format!("A->consts[{n}]"));
+            out.push_str(&format!("    const {} K{n} = {value};\n", c_type(*t)));
+        }
+        out
+    }
+
+    /// The words passed to the kernel as `A->consts`.
+    pub fn words(&self) -> Vec<i64> {
+        self.lits.iter().map(|(_, w)| *w).collect()
+    }
+}
+
+/// Generates the statements of scalar code, appended to `out`.
+pub(crate) struct ExpGen<'a> {
+    /// The arrays of the kernel's array environment, by de Bruijn index.
+    pub arrays: &'a HashMap<usize, ArraySlot>,
+    /// Source locations of the operations that can fail; an error names
+    /// its site by position here.
+    pub sites: &'a mut Vec<SrcLoc>,
+    /// The kernel's hoisted literals (Note [Hoisted literals]).
+    pub hoisted: &'a mut Hoisted,
+    pub out: String,
+    indent: usize,
+    fresh: usize,
+    contexts: Vec<String>,
+    /// Set once any error can be raised by the code generated so far.
+    pub raised: bool,
+    /// How many places in the code generated so far report an error.
+    errors: usize,
+    /// Positions (C atoms) known to lie inside these arrays, so that a
+    /// linear read at them needs no check.
+    pub trusted_linear: Vec<(String, usize)>,
+    /// Indices (C atoms per dimension) known to lie inside these arrays.
+    pub trusted_index: Vec<(Vec<String>, usize)>,
+    /// In a fast function (Note [Optimistic checks]), the flag that a
+    /// failed check sets instead of raising an error.
+    pub optimistic: Option<String>,
+    /// C atoms that do not change inside the innermost loop being
+    /// generated (a row's number and outer index).
+    pub loop_invariant: Vec<String>,
+}
+
+impl<'a> ExpGen<'a> {
+    /// A generator whose errors go to the context `err` (a local `acc_err`
+    /// the caller declares), writing statements at `indent` levels.
+    pub fn new(
+        arrays: &'a HashMap<usize, ArraySlot>,
+        sites: &'a mut Vec<SrcLoc>,
+        hoisted: &'a mut Hoisted,
+        err: &str,
+        indent: usize,
+        prefix_counter: usize,
+    ) -> ExpGen<'a> {
+        ExpGen {
+            arrays,
+            sites,
+            hoisted,
+            out: String::new(),
+            indent,
+            fresh: prefix_counter,
+            contexts: vec![err.into()],
+            raised: false,
+            errors: 0,
+            trusted_linear: Vec::new(),
+            trusted_index: Vec::new(),
+            optimistic: None,
+            loop_invariant: Vec::new(),
+        }
+    }
+
+    /// The code generated, the fresh-name counter (to continue the
+    /// numbering in the kernel's next function), and whether the code can
+    /// raise an error.
+    pub fn into_parts(self) -> (String, usize, bool) {
+        (self.out, self.fresh, self.raised)
+    }
+
+    pub fn line(&mut self, s: &str) {
+        let line = self.indented(s);
+        self.out.push_str(&line);
+    }
+
+    /// Generates code with `f` if that code reports no error; otherwise
+    /// generates nothing and returns `None`.
+    pub fn without_errors<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
+        let (out, sites, errors, raised) = (self.out.len(), self.sites.len(), self.errors, self.raised);
+        let r = f(self);
+        if self.errors == errors {
+            return Some(r);
+        }
+        self.out.truncate(out);
+        self.sites.truncate(sites);
+        (self.errors, self.raised) = (errors, raised);
+        None
+    }
+
+    /// A line of code at the current indentation.
+    fn indented(&self, s: &str) -> String {
+        format!("{}{s}\n", "    ".repeat(self.indent))
+    }
+
+    pub fn open(&mut self, s: &str) {
+        self.line(s);
+        self.indent += 1;
+    }
+
+    pub fn close(&mut self, s: &str) {
+        self.indent -= 1;
+        self.line(s);
+    }
+
+    pub fn fresh(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        format!("{base}{}", self.fresh)
+    }
+
+    /// A new variable holding `expr`.
+    pub fn bind(&mut self, t: ScalarTy, expr: &str) -> String {
+        let v = self.fresh("v");
+        self.line(&format!("{} {v} = {expr};", c_type(t)));
+        v
+    }
+
+    /// In a fast function (Note [Optimistic checks]), marks the loop that
+    /// follows as free of dependences between iterations but the flag's,
+    /// so that the C compiler need not prove that the inputs it reads do
+    /// not overlap the accumulators it keeps: the loop over a
+    /// reduction's lanes, or over independent elements. Outside fast
+    /// functions the loop may raise errors (a dependence) and gets none.
+    pub fn independent_iterations(&mut self) {
+        if let Some(flag) = &self.optimistic {
+            let line = format!("#pragma omp simd reduction(|:{flag})");
+            self.line(&line);
+        }
+    }
+
+    /// The C condition "this context or an enclosing one has failed".
+    pub fn failed(&self) -> String {
+        if let Some(flag) = &self.optimistic {
+            return flag.clone();
+        }
+        self.contexts.iter().map(|c| format!("{c}.code")).collect::<Vec<_>>().join(" | ")
+    }
+
+    /// Records an error in the current context (a skeleton's own check).
+    pub fn raise_at(&mut self, code: &str, loc: SrcLoc, vals: &[String]) {
+        self.raise(code, loc, vals)
+    }
+
+    pub fn indent_in(&mut self) {
+        self.indent += 1;
+    }
+
+    /// Whether evaluating `e` in `env` can neither raise an error nor run
+    /// a loop, and `e` has at most `budget` nodes: such a term may be
+    /// evaluated where the program would not evaluate it.
+    fn cannot_fail(&self, e: &OpenExp, env: &[Bound], budget: usize) -> bool {
+        fn go(g: &ExpGen<'_>, e: &OpenExp, env: &[Bound], budget: &mut usize) -> bool {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            let ok = match &e.kind {
+                // (no binders below, so indices are the environment's)
+                ExpKind::While { .. } | ExpKind::Let(..) => false,
+                ExpKind::Var(i) => env[env.len() - 1 - i].deferred.is_none(),
+                _ => !g.raises_here(e),
+            };
+            let mut children = ok;
+            accelerate_ir::visit::each_child(e, |c| children = children && go(g, c, env, budget));
+            children
+        }
+        go(self, e, env, &mut { budget })
+    }
+
+    /// Whether the node `e` itself (not its subterms) may raise an error:
+    /// a checked primitive, or a read (reads of rank-0 arrays cannot fail).
+    fn raises_here(&self, e: &OpenExp) -> bool {
+        use PrimFun::*;
+        match &e.kind {
+            ExpKind::Index { array, .. } => !self.arrays.get(array).is_some_and(|s| s.extents.is_empty()),
+            ExpKind::LinearIndex { .. } => true,
+            ExpKind::Prim(Quot | Rem | IDiv | Mod | FromIndex | BoundsCheck | ReshapeCheck, _) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether evaluating `e` in `env` may raise an error (anywhere inside
+    /// it, or by using a variable whose binding's error is deferred).
+    pub fn may_raise(&self, e: &OpenExp, env: &[Bound]) -> bool {
+        self.may_raise_under(e, env, 0)
+    }
+
+    /// `may_raise` for a term under `depth` binders of its own.
+    fn may_raise_under(&self, e: &OpenExp, env: &[Bound], depth: usize) -> bool {
+        let deferred = |i: usize| i >= depth && env[env.len() - 1 - (i - depth)].deferred.is_some();
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+            ExpKind::Var(i) => deferred(*i),
+            ExpKind::Let(b, body) => {
+                self.may_raise_under(b, env, depth) || self.may_raise_under(body, env, depth + 1)
+            }
+            ExpKind::While { cond, body, init } => {
+                self.may_raise_under(init, env, depth)
+                    || self.may_raise_under(&cond.body, env, depth + cond.params.len())
+                    || self.may_raise_under(&body.body, env, depth + body.params.len())
+            }
+            _ => {
+                let mut found = self.raises_here(e);
+                accelerate_ir::visit::each_child(e, |c| found = found || self.may_raise_under(c, env, depth));
+                found
+            }
+        })
+    }
+
+    /// Whether every atom of an index is a literal or `loop_invariant`.
+    fn invariant(&self, ix: &[String]) -> bool {
+        ix.iter().all(|a| a.parse::<i64>().is_ok() || self.loop_invariant.contains(a))
+    }
+
+    /// Checks the C condition `ok` (an atom or a parenthesised
+    /// expression); when it fails, records an error in the current context,
+    /// or only sets the flag of a fast function (Note [Optimistic checks]).
+    fn check(&mut self, ok: &str, code: &str, loc: SrcLoc, vals: &[String]) {
+        if let Some(flag) = &self.optimistic {
+            let line = format!("{flag} |= !{ok};");
+            self.line(&line);
+            return;
+        }
+        self.open(&format!("if (!{ok}) {{"));
+        self.raise(code, loc, vals);
+        self.close("}");
+    }
+
+    /// Records an error in the current context.
+    fn raise(&mut self, code: &str, loc: SrcLoc, vals: &[String]) {
+        let site = self.sites.len();
+        self.sites.push(loc);
+        self.raised = true;
+        self.errors += 1;
+        let ctx = self.contexts.last().expect("a context").clone();
+        if vals.is_empty() {
+            self.line(&format!("acc_raise(&{ctx}, {code}, {site}, 0, 0);"));
+        } else {
+            self.line(&format!(
+                "{{ const int64_t ev[] = {{{}}}; acc_raise(&{ctx}, {code}, {site}, {}, ev); }}",
+                vals.join(", "),
+                vals.len()
+            ));
+        }
+    }
+
+    /// `f` applied to arguments, in a scope of its own.
+    pub fn apply(&mut self, f: &Fun, args: Vec<CVal>) -> CVal {
+        let mut env: Vec<Bound> = args.into_iter().map(|val| Bound { val, deferred: None }).collect();
+        self.exp(&f.body, &mut env)
+    }
+
+    /// `f` applied to arguments in an environment that already has
+    /// bindings (a loop function's outer variables).
+    fn apply_in(&mut self, f: &Fun, arg: CVal, env: &mut Vec<Bound>) -> CVal {
+        env.push(Bound { val: arg, deferred: None });
+        let r = self.exp(&f.body, env);
+        env.pop();
+        r
+    }
+
+    pub fn exp(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(e, env))
+    }
+
+    fn exp_inner(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        match &e.kind {
+            ExpKind::Let(b, body) => {
+                // (a binding that cannot fail needs no context of its own)
+                if self.optimistic.is_some() || !self.may_raise(b, env) || strict(body, 0) {
+                    let val = self.exp(b, env);
+                    env.push(Bound { val, deferred: None });
+                } else {
+                    // the context is declared only if the bound term's code
+                    // can report an error into it (a read found inside its
+                    // array's bounds cannot)
+                    let ctx = self.fresh("d");
+                    let (at, errors) = (self.out.len(), self.errors);
+                    let declaration = self.indented(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
+                    self.contexts.push(ctx.clone());
+                    let val = self.exp(b, env);
+                    self.contexts.pop();
+                    if self.errors == errors {
+                        env.push(Bound { val, deferred: None });
+                    } else {
+                        self.out.insert_str(at, &declaration);
+                        env.push(Bound { val, deferred: Some(ctx) });
+                    }
+                }
+                let r = self.exp(body, env);
+                env.pop();
+                r
+            }
+            ExpKind::Var(i) => {
+                let b = env[env.len() - 1 - i].clone();
+                if let Some(d) = &b.deferred {
+                    self.raised = true;
+                    self.errors += 1;
+                    let ctx = self.contexts.last().expect("a context").clone();
+                    self.line(&format!("acc_propagate(&{ctx}, &{d});"));
+                }
+                b.val
+            }
+            ExpKind::Const(c) => CVal::scalar(c.ty(), self.hoisted.atom(*c)),
+            ExpKind::Tuple(es) => {
+                let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
+                CVal {
+                    ty: EltTy::Tuple(vals.iter().map(|v| v.ty.clone()).collect()),
+                    leaves: vals.into_iter().flat_map(|v| v.leaves).collect(),
+                }
+            }
+            ExpKind::Prj(i, t) => project(self.exp(t, env), *i),
+            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args)
+                if self.cannot_fail(&args[1], env, 16) =>
+            {
+                // a small second argument that cannot fail is evaluated
+                // always: no branch, so a loop around it can be vectorised
+                let a = self.exp(&args[0], env);
+                let b = self.exp(&args[1], env);
+                let sym = if *op == PrimFun::LAnd { "&" } else { "|" };
+                let r = self.bind(ScalarTy::Bool, &format!("{} {sym} {}", a.leaves[0], b.leaves[0]));
+                CVal::scalar(ScalarTy::Bool, r)
+            }
+            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => {
+                let a = self.exp(&args[0], env);
+                let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
+                let test = if *op == PrimFun::LAnd { r.clone() } else { format!("!{r}") };
+                self.open(&format!("if ({test}) {{"));
+                let b = self.exp(&args[1], env);
+                self.line(&format!("{r} = {};", b.leaves[0]));
+                self.close("}");
+                CVal::scalar(ScalarTy::Bool, r)
+            }
+            ExpKind::Prim(op, args) => {
+                let vals: Vec<CVal> = args.iter().map(|x| self.exp(x, env)).collect();
+                self.prim(*op, vals, e.loc)
+            }
+            ExpKind::Cond(c, t, f) => {
+                let c = self.exp(c, env);
+                let (then_code, tv) = self.nested(|g| g.exp(t, env));
+                let (else_code, ev) = self.nested(|g| g.exp(f, env));
+                let leaves = tv.ty.leaves();
+                let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
+                for (r, t) in rs.iter().zip(&leaves) {
+                    self.line(&format!("{} {r};", c_type(*t)));
+                }
+                self.open(&format!("if ({}) {{", c.leaves[0]));
+                self.out.push_str(&then_code);
+                for (r, v) in rs.iter().zip(&tv.leaves) {
+                    self.line(&format!("{r} = {v};"));
+                }
+                self.close("} else {");
+                self.indent += 1;
+                self.out.push_str(&else_code);
+                for (r, v) in rs.iter().zip(&ev.leaves) {
+                    self.line(&format!("{r} = {v};"));
+                }
+                self.close("}");
+                CVal { ty: tv.ty, leaves: rs }
+            }
+            ExpKind::While { cond, body, init } => {
+                let x = self.exp(init, env);
+                let leaves = x.ty.leaves();
+                let vars: Vec<String> = leaves.iter().map(|_| self.fresh("w")).collect();
+                for ((v, t), a) in vars.iter().zip(&leaves).zip(&x.leaves) {
+                    self.line(&format!("{} {v} = {a};", c_type(*t)));
+                }
+                let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
+                self.open("for (;;) {");
+                let c = self.apply_in(cond, state.clone(), env);
+                let failed = self.failed();
+                self.line(&format!("if (!{} || ({failed})) break;", c.leaves[0]));
+                let next = self.apply_in(body, state.clone(), env);
+                // every leaf of `next` is computed before any is assigned
+                let tmps: Vec<String> =
+                    next.leaves.iter().zip(&leaves).map(|(n, t)| self.bind(*t, n)).collect();
+                for (v, t) in vars.iter().zip(&tmps) {
+                    self.line(&format!("{v} = {t};"));
+                }
+                self.close("}");
+                state
+            }
+            ExpKind::Index { array, index } => {
+                let ix = self.exp(index, env);
+                let trusted = self.trusted_index.iter().any(|(t, a)| *a == *array && *t == ix.leaves);
+                self.read_index(*array, &ix.leaves, e.loc, !trusted)
+            }
+            ExpKind::LinearIndex { array, index } => {
+                let i = self.exp(index, env);
+                let trusted = self.trusted_linear.iter().any(|(t, a)| *a == *array && *t == i.leaves[0]);
+                self.read_linear(*array, &i.leaves[0], e.loc, !trusted)
+            }
+            ExpKind::Shape { array } => CVal::index(self.slot(*array).extents),
+        }
+    }
+
+    /// Code generated into a buffer of its own, one level deeper, for a
+    /// branch of a conditional.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut ExpGen<'a>) -> T) -> (String, T) {
+        let saved = std::mem::take(&mut self.out);
+        self.indent += 1;
+        let r = f(self);
+        self.indent -= 1;
+        (std::mem::replace(&mut self.out, saved), r)
+    }
+
+    pub fn slot(&self, array: usize) -> ArraySlot {
+        self.arrays.get(&array).cloned().expect("every array a kernel reads has a slot")
+    }
+
+    /// The element of an array at a multidimensional index; `checked`
+    /// unless the caller knows the index lies inside.
+    pub fn read_index(&mut self, array: usize, ix: &[String], loc: SrcLoc, checked: bool) -> CVal {
+        let slot = self.slot(array);
+        let pos = linear_of(ix, &slot.extents);
+        // a rank-0 array has its one element at the empty index
+        if !checked || ix.is_empty() {
+            let p = self.bind(ScalarTy::I64, &pos);
+            return self.load(&slot, &p, None, false);
+        }
+        let ok = in_bounds(ix, &slot.extents);
+        let ok = self.bind(ScalarTy::Bool, &ok);
+        let mut vals = vec![ix.len().to_string()];
+        vals.extend(ix.iter().cloned());
+        vals.extend(slot.extents.iter().cloned());
+        self.check(&ok, "ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+        // an index outside may overflow the position's arithmetic, which
+        // wraps here; the position is only read where `ok`
+        let p = self.bind(ScalarTy::I64, &wrapping_linear_of(ix, &slot.extents));
+        let invariant = self.invariant(ix);
+        self.load(&slot, &p, Some(&ok), invariant)
+    }
+
+    /// The element of an array at a row-major position.
+    pub fn read_linear(&mut self, array: usize, i: &str, loc: SrcLoc, checked: bool) -> CVal {
+        let slot = self.slot(array);
+        if !checked {
+            return self.load(&slot, i, None, false);
+        }
+        let size = product(&slot.extents);
+        let ok = self.bind(ScalarTy::Bool, &format!("({i} >= 0) & ({i} < {size})"));
+        let mut vals = vec![i.to_string(), size, slot.extents.len().to_string()];
+        vals.extend(slot.extents.iter().cloned());
+        self.check(&ok, "ACC_ERR_LINEAR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+        let invariant = self.invariant(&[i.to_string()]);
+        self.load(&slot, i, Some(&ok), invariant)
+    }
+
+    /// Loads every leaf at position `p`; when `ok` is given, a failed
+    /// check reads nothing and yields zeros, except in a fast function
+    /// (Note [Optimistic checks]) reading at an index `invariant` in the
+    /// loop: that read is unconditional, at position 0 when the check
+    /// failed (every input buffer has an element there, `exec`), so that
+    /// the C compiler can hoist it out of the loop, which it does not do
+    /// for a conditional load (nor vectorise a loop containing one).
+    fn load(&mut self, slot: &ArraySlot, p: &str, ok: Option<&str>, invariant: bool) -> CVal {
+        let tys = slot.elt.leaves();
+        let clamped = self.optimistic.is_some() && invariant;
+        let leaves = slot
+            .leaves
+            .iter()
+            .zip(&tys)
+            .map(|(buf, t)| {
+                let read = match ok {
+                    Some(ok) if clamped => format!("{buf}[{ok} ? {p} : 0]"),
+                    Some(ok) => format!("{ok} ? {buf}[{p}] : {}", zero(*t)),
+                    None => format!("{buf}[{p}]"),
+                };
+                self.bind(*t, &read)
+            })
+            .collect();
+        CVal { ty: slot.elt.clone(), leaves }
+    }
+
+    fn prim(&mut self, op: PrimFun, args: Vec<CVal>, loc: SrcLoc) -> CVal {
+        use PrimFun::*;
+        let tys: Vec<EltTy> = args.iter().map(|a| a.ty.clone()).collect();
+        let result = op.result_ty(&tys).expect("the verifier typed every primitive");
+        match op {
+            ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck => {
+                return self.shape_prim(op, args, loc)
+            }
+            _ => {}
+        }
+        let t = args[0].ty.scalar().expect("a scalar operand");
+        // Note [binary16 arithmetic]: widen, compute in f32, round once
+        if t == ScalarTy::F16 && !matches!(op, Cast(_) | BitCast(_)) {
+            let wide: Vec<CVal> = args
+                .into_iter()
+                .map(|a| match a.ty.scalar() {
+                    Some(ScalarTy::F16) => {
+                        let w = self.bind(ScalarTy::F32, &format!("acc_f16_to_float({})", a.leaves[0]));
+                        CVal::scalar(ScalarTy::F32, w)
+                    }
+                    _ => a,
+                })
+                .collect();
+            let r = self.prim(op, wide, loc);
+            return match r.ty.scalar() {
+                Some(ScalarTy::F32) => {
+                    let h = self.bind(ScalarTy::F16, &format!("acc_float_to_f16({})", r.leaves[0]));
+                    CVal::scalar(ScalarTy::F16, h)
+                }
+                _ => r,
+            };
+        }
+        let rt = result.scalar().expect("a scalar result");
+        let a = args[0].leaves[0].clone();
+        let b = args.get(1).map(|x| x.leaves[0].clone()).unwrap_or_default();
+        let sfx = helper_suffix(t);
+        let ct = c_type(t);
+        let float = t.is_float();
+        let f32 = t == ScalarTy::F32;
+        let libm = |name: &str| if f32 { format!("{name}f") } else { name.to_string() };
+        let expr = match op {
+            Add | Sub | Mul if float => {
+                let sym = match op {
+                    Add => "+",
+                    Sub => "-",
+                    _ => "*",
+                };
+                format!("{a} {sym} {b}")
+            }
+            Add => format!("acc_add_{sfx}({a}, {b})"),
+            Sub => format!("acc_sub_{sfx}({a}, {b})"),
+            Mul => format!("acc_mul_{sfx}({a}, {b})"),
+            Min if float => format!("{}({a}, {b})", libm("fmin")),
+            Max if float => format!("{}({a}, {b})", libm("fmax")),
+            Min => format!("acc_min_{sfx}({a}, {b})"),
+            Max => format!("acc_max_{sfx}({a}, {b})"),
+            Neg if float => format!("-{a}"),
+            Neg => format!("acc_neg_{sfx}({a})"),
+            Abs if float => format!("{}({a})", libm("fabs")),
+            Abs => format!("acc_abs_{sfx}({a})"),
+            Signum => format!("acc_signum_{sfx}({a})"),
+            Quot | Rem | IDiv | Mod => {
+                self.check(&format!("({b} != 0)"), "ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
+                let name = match op {
+                    Quot => "quot",
+                    Rem => "rem",
+                    IDiv => "idiv",
+                    _ => "mod",
+                };
+                format!("acc_{name}_{sfx}({a}, {b} == 0 ? ({ct})1 : {b})")
+            }
+            FDiv => format!("{a} / {b}"),
+            Lt | Le | Gt | Ge | Eq | Ne => {
+                let sym = op.infix().expect("a comparison symbol");
+                format!("(acc_bool)({a} {sym} {b})")
+            }
+            LNot => format!("(acc_bool)!{a}"),
+            BAnd | BOr | BXor => {
+                let sym = op.infix().expect("a bit operator symbol");
+                format!("({ct})({a} {sym} {b})")
+            }
+            BNot => format!("({ct})~{a}"),
+            Shl => format!("acc_shl_{sfx}({a}, {b})"),
+            Shr => format!("acc_shr_{sfx}({a}, {b})"),
+            PopCount => format!("acc_popcount_{sfx}({a})"),
+            LeadingZeros => format!("acc_clz_{sfx}({a})"),
+            TrailingZeros => format!("acc_ctz_{sfx}({a})"),
+            Sqrt | Exp | Log | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Floor | Ceil
+            | Round | Trunc => {
+                let name = match op {
+                    Log => "log".to_string(),
+                    other => other.name(),
+                };
+                format!("{}({a})", libm(&name))
+            }
+            IsNan => format!("(acc_bool)(isnan({a}) != 0)"),
+            IsInfinite => format!("(acc_bool)(isinf({a}) != 0)"),
+            Atan2 => format!("{}({a}, {b})", libm("atan2")),
+            Powf => format!("{}({a}, {b})", libm("pow")),
+            LogBase => format!("{l}({a}) / {l}({b})", l = libm("log")),
+            Powi => format!("acc_powi_{sfx}({a}, {b})"),
+            Cast(to) => cast(t, to, &a),
+            BitCast(to) => {
+                let src = self.bind(t, &a);
+                let v = self.fresh("v");
+                self.line(&format!("{} {v}; memcpy(&{v}, &{src}, sizeof {v});", c_type(to)));
+                return CVal::scalar(to, v);
+            }
+            LAnd | LOr | ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck => {
+                unreachable!("handled above")
+            }
+        };
+        CVal::scalar(rt, self.bind(rt, &expr))
+    }
+
+    fn shape_prim(&mut self, op: PrimFun, args: Vec<CVal>, loc: SrcLoc) -> CVal {
+        let sh = &args[0].leaves;
+        match op {
+            PrimFun::ToIndex => {
+                let ix = &args[1].leaves;
+                let mut acc = "(uint64_t)0".to_string();
+                for (d, x) in sh.iter().zip(ix) {
+                    acc = format!("({acc} * (uint64_t){d} + (uint64_t){x})");
+                }
+                CVal::scalar(ScalarTy::I64, self.bind(ScalarTy::I64, &format!("(int64_t){acc}")))
+            }
+            PrimFun::FromIndex => {
+                let r = sh.len();
+                let mut i = self.bind(ScalarTy::I64, &args[1].leaves[0]);
+                let mut ix = vec![String::new(); r];
+                for k in (0..r).rev() {
+                    if k == 0 {
+                        ix[0] = i.clone();
+                    } else {
+                        let d = &sh[k];
+                        self.check(&format!("({d} != 0)"), "ACC_ERR_DIVISION_BY_ZERO", loc, &[]);
+                        let safe = self.bind(ScalarTy::I64, &format!("{d} == 0 ? 1 : {d}"));
+                        ix[k] = self.bind(ScalarTy::I64, &format!("acc_rem_int64_t({i}, {safe})"));
+                        i = self.bind(ScalarTy::I64, &format!("acc_quot_int64_t({i}, {safe})"));
+                    }
+                }
+                CVal::index(ix)
+            }
+            PrimFun::Intersect => {
+                let other = &args[1].leaves;
+                let atoms = sh
+                    .iter()
+                    .zip(other)
+                    .map(|(a, b)| self.bind(ScalarTy::I64, &format!("acc_min_int64_t({a}, {b})")))
+                    .collect();
+                CVal::index(atoms)
+            }
+            PrimFun::ShapeSize => {
+                let mut acc = "(uint64_t)1".to_string();
+                for d in sh {
+                    acc = format!("({acc} * (uint64_t){d})");
+                }
+                CVal::scalar(ScalarTy::I64, self.bind(ScalarTy::I64, &format!("(int64_t){acc}")))
+            }
+            PrimFun::BoundsCheck => {
+                let ix = args[1].leaves.clone();
+                let ok = self.bind(ScalarTy::Bool, &in_bounds(&ix, sh));
+                let mut vals = vec![ix.len().to_string()];
+                vals.extend(ix.iter().cloned());
+                vals.extend(sh.iter().map(|d| format!("({d} < 0 ? 0 : {d})")));
+                self.check(&ok, "ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+                CVal::index(ix)
+            }
+            PrimFun::ReshapeCheck => {
+                let to = &args[1].leaves;
+                let (sa, oka) = self.checked_size(sh);
+                let (sb, okb) = self.checked_size(to);
+                let mut vals = vec![sh.len().to_string()];
+                vals.extend(sh.iter().cloned());
+                vals.push(to.len().to_string());
+                vals.extend(to.iter().cloned());
+                self.check(&format!("!({oka} && {okb} && {sa} != {sb})"), "ACC_ERR_RESHAPE", loc, &vals);
+                args[1].clone()
+            }
+            _ => unreachable!("not a shape primitive"),
+        }
+    }
+
+    /// The size of a shape and whether it is valid (no negative extent,
+    /// no overflow).
+    fn checked_size(&mut self, sh: &[String]) -> (String, String) {
+        let size = self.bind(ScalarTy::I64, "1");
+        let ok = self.bind(ScalarTy::Bool, "1");
+        for d in sh {
+            self.line(&format!("if ({d} < 0 || __builtin_mul_overflow({size}, {d}, &{size})) {ok} = 0;"));
+        }
+        (size, ok)
+    }
+}
+
+/// Component `i` of a tuple value.
+pub(crate) fn project(t: CVal, i: usize) -> CVal {
+    let EltTy::Tuple(ts) = &t.ty else { panic!("projection of a scalar (the verifier rejects it)") };
+    let start: usize = ts[..i].iter().map(|c| c.leaves().len()).sum();
+    let n = ts[i].leaves().len();
+    CVal { ty: ts[i].clone(), leaves: t.leaves[start..start + n].to_vec() }
+}
+
+/// The row-major position of an index inside extents (both C atoms).
+pub(crate) fn linear_of(ix: &[String], extents: &[String]) -> String {
+    let mut pos = "0".to_string();
+    for (k, (x, d)) in ix.iter().zip(extents).enumerate() {
+        pos = if k == 0 { x.clone() } else { format!("({pos}) * {d} + {x}") };
+    }
+    pos
+}
+
+/// `linear_of` in wrapping arithmetic (no undefined behaviour for an
+/// index outside the extents; equal to it for one inside).
+fn wrapping_linear_of(ix: &[String], extents: &[String]) -> String {
+    match ix {
+        [] => return "0".into(),
+        [i] => return i.clone(),
+        _ => {}
+    }
+    let mut pos = String::new();
+    for (k, (x, d)) in ix.iter().zip(extents).enumerate() {
+        pos = if k == 0 {
+            format!("(uint64_t){x}")
+        } else {
+            format!("({pos}) * (uint64_t){d} + (uint64_t){x}")
+        };
+    }
+    format!("(int64_t)({pos})")
+}
+
+/// Whether an index lies inside extents, as one branch-free C condition
+/// (`&` of comparisons of atoms, which the C compiler vectorises).
+fn in_bounds(ix: &[String], extents: &[String]) -> String {
+    if ix.is_empty() {
+        return "1".into();
+    }
+    let each: Vec<String> =
+        ix.iter().zip(extents).map(|(x, d)| format!("({x} >= 0) & ({x} < {d})")).collect();
+    format!("({})", each.join(" & "))
+}
+
+/// The product of extents, as a C expression.
+pub(crate) fn product(extents: &[String]) -> String {
+    if extents.is_empty() {
+        return "1".into();
+    }
+    extents.join(" * ")
+}
+
+/// Rust's `as` from `from` to `to` of the C atom `a`.
+fn cast(from: ScalarTy, to: ScalarTy, a: &str) -> String {
+    if from == to {
+        return a.to_string();
+    }
+    if from == ScalarTy::F16 {
+        return cast(ScalarTy::F32, to, &format!("acc_f16_to_float({a})"));
+    }
+    match to {
+        ScalarTy::Bool => format!("(acc_bool)({a} != 0)"),
+        ScalarTy::F16 => format!("acc_double_to_f16((double){a})"),
+        ScalarTy::F32 | ScalarTy::F64 => format!("({}){a}", c_type(to)),
+        _ if from.is_float() => format!("acc_{}_to_{}({a})", helper_suffix(from), c_type(to)),
+        _ => format!("({}){a}", c_type(to)),
+    }
+}
+
+/// Is `var` used on every evaluation path of `e`? Then a failure of its
+/// binding can be raised where it is bound (Note [Error contexts in
+/// generated code]).
+pub(crate) fn strict(e: &OpenExp, var: usize) -> bool {
+    strict_vars(e).contains(&var)
+}
+
+/// The variables (de Bruijn indices in `e`'s environment) that `e` uses on
+/// every evaluation path, in one bottom-up pass.
+fn strict_vars(e: &OpenExp) -> BTreeSet<usize> {
+    // the variables of a body under one binder, seen from outside it
+    let unbind =
+        |s: BTreeSet<usize>| s.into_iter().filter(|&v| v > 0).map(|v| v - 1).collect::<BTreeSet<_>>();
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+        ExpKind::Var(k) => BTreeSet::from([*k]),
+        ExpKind::Let(b, body) => {
+            let inner = strict_vars(body);
+            // the binding runs on every path only if its variable is used
+            // on every path: else it has a context of its own, where the
+            // errors of the variables it reads are deferred too
+            let bound = inner.contains(&0);
+            let mut s = unbind(inner);
+            if bound {
+                s.extend(strict_vars(b));
+            }
+            s
+        }
+        ExpKind::Const(_) | ExpKind::Shape { .. } => BTreeSet::new(),
+        ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, es) => strict_vars(&es[0]),
+        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().flat_map(strict_vars).collect(),
+        ExpKind::Prj(_, t) => strict_vars(t),
+        ExpKind::Cond(c, t, f) => {
+            let (t, f) = (strict_vars(t), strict_vars(f));
+            let mut s = strict_vars(c);
+            s.extend(t.intersection(&f));
+            s
+        }
+        // the condition runs at least once, on the initial value
+        ExpKind::While { cond, init, .. } => {
+            let mut s = strict_vars(init);
+            s.extend(unbind(strict_vars(&cond.body)));
+            s
+        }
+        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => strict_vars(index),
+    })
+}

@@ -1,0 +1,456 @@
+//! What the kernels of both C-family backends share, whatever the target:
+//! the description the host launches a kernel by (`Kernel`, `Skeleton`,
+//! `ShapeOf`), the readers of a consumer's argument (`plan::Source`: `read_at`,
+//! `read_ix`, with `trust`), the statements every skeleton writes
+//! (`store`, `declare`, `assign`, `unravel`), what the skeletons ask of
+//! an operator (`commutative`, `uses_from_index`), and the pieces of the
+//! permute and scan skeletons that are the same logic on both targets.
+//!
+//! Each backend keeps its own `KernelGen` (the function signatures and
+//! prologues differ: a C function over `start .. end` for the CPU, a
+//! `__global__` function over a grid for CUDA) and its own loop helpers;
+//! both write a kernel's body with `backend::c`'s `ExpGen`, which is all
+//! the functions here need.
+
+use super::{c_type, linear_of, ArraySlot, CVal, ExpGen, Hoisted};
+use accelerate_base::array::{ArrayTy, EltTy, ScalarTy};
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
+use accelerate_plan as plan;
+pub(crate) use accelerate_plan::Source;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// How the host finds the shape of a kernel's argument at run time.
+#[derive(Clone, Debug)]
+pub(crate) enum ShapeOf {
+    /// The shape of the array variable.
+    Var(usize),
+    /// A closed expression, evaluated on the host.
+    Exp(OpenExp),
+}
+
+/// The skeleton of a kernel and what its launch needs on the host. Each
+/// backend's skeleton modules say which functions a kernel of the
+/// skeleton has and how each is launched.
+#[derive(Clone, Debug)]
+pub(crate) enum Skeleton {
+    /// An array computed element by element (every producer).
+    Generate {
+        shape: ShapeOf,
+    },
+    /// Reduction of the innermost dimension.
+    Fold {
+        seed: bool,
+        source: ShapeOf,
+        op: &'static str,
+    },
+    /// Segmented reduction; `offsets` is the variable of the offsets.
+    FoldSeg {
+        seed: bool,
+        source: ShapeOf,
+        offsets: usize,
+        op: &'static str,
+    },
+    Scan {
+        seed: bool,
+        source: ShapeOf,
+        op: &'static str,
+    },
+    /// `defaults` is the variable of the default array; `atomic` says
+    /// whether the kernel combines each update with one atomic operation
+    /// (`atomic`); else the CPU backend runs the kernel on one worker and
+    /// the CUDA backend takes a lock per destination (a temporary of `i32`
+    /// zeros, one per element of the result).
+    Permute {
+        defaults: usize,
+        source: ShapeOf,
+        atomic: bool,
+    },
+    Stencil {
+        sources: Vec<ShapeOf>,
+        extents: Vec<Vec<usize>>,
+    },
+}
+
+/// One kernel: its name, skeleton, the arrays it reads (as de Bruijn
+/// indices in the environment where it runs), its result, and the source
+/// locations its errors name.
+#[derive(Clone, Debug)]
+pub(crate) struct Kernel {
+    pub name: String,
+    pub skeleton: Skeleton,
+    pub inputs: Vec<usize>,
+    pub elt: EltTy,
+    pub sites: Vec<SrcLoc>,
+    pub loc: SrcLoc,
+    /// The words of its hoisted literals (Note [Hoisted literals]).
+    pub consts: Vec<i64>,
+}
+
+/// What a backend's kernel generator hands back once a kernel's functions
+/// are written: the fields of its `Kernel` that code generation fills.
+pub(crate) struct KernelParts {
+    pub inputs: Vec<usize>,
+    pub sites: Vec<SrcLoc>,
+    pub consts: Vec<i64>,
+}
+
+/// Where `open_function` leaves room for the hoisted literals, which
+/// `close_body` declares once the body has named them all.
+const CONSTS_MARK: &str = "    /* hoisted literals */\n";
+
+/// What the code generation state of a kernel is on either target: its
+/// name, the arrays it reads (by slot), the source locations its errors
+/// name, its hoisted literals and the fresh-name counter its functions
+/// continue. Each backend's `KernelGen` holds one and adds how its
+/// functions begin and end.
+pub(crate) struct KernelCore {
+    pub name: String,
+    pub slots: HashMap<usize, ArraySlot>,
+    pub inputs: Vec<usize>,
+    pub sites: Vec<SrcLoc>,
+    pub hoisted: Hoisted,
+    pub fresh: usize,
+    n_leaves: usize,
+    n_extents: usize,
+    input_tys: Vec<ArrayTy>,
+}
+
+impl KernelCore {
+    /// The code generation state of a kernel of the plan.
+    pub fn new(k: &plan::Kernel) -> KernelCore {
+        let mut slots = HashMap::new();
+        let mut input_tys = Vec::new();
+        let mut inputs = Vec::new();
+        for (j, (v, ty)) in k.inputs.iter().enumerate() {
+            let (v, ty) = (*v, ty.clone());
+            inputs.push(v);
+            let leaves = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
+            let extents = (0..ty.rank).map(|d| format!("a{j}_s{d}")).collect();
+            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone() });
+            input_tys.push(ty);
+        }
+        let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
+        let n_extents = input_tys.iter().map(|t| t.rank).sum();
+        KernelCore {
+            name: k.name.clone(),
+            slots,
+            inputs,
+            sites: Vec::new(),
+            hoisted: Hoisted::default(),
+            fresh: 0,
+            n_leaves,
+            n_extents,
+            input_tys,
+        }
+    }
+
+    /// The kernel's inputs, the source locations its errors name and the
+    /// words of its hoisted literals, once its functions are written.
+    pub fn finish(self) -> KernelParts {
+        KernelParts { inputs: self.inputs, sites: self.sites, consts: self.hoisted.words() }
+    }
+
+    /// The index in the arguments' buffers of the first after the inputs.
+    pub fn first_own_buf(&self) -> usize {
+        self.n_leaves
+    }
+
+    /// The index in the arguments' extents of the first after the inputs'.
+    pub fn first_own_extent(&self) -> usize {
+        self.n_extents
+    }
+
+    /// A scalar-code generator writing at `indent`, with errors to `e0`.
+    pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
+        ExpGen::new(&self.slots, &mut self.sites, &mut self.hoisted, "e0", indent, self.fresh)
+    }
+
+    /// The part of a function's prologue after its signature: the
+    /// arguments' arrays (`B`, `X`, `P` from `A`), the input arrays as
+    /// pointers qualified `restrict` (the target's keyword) and their
+    /// extents, and room for the hoisted literals.
+    pub fn open_inputs(&self, out: &mut String, restrict: &str) {
+        out.push_str(
+            "    void *const *B = A->bufs; const int64_t *X = A->extents; const int64_t *P = A->params;\n",
+        );
+        out.push_str("    (void)B; (void)X; (void)P;\n");
+        let (mut b, mut x) = (0, 0);
+        for (j, t) in self.input_tys.iter().enumerate() {
+            for (l, s) in t.elt.leaves().into_iter().enumerate() {
+                let ct = c_type(s);
+                let _ = writeln!(out, "    const {ct} *{restrict} a{j}_{l} = (const {ct} *)B[{b}];");
+                b += 1;
+            }
+            for d in 0..t.rank {
+                let _ = writeln!(out, "    const int64_t a{j}_s{d} = X[{x}];");
+                x += 1;
+            }
+        }
+        out.push_str(CONSTS_MARK);
+    }
+
+    /// Appends a function's body (`ExpGen::into_parts`), after declaring
+    /// the hoisted literals it named; the caller closes the function.
+    pub fn close_body(&mut self, out: &mut String, code: &str, fresh: usize) {
+        self.fresh = fresh;
+        if let Some(at) = out.rfind(CONSTS_MARK) {
+            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations());
+        }
+        out.push_str(code);
+    }
+
+    /// Declares buffers `name_l` of the element type from `B[first ..]`,
+    /// qualified `restrict` (the target's keyword, or none); returns their
+    /// names and the next buffer index.
+    pub fn buffers(
+        out: &mut String,
+        name: &str,
+        elt: &EltTy,
+        first: usize,
+        restrict: &str,
+    ) -> (Vec<String>, usize) {
+        let mut names = Vec::new();
+        for (l, s) in elt.leaves().into_iter().enumerate() {
+            let ct = c_type(s);
+            let n = format!("{name}_{l}");
+            let _ = writeln!(out, "    {ct} *{restrict} {n} = ({ct} *)B[{}];", first + l);
+            names.push(n);
+        }
+        let next = first + names.len();
+        (names, next)
+    }
+
+    /// Declares `count` extents `name0 ..` from `X[first ..]`.
+    pub fn extents(out: &mut String, name: &str, count: usize, first: usize) -> Vec<String> {
+        (0..count)
+            .map(|d| {
+                let n = format!("{name}{d}");
+                let _ = writeln!(out, "    const int64_t {n} = X[{}];", first + d);
+                n
+            })
+            .collect()
+    }
+}
+
+/// Stores a value's leaves into buffers at a position.
+pub(crate) fn store(g: &mut ExpGen<'_>, bufs: &[String], pos: &str, v: &CVal) {
+    for (b, x) in bufs.iter().zip(&v.leaves) {
+        g.line(&format!("{b}[{pos}] = {x};"));
+    }
+}
+
+/// Declares variables holding a copy of a value (an accumulator).
+pub(crate) fn declare(g: &mut ExpGen<'_>, base: &str, v: &CVal) -> CVal {
+    let leaves =
+        v.ty.leaves()
+            .into_iter()
+            .zip(&v.leaves)
+            .map(|(t, x)| {
+                let n = g.fresh(base);
+                g.line(&format!("{} {n} = {x};", c_type(t)));
+                n
+            })
+            .collect();
+    CVal { ty: v.ty.clone(), leaves }
+}
+
+/// Assigns a value to variables declared by `declare`.
+pub(crate) fn assign(g: &mut ExpGen<'_>, to: &CVal, v: &CVal) {
+    for (a, x) in to.leaves.iter().zip(&v.leaves) {
+        g.line(&format!("{a} = {x};"));
+    }
+}
+
+/// The element of a source at row-major position `pos` (a C atom known to
+/// lie inside the source's shape).
+pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) -> CVal {
+    match src {
+        Source::Manifest(v) => g.read_linear(*v, pos, loc, false),
+        Source::Delayed(d) => {
+            trust(g, &d.shape, pos, None);
+            g.apply(&d.linear, vec![CVal::scalar(ScalarTy::I64, pos.to_string())])
+        }
+    }
+}
+
+/// The element of a source at a multidimensional index inside its shape.
+pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcLoc) -> CVal {
+    match src {
+        Source::Manifest(v) => g.read_index(*v, ix, loc, false),
+        Source::Delayed(d) => {
+            trust(g, &d.shape, "", Some(ix));
+            g.apply(&d.index, vec![CVal::index(ix.to_vec())])
+        }
+    }
+}
+
+/// Records that a position (or an index) inside a delayed array's shape
+/// lies inside every array whose shape bounds that shape, so reads of
+/// them there need no check: a `map` of an array reads it at its own
+/// positions, a `zip_with` reads both arrays inside their intersection.
+pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&[String]>) {
+    let mut bounding = Vec::new();
+    bounded_by(shape, &mut bounding);
+    let exact = match &shape.kind {
+        ExpKind::Shape { array } => Some(*array),
+        _ => None,
+    };
+    for a in bounding {
+        let rank = g.arrays.get(&a).map(|s| s.extents.len());
+        match ix {
+            Some(ix) => {
+                g.trusted_index.push((ix.to_vec(), a));
+                if ix.len() == 1 {
+                    g.trusted_linear.push((ix[0].clone(), a));
+                }
+            }
+            None => {
+                // a position inside an intersection is a position inside
+                // each array only for vectors (or the exact shape)
+                if exact == Some(a) || rank == Some(1) {
+                    g.trusted_linear.push((pos.to_string(), a));
+                }
+                if rank == Some(1) {
+                    g.trusted_index.push((vec![pos.to_string()], a));
+                }
+            }
+        }
+    }
+}
+
+/// The arrays whose shape is at least `shape` in every dimension.
+fn bounded_by(shape: &OpenExp, out: &mut Vec<usize>) {
+    match &shape.kind {
+        ExpKind::Shape { array } => out.push(*array),
+        ExpKind::Prim(PrimFun::Intersect, args) => args.iter().for_each(|a| bounded_by(a, out)),
+        _ => {}
+    }
+}
+
+/// The index in `outer` (extents, outermost first) of the row-major
+/// position `r`, as C atoms (bound to new variables where computed).
+pub(crate) fn unravel(g: &mut ExpGen<'_>, r: &str, outer: &[String]) -> Vec<String> {
+    let mut rest = r.to_string();
+    let mut ix = vec![String::new(); outer.len()];
+    for d in (0..outer.len()).rev() {
+        if d == 0 {
+            ix[0] = rest.clone();
+        } else {
+            ix[d] = g.bind(ScalarTy::I64, &format!("{rest} % {}", outer[d]));
+            rest = g.bind(ScalarTy::I64, &format!("{rest} / {}", outer[d]));
+        }
+    }
+    ix
+}
+
+/// Does a function turn a position into an index (so that reading by
+/// index, from an index computed once per row, is cheaper than by
+/// position)?
+pub(crate) fn uses_from_index(f: &Fun) -> bool {
+    fn go(e: &OpenExp, found: &mut bool) {
+        if matches!(e.kind, ExpKind::Prim(PrimFun::FromIndex, _)) {
+            *found = true;
+        }
+        if !*found {
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || visit::each_child(e, |c| go(c, found)));
+        }
+    }
+    let mut found = false;
+    go(&f.body, &mut found);
+    found
+}
+
+/// Is `f(a, b)` equal to `f(b, a)` by construction? Each leaf of its
+/// result must be one commutative primitive applied to the same leaf of
+/// both arguments (the CPU backend's Note [Multi-accumulator reductions];
+/// the CUDA backend's `block::range_reduce`). For floats `+` and `*`
+/// commute exactly; `min`/`max` commute up to the sign of a zero result,
+/// which the grouping of a reduction already leaves open
+/// (`docs/semantics.md`).
+pub(crate) fn commutative(f: &Fun) -> bool {
+    fn symmetric(e: &OpenExp) -> bool {
+        use PrimFun::*;
+        match &e.kind {
+            ExpKind::Tuple(es) => es.iter().all(symmetric),
+            ExpKind::Prim(Add | Mul | Min | Max | BAnd | BOr | BXor | LAnd | LOr, args)
+                if args.len() == 2 =>
+            {
+                match (leaf_path(&args[0]), leaf_path(&args[1])) {
+                    (Some((u, p)), Some((v, q))) => u != v && p == q,
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+    f.params.len() == 2 && symmetric(&f.body)
+}
+
+/// The argument (0 or 1) of a binary function and the projection path of
+/// a leaf access to it.
+pub(crate) fn leaf_path(e: &OpenExp) -> Option<(usize, Vec<usize>)> {
+    match &e.kind {
+        ExpKind::Var(v) if *v < 2 => Some((*v, Vec::new())),
+        ExpKind::Prj(i, t) => leaf_path(t).map(|(v, mut p)| {
+            p.push(*i);
+            (v, p)
+        }),
+        _ => None,
+    }
+}
+
+/// `op(earlier, later)` of a scan, in scan order: a right scan is a left
+/// scan of the reversed row with the operator flipped (`f(later,
+/// earlier)`, associative when `f` is).
+pub(crate) fn in_scan_order(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    dir: Direction,
+    earlier: &CVal,
+    later: CVal,
+) -> CVal {
+    match dir {
+        Direction::Left => g.apply(f, vec![earlier.clone(), later]),
+        Direction::Right => g.apply(f, vec![later, earlier.clone()]),
+    }
+}
+
+/// Can a permute of this element type combine each update with one
+/// atomic operation (a single primitive leaf)? (`Skeleton::Permute`.)
+pub(crate) fn atomic(elt: &EltTy) -> bool {
+    elt.leaves().len() == 1
+}
+
+/// Where a permute's source element at index `ix` goes, inside the
+/// per-element loop: applies `index`, opens `if (keep) {`, raises an
+/// index error for a destination outside the result's extents `rsh`, and
+/// opens the `else` branch, in which it reads the source element. Returns
+/// the destination's row-major position (a C atom) and the element; the
+/// caller combines it into the result and closes both blocks.
+pub(crate) fn open_destination(
+    g: &mut ExpGen<'_>,
+    index: &Fun,
+    src: &Source,
+    ix: &[String],
+    rsh: &[String],
+    loc: SrcLoc,
+) -> (String, CVal) {
+    let r = g.apply(index, vec![CVal::index(ix.to_vec())]);
+    let keep = r.leaves[0].clone();
+    let to: Vec<String> = r.leaves[1..].to_vec();
+    g.open(&format!("if ({keep}) {{"));
+    let inside: Vec<String> = to.iter().zip(rsh).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect();
+    let inside = if inside.is_empty() { "1".to_string() } else { inside.join(" && ") };
+    g.open(&format!("if (!({inside})) {{"));
+    let mut vals = vec![to.len().to_string()];
+    vals.extend(to.iter().cloned());
+    vals.extend(rsh.iter().cloned());
+    g.raise_at("ACC_ERR_INDEX_OUT_OF_BOUNDS", loc, &vals);
+    g.close("} else {");
+    g.indent_in();
+    let j = g.bind(ScalarTy::I64, &linear_of(&to, rsh));
+    let new = read_ix(g, src, ix, loc);
+    (j, new)
+}

@@ -1,0 +1,270 @@
+//! Compiling generated C into a shared object and loading it, through a
+//! kernel cache in memory and on disk (Note [The kernel cache]).
+//!
+//! The C compiler of the options (`CpuOptions::cc`) is run with
+//! `std::process::Command`, as Accelerate's native backend runs clang and
+//! Futhark's and TorchInductor's C backends run theirs; the object is
+//! loaded with `libloading`.
+//!
+//! Flags (`FLAGS`), each justified against `docs/semantics.md`:
+//! - `-O3 -march=native`: vectorised loops for this machine's vector unit;
+//! - `-ffp-contract=off`: no fused multiply-add, so `a * b + c` rounds twice
+//!   as the interpreter and Rust do;
+//! - `-fno-math-errno`: `errno` is not observable from a program, and
+//!   without it `sqrt` becomes one instruction and loops calling it can be
+//!   vectorised;
+//! - `-fno-trapping-math`: programs cannot observe floating-point traps,
+//!   and the compiler may then evaluate both sides of a conditional;
+//! - never `-ffast-math`: it would assume no NaN or infinity and
+//!   reassociate, breaking the float rules (reductions reassociate
+//!   explicitly instead, Note [Multi-accumulator reductions]);
+//! - `-fopenmp-simd`: the compiler honours `#pragma omp simd` (Note
+//!   [Optimistic checks]) and `declare simd` (Note [Vector math]) without
+//!   OpenMP's runtime.
+//!
+//! The kernel cache: Note [The kernel cache] in `backend/cache.rs`.
+
+use super::CpuOptions;
+use crate::c::build::Build;
+use crate::c::prelude;
+use crate::cache;
+use accelerate_base::error::{Error, Result};
+use libloading::Library;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The flags every kernel is compiled with (see the module docs).
+pub(crate) const FLAGS: &[&str] = &[
+    "-O3",
+    "-march=native",
+    "-std=gnu11",
+    "-fPIC",
+    "-shared",
+    "-ffp-contract=off",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-fopenmp-simd",
+    "-w",
+];
+
+/// The signature of every kernel function.
+pub(crate) type KernelFn = unsafe extern "C" fn(*const super::exec::AccArgs, i64, i64);
+
+/// A loaded shared object and its kernel functions by name.
+pub(crate) struct Module {
+    fns: HashMap<String, KernelFn>,
+    _lib: Library,
+}
+
+impl Module {
+    pub fn get(&self, name: &str) -> Result<KernelFn> {
+        self.fns
+            .get(name)
+            .copied()
+            .ok_or_else(|| Error::Internal(format!("kernel function {name} not loaded")))
+    }
+}
+
+/// The C compiler: its command, the first line of its `--version`, and
+/// whether it finds glibc's vector math library (Note [Vector math]).
+struct Compiler {
+    command: String,
+    version: String,
+    libmvec: bool,
+}
+
+// Note [Vector math]
+// A loop calling `expf` vectorises only if the compiler knows a vector
+// variant of `expf`. glibc ships them (libmvec, x86-64), and the prelude
+// declares them as OpenMP `declare simd` functions when ACC_LIBMVEC is
+// defined; `-fopenmp-simd` makes the compiler honour those declarations
+// (and `#pragma omp simd`) without OpenMP's runtime. So where the compiler
+// finds `libmvec.so`, kernels are compiled with `-DACC_LIBMVEC` (and
+// `-fopenmp-simd`, as always) and linked with `-lmvec`: Black-Scholes then runs its
+// `expf`/`logf` eight or sixteen lanes at a time. The vector functions
+// keep every NaN and infinity rule and differ from the scalar ones by at
+// most 4 ulp (glibc's documented bound, and the largest difference
+// measured here over 2^24 arguments, for `logf`), which docs/semantics.md
+// allows a backend for the transcendental functions.
+
+/// The compiler `command`, probed once per process.
+fn compiler(command: &str) -> std::result::Result<Arc<Compiler>, String> {
+    type Probed = std::result::Result<Arc<Compiler>, String>;
+    static COMPILERS: OnceLock<Mutex<HashMap<String, Probed>>> = OnceLock::new();
+    let compilers = COMPILERS.get_or_init(Default::default);
+    if let Some(c) = compilers.lock().unwrap_or_else(|e| e.into_inner()).get(command) {
+        return c.clone();
+    }
+    let probed = probe(command.to_string()).map(Arc::new);
+    compilers.lock().unwrap_or_else(|e| e.into_inner()).insert(command.to_string(), probed.clone());
+    probed
+}
+
+fn probe(command: String) -> std::result::Result<Compiler, String> {
+    {
+        match Command::new(&command).arg("--version").output() {
+            Ok(o) if o.status.success() => {
+                let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string();
+                // prints the library's path if it finds it, else its name
+                let libmvec = Command::new(&command)
+                    .arg("-print-file-name=libmvec.so")
+                    .output()
+                    .ok()
+                    .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+                    .is_some_and(|p| p.is_absolute() && p.exists());
+                Ok(Compiler { command, version, libmvec })
+            }
+            Ok(o) => Err(format!(
+                "the C compiler `{command}` failed to report its version: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )),
+            Err(e) => Err(format!("no C compiler: running `{command}` failed ({e}); install one or set CC")),
+        }
+    }
+}
+
+/// Why the CPU backend cannot run here with compiler `command`, if it
+/// cannot.
+pub(crate) fn unavailable(command: &str) -> Option<String> {
+    compiler(command).err()
+}
+
+/// The flags of a compilation: `FLAGS`, the vector math flags where the
+/// compiler has libmvec (Note [Vector math]), then the options' extra
+/// flags (for example the sanitizer flags of the CI step).
+fn flags(cc: &Compiler, extra: &[String]) -> Vec<String> {
+    let vector_math: &[&str] = if cc.libmvec { &["-DACC_LIBMVEC"] } else { &[] };
+    FLAGS.iter().chain(vector_math).map(|s| s.to_string()).chain(extra.iter().cloned()).collect()
+}
+
+/// The libraries a kernel object links with.
+fn libraries(cc: &Compiler) -> &'static [&'static str] {
+    if cc.libmvec {
+        &["-lmvec", "-lm"]
+    } else {
+        &["-lm"]
+    }
+}
+
+/// The processor's features, which `-march=native` compiles for.
+fn cpu_features() -> &'static str {
+    static FEATURES: OnceLock<String> = OnceLock::new();
+    FEATURES.get_or_init(|| {
+        std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with("flags") || l.starts_with("Features")).map(String::from)
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// The loaded object of a program's kernels (`source`, without the
+/// prelude), with the functions `symbols`, from the cache or compiled
+/// with the options' compiler and flags.
+pub(crate) fn load(source: &str, symbols: &[String], options: &CpuOptions) -> Result<Arc<Module>> {
+    let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
+    let cc = compiler(&options.cc).map_err(unavailable)?;
+    let full = format!("{}\n{source}", prelude());
+    let flags = flags(&cc, &options.cflags);
+    let key = cache::key(&[
+        env!("CARGO_PKG_VERSION"),
+        &cc.command,
+        &cc.version,
+        &flags.join(" "),
+        cpu_features(),
+        &full,
+    ]);
+
+    static MEMORY: OnceLock<Mutex<HashMap<String, Arc<Module>>>> = OnceLock::new();
+    let memory = MEMORY.get_or_init(Default::default);
+    if let Some(m) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(m.clone());
+    }
+    let command = Build { command: &cc.command, flags: &flags, libraries: libraries(&cc), ext: "c" };
+    let module = open(&command.cached(&key, &full, "cpu", &options.cache.path())?, symbols)?;
+    let module = Arc::new(module);
+    memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, module.clone());
+    Ok(module)
+}
+
+fn open(path: &Path, symbols: &[String]) -> Result<Module> {
+    // SAFETY: the object is one this backend compiled from its own
+    // generated C (checked against its checksum when it comes from the
+    // disk cache); loading it runs no initialisers of ours.
+    let lib = unsafe { Library::new(path) }
+        .map_err(|e| Error::Internal(format!("cannot load the compiled kernels {}: {e}", path.display())))?;
+    let mut fns = HashMap::new();
+    for s in symbols {
+        // SAFETY: every kernel function is generated with the signature
+        // `KernelFn` (kernel.rs, `open_function`).
+        let f: KernelFn = unsafe {
+            *lib.get::<KernelFn>(s.as_bytes()).map_err(|e| {
+                Error::Internal(format!("kernel function {s} missing from {}: {e}", path.display()))
+            })?
+        };
+        fns.insert(s.clone(), f);
+    }
+    Ok(Module { fns, _lib: lib })
+}
+
+/// The loops GCC vectorises in a program's kernels (`source`, without the
+/// prelude), compiled with the kernels' flags and `-fopt-info-vec-optimized`:
+/// for each C function of the source, how many of its loops the compiler
+/// reports vectorised. `None` where the compiler is not GCC (the report's
+/// format is GCC's). For tests that check that the hot loops vectorise.
+pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Option<Vec<(String, usize)>>> {
+    let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
+    let cc = compiler(&options.cc).map_err(unavailable)?;
+    // GCC's `--version` names the Free Software Foundation (its first line
+    // is the name it was called by: `cc (Debian 12.2.0-14) 12.2.0`)
+    let about = Command::new(&cc.command).arg("--version").output().map(|o| o.stdout).unwrap_or_default();
+    if !String::from_utf8_lossy(&about).contains("Free Software Foundation") {
+        return Ok(None);
+    }
+    let full = format!("{}\n{source}", prelude());
+    let dir = std::env::temp_dir();
+    let tmp = cache::temporary("accelerate-vec");
+    let (c, obj) = (dir.join(format!("{tmp}.c")), dir.join(format!("{tmp}.o")));
+    std::fs::write(&c, &full).map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
+    let out = Command::new(&cc.command)
+        .args(flags(&cc, &options.cflags).iter().filter(|f| *f != "-shared" && *f != "-w"))
+        .args(["-c", "-fopt-info-vec-optimized", "-o"])
+        .arg(&obj)
+        .arg(&c)
+        .output();
+    let _ = std::fs::remove_file(&c);
+    let _ = std::fs::remove_file(&obj);
+    let out = out.map_err(|e| unavailable(format!("running `{}` failed: {e}", cc.command)))?;
+    if !out.status.success() {
+        return Err(Error::Internal(format!(
+            "the C compiler failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    // the functions by their first line
+    let mut starts: Vec<(usize, String)> = Vec::new();
+    for (n, line) in full.lines().enumerate() {
+        let header = line.strip_prefix("void ").or_else(|| line.strip_prefix("static int "));
+        if let Some(name) = header.and_then(|h| h.split_once('(')).map(|(name, _)| name) {
+            if line.ends_with('{') {
+                starts.push((n + 1, name.to_string()));
+            }
+        }
+    }
+    let mut counts: Vec<(String, usize)> = starts.iter().map(|(_, f)| (f.clone(), 0)).collect();
+    let file = c.display().to_string();
+    for line in String::from_utf8_lossy(&out.stderr).lines() {
+        let Some(rest) = line.strip_prefix(&file).and_then(|r| r.strip_prefix(':')) else { continue };
+        if !rest.contains("optimized: loop vectorized") {
+            continue;
+        }
+        let Some(at) = rest.split(':').next().and_then(|n| n.parse::<usize>().ok()) else { continue };
+        if let Some(k) = starts.iter().rposition(|(first, _)| *first <= at) {
+            counts[k].1 += 1;
+        }
+    }
+    Ok(Some(counts))
+}

@@ -1,0 +1,276 @@
+//! The executor: walks a lowered program's host commands, evaluates the
+//! little scalar code that runs on the host (shapes, `unit`, `acond`
+//! conditions, with the interpreter's evaluator), and launches kernels on
+//! the worker pool.
+//!
+//! Note [Chunks]
+//! A kernel's iteration space `0 .. n` is cut into chunks of at least a
+//! skeleton's grain (enough work to amortise a task: about 16 Ki elements)
+//! and at most `4 * workers` chunks, which rayon's work stealing balances.
+//! A space smaller than one grain runs on the calling thread.
+
+use super::compile::{KernelFn, Module};
+use super::{fold, fold_seg, generate, permute, scan, stencil};
+use crate::c::host::AccErr;
+use crate::c::kernel::{Kernel, Skeleton};
+use crate::host::{self, Env, Machine, Value};
+use accelerate_base::array::{ArrayData, ArraysVal, Buffer, EltTy};
+use accelerate_base::error::{Error, Result, SrcLoc};
+use accelerate_plan::Cmd;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What a kernel reads in place of an empty input buffer: one element of
+/// any type, zero (kernels only read their inputs).
+static EMPTY_INPUT: [u64; 2] = [0; 2];
+
+/// `acc_args` of the C prelude.
+#[repr(C)]
+pub(crate) struct AccArgs {
+    bufs: *const *mut c_void,
+    extents: *const i64,
+    params: *const i64,
+    consts: *const i64,
+    err: *mut AccErr,
+}
+
+/// Elements per chunk below which splitting does not pay.
+pub(super) const GRAIN: usize = 16 * 1024;
+
+/// The worker pool of `threads` workers (0: one per core), made once per
+/// process for each size asked for.
+pub(crate) fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    pools
+        .entry(threads)
+        .or_insert_with(|| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("accelerate-cpu-{i}"))
+                .build()
+                .or_else(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build())
+                .expect("a thread pool of one worker can always be built");
+            Arc::new(pool)
+        })
+        .clone()
+}
+
+/// Runs a plan's host program with its kernels on the worker pool.
+pub(crate) fn run(
+    body: &Cmd,
+    kernels: &[Kernel],
+    module: &Module,
+    pool: &rayon::ThreadPool,
+    args: Vec<ArraysVal>,
+) -> Result<ArraysVal> {
+    let args = args.into_iter().map(Value::from_host).collect();
+    host::run(&Cpu { module, pool }, body, kernels, args).map(Value::into_host)
+}
+
+/// The CPU as a `host::Machine`: arrays are host arrays, kernels run on
+/// the worker pool.
+struct Cpu<'a> {
+    module: &'a Module,
+    pool: &'a rayon::ThreadPool,
+}
+
+/// One kernel call, shared by the workers: the arguments point at buffers
+/// that outlive the call; each chunk writes its own part of the outputs.
+struct Call {
+    f: KernelFn,
+    args: AccArgs,
+}
+
+// SAFETY: the buffers behind the pointers are kept alive by the launching
+// frame for the whole (blocking) launch; inputs are only read, and every
+// chunk writes disjoint output positions (permute writes shared positions
+// only with atomic compare-and-swap, or runs as one chunk).
+unsafe impl Sync for Call {}
+unsafe impl Send for Call {}
+
+impl Call {
+    fn chunk(&self, start: usize, end: usize) {
+        // SAFETY: the kernel was generated for exactly these arguments
+        // (lower.rs and this file agree on the layout) and reads and
+        // writes only inside the buffers' extents for `start .. end`.
+        unsafe { (self.f)(&self.args, start as i64, end as i64) }
+    }
+}
+
+impl Machine for Cpu<'_> {
+    type Array = Arc<ArrayData>;
+    type Kernel = Kernel;
+
+    fn upload(&self, a: Arc<ArrayData>) -> Result<Arc<ArrayData>> {
+        Ok(a)
+    }
+
+    fn reshaped(&self, a: &Arc<ArrayData>, dims: Vec<usize>) -> Arc<ArrayData> {
+        Arc::new(a.reshaped(dims))
+    }
+
+    fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Arc<ArrayData>> {
+        self.launch(k, env).map(Arc::new)
+    }
+}
+
+impl Cpu<'_> {
+    fn launch(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<ArrayData> {
+        let inputs = k.inputs.iter().map(|&v| env.array(v)).collect::<Result<Vec<_>>>()?;
+        let mut bufs: Vec<*mut c_void> = Vec::new();
+        let mut extents: Vec<i64> = Vec::new();
+        for a in &inputs {
+            // an empty array's buffers may dangle: a kernel gets a block of
+            // zeros instead, so that every input has an element at position
+            // 0 (Note [Optimistic checks])
+            let empty = a.is_empty();
+            bufs.extend(a.buffers().iter().map(|b| {
+                if empty {
+                    EMPTY_INPUT.as_ptr() as *mut c_void
+                } else {
+                    b.as_ptr() as *mut c_void
+                }
+            }));
+            extents.extend(a.shape().iter().map(|&d| d as i64));
+        }
+        let workers = self.pool.current_num_threads();
+        let launch = Launch { k, module: self.module, pool: self.pool, workers, bufs, extents };
+        match &k.skeleton {
+            Skeleton::Generate { shape } => generate::launch(&launch, env, shape),
+            Skeleton::Fold { seed, source, op } => fold::launch(&launch, env, *seed, source, op),
+            Skeleton::Scan { seed, source, op, .. } => scan::launch(&launch, env, *seed, source, op),
+            Skeleton::FoldSeg { seed, source, offsets, op } => {
+                fold_seg::launch(&launch, env, *seed, source, *offsets, op)
+            }
+            Skeleton::Permute { defaults, source, atomic } => {
+                permute::launch(&launch, env, *defaults, source, *atomic)
+            }
+            Skeleton::Stencil { sources, extents } => stencil::launch(&launch, env, sources, extents),
+        }
+    }
+}
+
+/// What every launch of one kernel shares: the kernel, its object, the
+/// workers, its input buffers and extents. Each skeleton's file launches
+/// its functions through it (`launch`).
+pub(super) struct Launch<'a> {
+    pub k: &'a Kernel,
+    module: &'a Module,
+    pool: &'a rayon::ThreadPool,
+    /// The number of workers.
+    pub workers: usize,
+    bufs: Vec<*mut c_void>,
+    extents: Vec<i64>,
+}
+
+impl Launch<'_> {
+    /// Chunk boundaries for `0 .. n` on this launch's workers (Note
+    /// [Chunks]).
+    pub fn uniform(&self, n: usize, grain: usize) -> Vec<usize> {
+        uniform(n, grain, self.workers)
+    }
+
+    /// Runs function `suffix` over the chunks between consecutive
+    /// `bounds`, with the outputs, temporaries, the kernel's own extents
+    /// and parameters; a raised error becomes `Error`.
+    pub fn run(
+        &self,
+        suffix: &str,
+        out: &mut [Buffer],
+        tmp: &mut [Buffer],
+        own_extents: &[i64],
+        params: &[i64],
+        bounds: &[usize],
+    ) -> Result<()> {
+        if bounds.len() < 2 || bounds[0] == *bounds.last().expect("non-empty") {
+            return Ok(());
+        }
+        let f = self.module.get(&format!("{}{suffix}", self.k.name))?;
+        let mut bufs = self.bufs.clone();
+        bufs.extend(out.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void));
+        bufs.extend(tmp.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void));
+        let mut extents = self.extents.clone();
+        extents.extend_from_slice(own_extents);
+        let params = params.to_vec();
+        let mut err = AccErr::NONE;
+        let call = Call {
+            f,
+            args: AccArgs {
+                bufs: bufs.as_ptr(),
+                extents: extents.as_ptr(),
+                params: params.as_ptr(),
+                consts: self.k.consts.as_ptr(),
+                err: &mut err,
+            },
+        };
+        if bounds.len() == 2 {
+            call.chunk(bounds[0], bounds[1]);
+        } else {
+            self.pool.install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
+        }
+        if err.code != 0 {
+            return Err(err.error(self.k));
+        }
+        Ok(())
+    }
+}
+
+/// Chunk boundaries for `0 .. n` on `workers` workers (Note [Chunks]).
+fn uniform(n: usize, grain: usize, workers: usize) -> Vec<usize> {
+    if n == 0 {
+        return vec![0, 0];
+    }
+    let chunks = (n / grain.max(1)).clamp(1, 4 * workers);
+    (0..=chunks).map(|c| c * n / chunks).collect()
+}
+
+/// Segment boundaries for one row, cut where the offsets cross multiples
+/// of `elements / chunks`, so that every chunk has about as many elements.
+pub(super) fn balanced(offs: &[i64], chunks: usize) -> Vec<usize> {
+    let nseg = offs.len() - 1;
+    let total = *offs.last().expect("checked offsets") as usize;
+    let mut b: Vec<usize> = (0..=chunks)
+        .map(|c| {
+            let target = (c * total / chunks) as i64;
+            offs[..nseg].partition_point(|&o| o < target)
+        })
+        .collect();
+    b[0] = 0;
+    *b.last_mut().expect("non-empty") = nseg;
+    b.dedup();
+    if b.len() == 1 {
+        b.push(nseg);
+    }
+    b
+}
+
+pub(super) fn dims_i64(d: &[usize]) -> Vec<i64> {
+    d.iter().map(|&x| x as i64).collect()
+}
+
+/// Buffers for an array of this type and shape, to be written by a
+/// kernel: `ShapeTooLarge` if it cannot be addressed, `OutOfMemory` if
+/// the memory cannot be had.
+pub(super) fn alloc(elt: &EltTy, dims: &[usize], loc: SrcLoc) -> Result<Vec<Buffer>> {
+    accelerate_base::array::shape::checked_extents(&dims_i64(dims), elt.size_bytes(), loc)?;
+    let n: usize = dims.iter().product();
+    elt.leaves()
+        .into_iter()
+        .map(|t| Buffer::uninit(t, n).ok_or_else(|| Error::OutOfMemory { loc, shape: dims.to_vec() }))
+        .collect()
+}
+
+/// The array a kernel has filled.
+pub(super) fn finish(mut out: Vec<Buffer>, elt: &EltTy, dims: Vec<usize>, n: usize) -> Result<ArrayData> {
+    for b in &mut out {
+        // SAFETY: the launch succeeded, and every skeleton writes every
+        // position of its output (generated code stores each element's
+        // value, booleans as 0 or 1).
+        unsafe { b.set_len(n) };
+    }
+    ArrayData::from_buffers(dims, elt.clone(), out)
+        .ok_or_else(|| Error::Internal("kernel output of the wrong size".into()))
+}

@@ -1,0 +1,339 @@
+//! The fold skeleton: reduction of the innermost dimension (`fold`,
+//! `fold1`, and so every whole-array reduction, which reshapes to a
+//! vector first).
+//!
+//! Algorithm. A row of `n` elements reduces to `f(seed, x0 ⊕ .. ⊕ x_{n-1})`
+//! (the operator is associative, `docs/semantics.md`), so the seed is
+//! applied once, whatever the split:
+//!
+//! 1. Many rows (`_rows`): the executor gives each worker whole rows.
+//! 2. Few long rows: each row is cut into `m` pieces of `L` elements;
+//!    `_part` reduces pieces in parallel into a temporary array of
+//!    `rows * m` partial results, and `_combine` folds each row's
+//!    partials with the seed.
+//!
+//! Within a piece the reduction keeps `K` independent accumulators
+//! (Note [Multi-accumulator reductions]), so that the loop has no chain of
+//! dependent additions and the C compiler can vectorise it:
+//!
+//! ```text
+//! acc[q] = x[lo + q]                       for q < K
+//! for k in lo+K, lo+2K .. while k+K <= hi: acc[q] = f(acc[q], x[k + q])
+//! r = acc[0] ⊕ acc[1] ⊕ .. ⊕ acc[K-1];  then the remaining elements
+//! ```
+//!
+//! Note [Multi-accumulator reductions]
+//! C compilers do not reassociate floating-point operations without
+//! `-ffast-math`, which would also give up NaN and infinity rules
+//! (`docs/semantics.md`); `fold` declares its operator associative, so
+//! the generated code reassociates explicitly instead, as CUB and every
+//! hand-written vector reduction do, and nothing else changes.
+//! Interleaved lanes (lane `q` takes elements `q, q + K, ..`) also reorder
+//! the elements, which needs a commutative operator as well: they are
+//! used only when the operator is commutative by construction
+//! (`c::kernel::commutative`: `a + b`, `max(a, b)`, a tuple of such), as for sums,
+//! products, extrema and dot products. Any other operator (an affine
+//! composition, a matrix product) reduces each piece in order, from its
+//! first element; only the grouping of the pieces then differs from the
+//! interpreter's. Lanes are written only for float elements: integer
+//! arithmetic wraps, so the C compiler reassociates an in-order integer
+//! reduction itself and vectorises it without help. (GCC 12.2 also
+//! miscompiles the lane loop for 8-bit integers at `-O3`: a sum of 48
+//! `int8_t` through 16 lanes came out wrong, found by the property tests.)
+//!
+//! Note [Masked loads in lane loops]
+//! GCC 12.2 at `-O3` also miscompiles a lane loop whose element reads an
+//! array on one side of a branch only, as fusion makes of PageRank's
+//! dangling rank (`ranks.zip_with(degrees, |r, d| d.eq(0).select(r, 0.0))`
+//! summed): `if (d[k + q] == 0) v = r[k + q]; else v = 0;`, valid C.
+//! It unrolls the 16-iteration loop over `q` completely, then vectorises
+//! the loop over `k` with the 16 statements as one SLP group, the
+//! conditional read becoming one masked load (`vmaskmovps`) per vector of
+//! lanes; but every one of those loads takes the first vector's mask (and
+//! is then ANDed with its own), so with AVX or AVX2 (two vectors of f32
+//! lanes, four of f64) a lane beyond the first vector keeps its element
+//! only where the lane at the same place in the first vector keeps its
+//! own. In a fast function the lane loops carry
+//! `#pragma omp simd` (Note [Optimistic checks]), which keeps GCC from
+//! unrolling them before the vectoriser; elsewhere they carry
+//! `ACC_LANE_LOOP` (`prelude.h`: `#pragma GCC unroll 1` under GCC), which
+//! does the same without claiming independent iterations (a checked
+//! function's lanes may raise errors in order). Kept a loop, the loop over
+//! `q` is vectorised by itself, each masked load with its own mask; a dot
+//! product and the dangling sum run as fast as before (within the noise,
+//! 10^3 to 10^6 elements).
+
+use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
+use super::kernel::{KernelGen, Row};
+use crate::c::host::{rows_of, shape_of};
+use crate::c::kernel::KernelCore;
+use crate::c::kernel::ShapeOf;
+use crate::c::kernel::{assign, commutative, declare, store, Source};
+use crate::c::{c_type, CVal, ExpGen};
+use crate::host::Env;
+use accelerate_base::array::ArrayData;
+use accelerate_base::array::{EltTy, ScalarTy};
+use accelerate_base::error::Result;
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::Fun;
+use accelerate_plan as plan;
+use std::sync::Arc;
+
+/// Independent accumulators of a reduction loop: 16 lanes cover two AVX2
+/// vectors of f32, enough to hide the latency of a vector addition.
+pub(crate) const LANES: usize = 16;
+
+/// The C functions of a fold kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &["_rows", "_part", "_combine"];
+
+/// Launch: `_rows` over whole rows when there are many rows (or little
+/// work); else `_part` over `rows * m` pieces of `piece` elements
+/// (`P[0] = m`, `P[1] = piece`) into a temporary of partial results, then
+/// `_combine` over the rows (`P[0] = m`).
+pub(super) fn launch(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+) -> Result<ArrayData> {
+    let (k, seed) = (launch.k, &seed);
+    let shape = shape_of(env, source)?;
+    let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+    let mut out = alloc(&k.elt, &outer, k.loc)?;
+    let ext = dims_i64(&shape);
+    if rows * n.max(1) < 2 * GRAIN || rows >= 2 * launch.workers || n < 2 * GRAIN {
+        let grain = (GRAIN / n.max(1)).max(1);
+        launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
+    } else {
+        let piece = n.div_ceil(4 * launch.workers).max(GRAIN);
+        let m = n.div_ceil(piece);
+        let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
+        launch.run(
+            "_part",
+            &mut out,
+            &mut tmp,
+            &ext,
+            &[m as i64, piece as i64],
+            &launch.uniform(rows * m, 1),
+        )?;
+        launch.run("_combine", &mut out, &mut tmp, &ext, &[m as i64], &[0, rows])?;
+    }
+    finish(out, &k.elt, outer, rows)
+}
+
+/// The C functions `_rows`, `_part` and `_combine` of a fold kernel.
+pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Fold) {
+    let (f, seed, src) = (&s.f, s.seed.as_ref(), &s.src.source);
+    let (rank, elt, what, loc) = (s.src.ty.rank, &spec.out.elt, spec.op, spec.loc);
+    // _rows: whole rows start..end
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_rows", what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.open("for (int64_t r = start; r < end; r++) {");
+        g.line(&format!("const int64_t base = r * {n};"));
+        let row = Row::new(&mut g, src, &sh, "r", "base");
+        let r = reduce_row(&mut g, f, z.as_ref(), src, &row, "0", &n, loc);
+        store(&mut g, &obufs, "r", &r);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
+
+    piece_totals(k, out, f, src, rank, elt, what, loc);
+
+    // _combine: rows start..end from their P[0] partials each
+    k.open_function(out, "_combine", what, loc);
+    let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.open("for (int64_t r = start; r < end; r++) {");
+    let first = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[r * P[0]]")).collect() };
+    let acc = match &z {
+        Some(z) => {
+            let v = g.apply(f, vec![z.clone(), first]);
+            declare(&mut g, "acc", &v)
+        }
+        None => declare(&mut g, "acc", &first),
+    };
+    g.open("for (int64_t j = 1; j < P[0]; j++) {");
+    let x = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[r * P[0] + j]")).collect() };
+    let v = g.apply(f, vec![acc.clone(), x]);
+    assign(&mut g, &acc, &v);
+    g.close("}");
+    store(&mut g, &obufs, "r", &acc);
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+}
+
+/// Whether a reduction with `f` over elements of type `elt` keeps
+/// interleaved lanes (Note [Multi-accumulator reductions]).
+fn lanes(f: &Fun, elt: &EltTy) -> bool {
+    elt.leaves().iter().all(|t| matches!(t, ScalarTy::F32 | ScalarTy::F64)) && commutative(f)
+}
+
+/// The C function `_part` of a kernel that cuts long rows into pieces (a
+/// fold's, and a scan's first phase): pieces `start .. end`, `P[0]` pieces
+/// per row of `P[1]` elements each, each reduced without the seed into the
+/// temporary array `t` at its own position.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn piece_totals(
+    k: &mut KernelGen,
+    out: &mut String,
+    f: &Fun,
+    src: &Source,
+    rank: usize,
+    elt: &EltTy,
+    what: &str,
+    loc: SrcLoc,
+) {
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_part", what, loc);
+        let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        g.open("for (int64_t c = start; c < end; c++) {");
+        g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
+        g.line("const int64_t lo = (c % P[0]) * P[1];");
+        g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+        let row = Row::new(&mut g, src, &sh, "row", "base");
+        let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
+        store(&mut g, &tbufs, "c", &r);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
+}
+
+/// The reduction of positions `base + lo .. base + hi` of a row, with the
+/// seed if any (an empty range gives the seed; without a seed the range
+/// is not empty).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_row(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    seed: Option<&CVal>,
+    src: &Source,
+    row: &Row,
+    lo: &str,
+    hi: &str,
+    loc: SrcLoc,
+) -> CVal {
+    match seed {
+        None => reduce1(g, f, src, row, lo, hi, loc),
+        Some(z) if !lanes(f, &z.ty) => {
+            // in order from the seed: the interpreter's order exactly
+            let acc = declare(g, "acc", z);
+            fold_in_order(g, f, src, row, lo, hi, &acc, loc);
+            acc
+        }
+        Some(z) => {
+            // a short range folds from the seed in order (the interpreter's
+            // order exactly); a long one reduces with lanes, then the seed
+            let acc = declare(g, "acc", z);
+            g.open(&format!("if ({hi} - {lo} >= {}) {{", 2 * LANES));
+            let r = reduce1(g, f, src, row, lo, hi, loc);
+            let v = g.apply(f, vec![z.clone(), r]);
+            assign(g, &acc, &v);
+            g.close("} else {");
+            g.indent_in();
+            fold_in_order(g, f, src, row, lo, hi, &acc, loc);
+            g.close("}");
+            acc
+        }
+    }
+}
+
+/// `acc = f(acc, x)` for the positions `base + lo .. base + hi` in order.
+#[allow(clippy::too_many_arguments)]
+fn fold_in_order(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    src: &Source,
+    row: &Row,
+    lo: &str,
+    hi: &str,
+    acc: &CVal,
+    loc: SrcLoc,
+) {
+    let k = g.fresh("k");
+    g.open(&format!("for (int64_t {k} = {lo}; {k} < {hi}; {k}++) {{"));
+    let x = row.read(g, src, &k, loc);
+    let v = g.apply(f, vec![acc.clone(), x]);
+    assign(g, acc, &v);
+    g.close("}");
+}
+
+/// The reduction of the non-empty range `base + lo .. base + hi`, with
+/// `LANES` accumulators when it is long enough and `lanes` allows them.
+fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &str, loc: SrcLoc) -> CVal {
+    let x0 = row.read(g, src, lo, loc);
+    let acc = declare(g, "acc", &x0);
+    if !lanes(f, &acc.ty) {
+        fold_in_order(g, f, src, row, &format!("{lo} + 1"), hi, &acc, loc);
+        return acc;
+    }
+    let k = g.fresh("k");
+    g.line(&format!("int64_t {k} = {lo} + 1;"));
+    // K accumulators
+    g.open(&format!("if ({hi} - {lo} >= {}) {{", 2 * LANES));
+    let lanes: Vec<String> = acc.ty.leaves().iter().map(|_| g.fresh("lane")).collect();
+    for (l, t) in lanes.iter().zip(acc.ty.leaves()) {
+        g.line(&format!("{} {l}[{LANES}];", c_type(t)));
+    }
+    let lane_val =
+        |q: &str| CVal { ty: acc.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[{q}]")).collect() };
+    lane_loop(g);
+    g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+    let q = g.bind(ScalarTy::I64, &format!("{lo} + q"));
+    let x = row.read(g, src, &q, loc);
+    for (l, v) in lanes.iter().zip(&x.leaves) {
+        g.line(&format!("{l}[q] = {v};"));
+    }
+    g.close("}");
+    g.line(&format!("{k} = {lo} + {LANES};"));
+    g.open(&format!("for (; {k} + {LANES} <= {hi}; {k} += {LANES}) {{"));
+    lane_loop(g);
+    g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+    let kq = g.bind(ScalarTy::I64, &format!("{k} + q"));
+    let x = row.read(g, src, &kq, loc);
+    let v = g.apply(f, vec![lane_val("q"), x]);
+    for (l, v) in lanes.iter().zip(&v.leaves) {
+        g.line(&format!("{l}[q] = {v};"));
+    }
+    g.close("}");
+    g.close("}");
+    // the lanes, combined in order
+    assign(g, &acc, &lane_val("0"));
+    g.open(&format!("for (int q = 1; q < {LANES}; q++) {{"));
+    let v = g.apply(f, vec![acc.clone(), lane_val("q")]);
+    assign(g, &acc, &v);
+    g.close("}");
+    g.close("}");
+    // the rest, one at a time
+    g.open(&format!("for (; {k} < {hi}; {k}++) {{"));
+    let x = row.read(g, src, &k, loc);
+    let v = g.apply(f, vec![acc.clone(), x]);
+    assign(g, &acc, &v);
+    g.close("}");
+    acc
+}
+
+/// Marks the loop over the lanes that follows (Note [Masked loads in lane
+/// loops]): as free of dependences in a fast function, else with
+/// `ACC_LANE_LOOP`.
+fn lane_loop(g: &mut ExpGen<'_>) {
+    if g.optimistic.is_some() {
+        g.independent_iterations();
+    } else {
+        g.line("ACC_LANE_LOOP");
+    }
+}

@@ -1,0 +1,183 @@
+//! What every kernel of the CPU backend shares: its C signature and
+//! prologue (the arrays it reads, by slot), its loops over rows, and the
+//! reader of a reduction's rows.
+//!
+//! Every kernel function has the signature
+//! `void name(const acc_args *A, int64_t start, int64_t end)` and computes
+//! the part `start .. end` of its iteration space, so that the executor can
+//! split the space between workers (Note [Chunks]). `A->bufs` holds the
+//! buffers of the arrays the kernel reads (every leaf of slot 0, then of
+//! slot 1, ...), then its outputs; `A->extents` the extents of those
+//! arrays, then of the iteration space; `A->params` the skeleton's own
+//! integers; `A->consts` the kernel's hoisted literals (Note [Hoisted
+//! literals]).
+//!
+//! What the kernels of both backends share whatever the target (`Source`,
+//! `Kernel`, `Skeleton`, the readers and the statement helpers) is in
+//! `backend::c::kernel`.
+
+use crate::c::kernel::{read_at, read_ix, unravel, uses_from_index, KernelCore, KernelParts, Source};
+use crate::c::{CVal, ExpGen};
+use accelerate_base::array::{EltTy, ScalarTy};
+use accelerate_base::error::SrcLoc;
+use accelerate_plan as plan;
+use std::fmt::Write;
+use std::ops::{Deref, DerefMut};
+
+/// The declaration of a function's error context, after which a checked
+/// function calls its fast form (Note [Optimistic checks]).
+const ERROR_CONTEXT: &str = "    acc_err e0; e0.code = ACC_ERR_NONE;\n";
+
+/// The code generation state of one kernel: the shared core (`KernelCore`,
+/// which it dereferences to) and the state of its fast forms.
+pub(crate) struct KernelGen {
+    core: KernelCore,
+    /// Generating the fast form of a function (Note [Optimistic checks]).
+    fast: bool,
+    /// The name of the last function opened.
+    function: String,
+    /// Whether the last function closed can raise an error.
+    raised: bool,
+}
+
+impl Deref for KernelGen {
+    type Target = KernelCore;
+    fn deref(&self) -> &KernelCore {
+        &self.core
+    }
+}
+
+impl DerefMut for KernelGen {
+    fn deref_mut(&mut self) -> &mut KernelCore {
+        &mut self.core
+    }
+}
+
+impl KernelGen {
+    /// The code generation state of a kernel of the plan.
+    pub fn new(k: &plan::Kernel) -> KernelGen {
+        KernelGen { core: KernelCore::new(k), fast: false, function: String::new(), raised: false }
+    }
+
+    /// The kernel's inputs, sites and hoisted literals (`KernelCore::finish`).
+    pub fn finish(self) -> KernelParts {
+        self.core.finish()
+    }
+
+    /// A scalar-code generator writing at `indent`, with errors to `e0`
+    /// (or to the flag `acc_bad` of a fast function).
+    pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
+        let mut g = self.core.exp_gen(indent);
+        if self.fast {
+            g.optimistic = Some("acc_bad".into());
+        }
+        g
+    }
+
+    /// Writes the C function that `function` writes (from `open_function`
+    /// to `close_function`) and, when its checks can fail, a fast form of
+    /// it that the function runs first (Note [Optimistic checks]). Only
+    /// for functions that may compute their range twice.
+    pub fn with_fast_path(&mut self, out: &mut String, function: impl Fn(&mut KernelGen, &mut String)) {
+        let mut checked = String::new();
+        function(self, &mut checked);
+        if self.raised {
+            self.fast = true;
+            function(self, out);
+            self.fast = false;
+            let call = format!("{ERROR_CONTEXT}    if (!{}_fast(A, start, end)) return;\n", self.function);
+            checked = checked.replacen(ERROR_CONTEXT, &call, 1);
+        }
+        out.push_str(&checked);
+    }
+
+    /// Opens the C function `suffix` of this kernel: the signature, the
+    /// input arrays as restrict pointers and extents, and the error
+    /// context `e0`.
+    pub fn open_function(&mut self, out: &mut String, suffix: &str, what: &str, loc: SrcLoc) {
+        self.function = format!("{}{suffix}", self.name);
+        let _ = writeln!(out, "\n/* {} at {loc} */", crate::c::comment(what));
+        let f = &self.function;
+        if self.fast {
+            let _ = writeln!(out, "static int {f}_fast(const acc_args *A, int64_t start, int64_t end) {{");
+        } else {
+            let _ = writeln!(out, "void {f}(const acc_args *A, int64_t start, int64_t end) {{");
+        }
+        self.core.open_inputs(out, "restrict");
+        out.push_str(if self.fast { "    int acc_bad = 0;\n" } else { ERROR_CONTEXT });
+    }
+
+    /// Declares output buffers `name_l` of the element type, from
+    /// `A->bufs[first ..]`; returns their names and the next buffer index.
+    pub fn out_buffers(out: &mut String, name: &str, elt: &EltTy, first: usize) -> (Vec<String>, usize) {
+        KernelCore::buffers(out, name, elt, first, "restrict")
+    }
+
+    /// Closes a function with its body (`ExpGen::into_parts`): the error
+    /// reaches the host.
+    pub fn close_function(&mut self, out: &mut String, (code, fresh, raised): (String, usize, bool)) {
+        self.raised = raised;
+        self.core.close_body(out, &code, fresh);
+        out.push_str(if self.fast {
+            "    return acc_bad;\n}\n"
+        } else {
+            "    acc_publish(A->err, &e0);\n}\n"
+        });
+    }
+}
+
+/// Opens the loop over the rows that `start .. end` touches: returns the
+/// outer coordinates of row `r`; the row's part of the range is
+/// `base + lo .. base + hi`.
+pub(crate) fn open_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
+    let rank = sh.len();
+    let n = &sh[rank - 1];
+    g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
+    let ix = unravel(g, "r", &sh[..rank - 1]);
+    g.loop_invariant.push("r".into());
+    g.loop_invariant.extend(ix.iter().cloned());
+    g.line(&format!("const int64_t base = r * {n};"));
+    g.line("const int64_t lo = start > base ? start - base : 0;");
+    g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
+    ix
+}
+
+/// Where a reduction or scan reads one row of its source: the position of
+/// the row's first element and, for a delayed source whose linear function
+/// would divide, the row's outer index, so that its elements are read by
+/// index with no division (as `generate` walks rows).
+pub(crate) struct Row {
+    pub base: String,
+    outer: Option<Vec<String>>,
+}
+
+impl Row {
+    /// Row `r` of `src`, whose extents are `sh`, starting at `base`.
+    pub fn new(g: &mut ExpGen<'_>, src: &Source, sh: &[String], r: &str, base: &str) -> Row {
+        let by_index = sh.len() >= 2 && matches!(src, Source::Delayed(d) if uses_from_index(&d.linear));
+        let outer = by_index.then(|| unravel(g, r, &sh[..sh.len() - 1]));
+        g.loop_invariant.push(r.to_string());
+        g.loop_invariant.extend(outer.iter().flatten().cloned());
+        Row { base: base.to_string(), outer }
+    }
+
+    /// A row read by position only.
+    pub fn at(base: &str) -> Row {
+        Row { base: base.to_string(), outer: None }
+    }
+
+    /// The element at offset `k` (a C atom) of the row.
+    pub fn read(&self, g: &mut ExpGen<'_>, src: &Source, k: &str, loc: SrcLoc) -> CVal {
+        match &self.outer {
+            Some(outer) => {
+                let mut ix = outer.clone();
+                ix.push(k.to_string());
+                read_ix(g, src, &ix, loc)
+            }
+            None => {
+                let p = g.bind(ScalarTy::I64, &format!("{} + {k}", self.base));
+                read_at(g, src, &p, loc)
+            }
+        }
+    }
+}

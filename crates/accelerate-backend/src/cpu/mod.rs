@@ -1,0 +1,148 @@
+//! The multicore CPU backend: each kernel of a fused program becomes a C
+//! function, all of a program's kernels one C file, compiled at run time
+//! by the system C compiler into a shared object that is loaded into the
+//! process (`compile`, with its kernel cache), and run in parallel chunks
+//! on a work-stealing pool (`exec`).
+//!
+//! Files: `kernel` (this backend's kernel functions and loops), one file
+//! per skeleton (`generate`, `fold`, `fold_seg`, `scan`, `permute`,
+//! `stencil`), `compile`, `exec`. What the CUDA backend shares comes from
+//! `backend::c`: the code generation of a plan's kernels (`c::codegen`,
+//! given this backend's skeleton writers, `CpuTarget`), what
+//! kernels share whatever the target (`c::kernel`) and the scalar code
+//! inside them.
+//!
+//! Options (`CpuOptions`, in `Config::cpu`; their defaults come from the
+//! environment, `exec::config`): the workers, the C compiler and extra
+//! flags, the kernel cache's folder. Programs with different options run
+//! side by side in one process: each has the worker pool of its size and
+//! the objects its compiler and flags built.
+
+mod compile;
+mod exec;
+mod fold;
+mod fold_seg;
+mod generate;
+mod kernel;
+mod permute;
+mod scan;
+mod stencil;
+
+pub use crate::c::build::compilations;
+pub use compile::vectorised_loops_with;
+
+use crate::c::codegen::{skeleton_files_target, write_kernels};
+use crate::c::kernel::{Kernel, Skeleton};
+use crate::cache::CacheDir;
+use crate::{Prepare, Prepared};
+use accelerate_base::array::ArraysVal;
+use accelerate_base::error::Result;
+use accelerate_plan::{self as plan, Cmd};
+use std::sync::Arc;
+
+skeleton_files_target!(CpuTarget);
+
+/// The CPU backend's options (`Config::cpu`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CpuOptions {
+    /// Worker threads; 0: one per core (`ACCELERATE_THREADS`).
+    pub threads: usize,
+    /// The C compiler (`CC`, default `cc`).
+    pub cc: String,
+    /// Extra flags for it, after the backend's own (`ACCELERATE_CFLAGS`).
+    pub cflags: Vec<String>,
+    /// Where compiled kernels are kept.
+    pub cache: CacheDir,
+}
+
+/// The CPU backend.
+pub struct Cpu;
+
+impl Prepare for Cpu {
+    type Options = CpuOptions;
+    fn prepare(
+        p: &Arc<plan::Program>,
+        options: &CpuOptions,
+        print_source: bool,
+    ) -> Result<Box<dyn Prepared>> {
+        let program = CpuProgram::new(p, options)?;
+        if print_source {
+            eprintln!("== c ==\n{}", program.c_source());
+        }
+        Ok(Box::new(program))
+    }
+}
+
+/// A program compiled for the CPU: its host commands, its kernels, the
+/// loaded object holding their code, and the workers that run them.
+pub struct CpuProgram {
+    body: Cmd,
+    kernels: Vec<Kernel>,
+    module: Arc<compile::Module>,
+    source: String,
+    pool: Arc<rayon::ThreadPool>,
+}
+
+impl CpuProgram {
+    /// Writes a plan's kernels and loads them (from the kernel cache or
+    /// compiled now).
+    pub fn new(p: &plan::Program, options: &CpuOptions) -> Result<CpuProgram> {
+        let l = write_kernels::<CpuTarget>(p);
+        let symbols: Vec<String> = l.kernels.iter().flat_map(symbols).collect();
+        let module = compile::load(&l.source, &symbols, options)?;
+        let pool = exec::pool(options.threads);
+        Ok(CpuProgram { body: p.body.clone(), kernels: l.kernels, module, source: l.source, pool })
+    }
+
+    /// Runs the program on its arguments.
+    pub fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+        exec::run(&self.body, &self.kernels, &self.module, &self.pool, args)
+    }
+
+    /// The generated C of the program's kernels (without the prelude).
+    pub fn c_source(&self) -> &str {
+        &self.source
+    }
+
+    /// The number of kernels.
+    pub fn kernel_count(&self) -> usize {
+        self.kernels.len()
+    }
+
+    /// The number of worker threads that run it.
+    pub fn workers(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+}
+
+impl Prepared for CpuProgram {
+    fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
+        CpuProgram::run(self, args)
+    }
+    fn source(&self) -> Option<&str> {
+        Some(self.c_source())
+    }
+    fn kernel_count(&self) -> Option<usize> {
+        Some(CpuProgram::kernel_count(self))
+    }
+}
+
+/// The C functions of a kernel: its name and its skeleton's suffixes
+/// (each skeleton's file lists them beside its code).
+fn symbols(k: &Kernel) -> Vec<String> {
+    use Skeleton::*;
+    let suffixes: &[&str] = match k.skeleton {
+        Generate { .. } => generate::FUNCTIONS,
+        Fold { .. } => fold::FUNCTIONS,
+        Scan { .. } => scan::FUNCTIONS,
+        FoldSeg { .. } => fold_seg::FUNCTIONS,
+        Permute { atomic, .. } => permute::functions(atomic),
+        Stencil { .. } => stencil::FUNCTIONS,
+    };
+    suffixes.iter().map(|s| format!("{}{s}", k.name)).collect()
+}
+
+/// Why this backend cannot run here with these options, if it cannot.
+pub fn unavailable_with(options: &CpuOptions) -> Option<String> {
+    compile::unavailable(&options.cc)
+}

@@ -1,0 +1,264 @@
+//! The scan skeleton: inclusive scans along the innermost dimension, from
+//! the left or the right, with a seed (`scanl`, `scanr`: one more element
+//! per row) or without (`scanl1`, `scanr1`).
+//!
+//! Algorithm, for a row of `n` elements and result rows of `m`:
+//!
+//! 1. Many rows (`_rows`): each worker scans whole rows sequentially.
+//! 2. Few long rows, three phases (as Accelerate's native backend and the
+//!    classic multicore scan): the row is cut into `P[0]` pieces of `P[1]`
+//!    elements; `_part` reduces every piece into a temporary array
+//!    (in parallel); `_carry` scans each row's piece totals sequentially
+//!    into the value each piece starts from (the seed, then the totals of
+//!    the pieces before it, in scan order); `_piece` scans every piece from
+//!    its carry (in parallel), writing the result.
+//!
+//! For a left scan with seed `z`, result `k` is `z ⊕ x0 ⊕ .. ⊕ x_{k-1}`
+//! (result 0 is `z`); a right scan mirrors it (result `m-1` is `z`). Each
+//! piece's carry includes the seed exactly once.
+
+use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
+use super::fold::piece_totals;
+use super::kernel::KernelGen;
+use crate::c::host::{rows_of, shape_of};
+use crate::c::kernel::KernelCore;
+use crate::c::kernel::ShapeOf;
+use crate::c::kernel::{assign, declare, in_scan_order, read_at, store, Source};
+use crate::c::{CVal, ExpGen};
+use crate::host::Env;
+use accelerate_base::array::ArrayData;
+use accelerate_base::array::ScalarTy;
+use accelerate_base::error::Result;
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::Direction;
+use accelerate_plan as plan;
+use std::sync::Arc;
+
+/// The C functions of a scan kernel (its name and these suffixes).
+pub(crate) const FUNCTIONS: &[&str] = &["_rows", "_part", "_carry", "_piece"];
+
+/// Launch: `_rows` over whole rows when there are many; else three phases
+/// over `rows * m` pieces of `piece` elements (`P[0] = m`, `P[1] =
+/// piece`): `_part` (each piece's total into a temporary), `_carry` (each
+/// row's carries), `_piece` (each piece scanned from its carry).
+pub(super) fn launch(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+) -> Result<ArrayData> {
+    let (k, seed) = (launch.k, &seed);
+    let shape = shape_of(env, source)?;
+    let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
+    let m_out = n + usize::from(*seed);
+    let mut dims = outer.clone();
+    dims.push(m_out);
+    let mut out = alloc(&k.elt, &dims, k.loc)?;
+    let ext = dims_i64(&shape);
+    if rows >= 2 * launch.workers || n < 4 * GRAIN {
+        let grain = (GRAIN / n.max(1)).max(1);
+        launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
+    } else {
+        let piece = n.div_ceil(4 * launch.workers).max(GRAIN);
+        let m = n.div_ceil(piece);
+        let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
+        let params = [m as i64, piece as i64];
+        launch.run("_part", &mut out, &mut tmp, &ext, &params, &launch.uniform(rows * m, 1))?;
+        launch.run("_carry", &mut out, &mut tmp, &ext, &params, &[0, rows])?;
+        launch.run("_piece", &mut out, &mut tmp, &ext, &params, &launch.uniform(rows * m, 1))?;
+    }
+    finish(out, &k.elt, dims, rows * m_out)
+}
+
+/// The C functions of a scan kernel.
+pub(crate) fn scan(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Scan) {
+    let (f, seed, dir, src) = (&s.f, s.seed.as_ref(), s.dir, &s.src.source);
+    let (rank, elt, what, loc) = (spec.out.rank, &spec.out.elt, spec.op, spec.loc);
+    let left = dir == Direction::Left;
+    let extra = usize::from(seed.is_some());
+    // `op(acc, x)` in scan order: a right scan combines `f(x, acc)`
+    let op = |g: &mut ExpGen<'_>, acc: &CVal, x: CVal| in_scan_order(g, f, dir, acc, x);
+
+    // _rows: whole rows start..end
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_rows", what, loc);
+        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.open("for (int64_t r = start; r < end; r++) {");
+        g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
+        scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("0", &n), left, loc);
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
+
+    // _part: piece totals
+    piece_totals(k, out, f, src, rank, elt, what, loc);
+
+    // _carry: rows start..end; the totals become carries in place (a piece
+    // without a carry, the first in scan order of a scan without a seed,
+    // keeps a value it does not read)
+    k.open_function(out, "_carry", what, loc);
+    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let mut g = k.exp_gen(1);
+    let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+    g.open("for (int64_t r = start; r < end; r++) {");
+    let at = |j: &str| CVal {
+        ty: elt.clone(),
+        leaves: tbufs.iter().map(|t| format!("{t}[r * P[0] + ({j})]")).collect(),
+    };
+    let first = if left { "0" } else { "P[0] - 1" };
+    let acc = match &z {
+        Some(z) => declare(&mut g, "acc", z),
+        None => declare(&mut g, "acc", &at(first)),
+    };
+    let (init, cond, inc) = match (left, z.is_some()) {
+        (true, true) => ("0", "j < P[0]", "j++"),
+        (true, false) => ("1", "j < P[0]", "j++"),
+        (false, true) => ("P[0] - 1", "j >= 0", "j--"),
+        (false, false) => ("P[0] - 2", "j >= 0", "j--"),
+    };
+    g.open(&format!("for (int64_t j = {init}; {cond}; {inc}) {{"));
+    let total = declare(&mut g, "tot", &at("j"));
+    for (t, a) in tbufs.iter().zip(&acc.leaves) {
+        g.line(&format!("{t}[r * P[0] + j] = {a};"));
+    }
+    let v = op(&mut g, &acc, total);
+    assign(&mut g, &acc, &v);
+    g.close("}");
+    g.close("}");
+    let parts = g.into_parts();
+    k.close_function(out, parts);
+
+    // _piece: pieces start..end scanned from their carries
+    k.with_fast_path(out, |k, out| {
+        k.open_function(out, "_piece", what, loc);
+        let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+        let n = sh[rank - 1].clone();
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
+        g.open("for (int64_t c = start; c < end; c++) {");
+        g.line("const int64_t r = c / P[0], j = c % P[0];");
+        g.line(&format!("const int64_t base = r * {n}, obase = r * ({n} + {extra});"));
+        g.line("const int64_t lo = j * P[1];");
+        g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+        let carry = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[c]")).collect() };
+        // the piece that starts the scan has no carry unless there is a seed
+        let starts = if left { "j == 0" } else { "j == P[0] - 1" };
+        g.open(&format!("if ({starts}) {{"));
+        scan_range(&mut g, &op, z.as_ref(), src, &obufs, ("base", "obase"), ("lo", "hi"), left, loc);
+        g.close("} else {");
+        g.indent_in();
+        piece_from(&mut g, &op, &carry, src, &obufs, ("base", "obase"), ("lo", "hi"), left, extra, loc);
+        g.close("}");
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    });
+}
+
+/// `op(acc, x)` in scan order.
+type Op<'o> = dyn Fn(&mut ExpGen<'_>, &CVal, CVal) -> CVal + 'o;
+
+/// Scans source positions `lo .. hi` of a row (the part of the row that
+/// begins the scan: from the left, `lo` is 0; from the right, `hi` is
+/// `n`), writing results at output row offset `obase`. With a seed the
+/// scan starts from it and writes it too (at position `lo`, or `hi` from
+/// the right, where the output row is one longer).
+#[allow(clippy::too_many_arguments)]
+fn scan_range(
+    g: &mut ExpGen<'_>,
+    op: &Op<'_>,
+    seed: Option<&CVal>,
+    src: &Source,
+    obufs: &[String],
+    (base, obase): (&str, &str),
+    (lo, hi): (&str, &str),
+    left: bool,
+    loc: SrcLoc,
+) {
+    match seed {
+        Some(z) => {
+            let acc = declare(g, "acc", z);
+            store(g, obufs, &format!("{obase} + {}", if left { lo } else { hi }), &acc);
+            let from = if left { lo.to_string() } else { format!("{hi} - 1") };
+            open_scan_loop(g, &from, (lo, hi), left);
+            let at = if left { format!("{obase} + k + 1") } else { format!("{obase} + k") };
+            scan_step(g, op, src, base, &acc, obufs, &at, loc);
+            g.close("}");
+        }
+        None => {
+            g.open(&format!("if ({hi} > {lo}) {{"));
+            let first = if left { lo.to_string() } else { format!("{hi} - 1") };
+            let p = g.bind(ScalarTy::I64, &format!("{base} + {first}"));
+            let x = read_at(g, src, &p, loc);
+            let acc = declare(g, "acc", &x);
+            store(g, obufs, &format!("{obase} + {first}"), &acc);
+            let from = if left { format!("{lo} + 1") } else { format!("{hi} - 2") };
+            open_scan_loop(g, &from, (lo, hi), left);
+            scan_step(g, op, src, base, &acc, obufs, &format!("{obase} + k"), loc);
+            g.close("}");
+            g.close("}");
+        }
+    }
+}
+
+/// Scans a piece `lo .. hi` that does not begin the scan, from its carry
+/// (the combination of everything before it in scan order, seed
+/// included). With a seed, a left scan's result `k + 1` is the value after
+/// element `k`; without one, result `k`.
+#[allow(clippy::too_many_arguments)]
+fn piece_from(
+    g: &mut ExpGen<'_>,
+    op: &Op<'_>,
+    carry: &CVal,
+    src: &Source,
+    obufs: &[String],
+    (base, obase): (&str, &str),
+    (lo, hi): (&str, &str),
+    left: bool,
+    extra: usize,
+    loc: SrcLoc,
+) {
+    let acc = declare(g, "acc", carry);
+    let from = if left { lo.to_string() } else { format!("{hi} - 1") };
+    open_scan_loop(g, &from, (lo, hi), left);
+    let at = if left { format!("{obase} + k + {extra}") } else { format!("{obase} + k") };
+    scan_step(g, op, src, base, &acc, obufs, &at, loc);
+    g.close("}");
+}
+
+/// Opens the loop over `k` from `from` in scan order, within `lo .. hi`.
+fn open_scan_loop(g: &mut ExpGen<'_>, from: &str, (lo, hi): (&str, &str), left: bool) {
+    if left {
+        g.open(&format!("for (int64_t k = {from}; k < {hi}; k++) {{"));
+    } else {
+        g.open(&format!("for (int64_t k = {from}; k >= {lo}; k--) {{"));
+    }
+}
+
+/// One step of a scan loop: `acc = op(acc, x[base + k])`, stored at `at`.
+#[allow(clippy::too_many_arguments)]
+fn scan_step(
+    g: &mut ExpGen<'_>,
+    op: &Op<'_>,
+    src: &Source,
+    base: &str,
+    acc: &CVal,
+    obufs: &[String],
+    at: &str,
+    loc: SrcLoc,
+) {
+    let p = g.bind(ScalarTy::I64, &format!("{base} + k"));
+    let x = read_at(g, src, &p, loc);
+    let v = op(g, acc, x);
+    assign(g, acc, &v);
+    store(g, obufs, at, acc);
+}

@@ -1,0 +1,220 @@
+//! The host side every backend shares: walking a plan's host program
+//! (`plan::Cmd`) and evaluating the little scalar code that runs on the
+//! host (shapes, `unit`, `acond` and `awhile` conditions, with the
+//! interpreter's evaluator).
+//!
+//! What differs between the backends is what an array is (a host array
+//! for the CPU backend and the interpreter; a handle on device memory for
+//! the CUDA backend, whose elements reach the host only when host code
+//! reads them) and how a kernel runs: a backend is a `Machine` over its
+//! `HostArray`s, launching its own form of the plan's kernels.
+
+use crate::interp::scalar::{lookup, ArrayEnv, ScalarEval};
+use accelerate_base::array::{ArrayData, ArraysVal};
+use accelerate_base::error::{Error, Result};
+use accelerate_plan::Cmd;
+use std::sync::Arc;
+
+/// An array as a backend holds it.
+pub(crate) trait HostArray: Clone {
+    fn shape(&self) -> &[usize];
+    /// Its elements on the host (brought there on first use).
+    fn host(&self) -> Result<&Arc<ArrayData>>;
+}
+
+impl HostArray for Arc<ArrayData> {
+    fn shape(&self) -> &[usize] {
+        ArrayData::shape(self)
+    }
+
+    fn host(&self) -> Result<&Arc<ArrayData>> {
+        Ok(self)
+    }
+}
+
+/// A value of an array program: an array or a tuple of values.
+#[derive(Clone, Debug)]
+pub(crate) enum Value<A> {
+    Array(A),
+    Tuple(Vec<Value<A>>),
+}
+
+impl Value<Arc<ArrayData>> {
+    pub fn from_host(v: ArraysVal) -> Self {
+        match v {
+            ArraysVal::Array(a) => Value::Array(a),
+            ArraysVal::Tuple(vs) => Value::Tuple(vs.into_iter().map(Value::from_host).collect()),
+        }
+    }
+
+    pub fn into_host(self) -> ArraysVal {
+        match self {
+            Value::Array(a) => ArraysVal::Array(a),
+            Value::Tuple(vs) => ArraysVal::Tuple(vs.into_iter().map(Value::into_host).collect()),
+        }
+    }
+}
+
+impl<A> Value<A> {
+    pub fn into_array(self) -> Result<A> {
+        match self {
+            Value::Array(a) => Ok(a),
+            Value::Tuple(_) => Err(Error::Internal("expected an array, found a tuple".into())),
+        }
+    }
+}
+
+/// The array variables in scope (innermost last): each one's value, or
+/// the error its evaluation raised (Note [Deferred errors]).
+pub(crate) struct Env<A> {
+    slots: Vec<Result<Value<A>>>,
+}
+
+impl<A: HostArray> Env<A> {
+    /// Array variable `v`.
+    pub fn array(&self, v: usize) -> Result<&A> {
+        match lookup(&self.slots, v) {
+            Some(Ok(Value::Array(a))) => Ok(a),
+            Some(Err(e)) => Err(e.clone()),
+            _ => Err(Error::Internal(format!("array variable {v} is not an array in scope"))),
+        }
+    }
+
+    pub fn scalars(&self) -> ScalarEval<'_> {
+        ScalarEval { aenv: self }
+    }
+
+    /// Array variable `v`'s value, or the error its evaluation raised.
+    pub fn slot(&self, v: usize) -> Option<&Result<Value<A>>> {
+        lookup(&self.slots, v)
+    }
+
+    fn push(&mut self, val: Result<Value<A>>) {
+        self.slots.push(val);
+    }
+
+    fn pop(&mut self) {
+        self.slots.pop();
+    }
+}
+
+impl<A: HostArray> ArrayEnv for Env<A> {
+    fn shape(&self, i: usize) -> Result<&[usize]> {
+        self.array(i).map(|a| a.shape())
+    }
+
+    fn array(&self, i: usize) -> Result<&Arc<ArrayData>> {
+        Env::array(self, i)?.host()
+    }
+}
+
+/// What a backend does with the commands of a plan.
+pub(crate) trait Machine {
+    type Array: HostArray;
+    /// A kernel as this backend launches it.
+    type Kernel;
+    /// An array of the host as this backend holds it.
+    fn upload(&self, a: Arc<ArrayData>) -> Result<Self::Array>;
+    /// The same elements under another shape of the same size.
+    fn reshaped(&self, a: &Self::Array, dims: Vec<usize>) -> Self::Array;
+    /// Runs kernel `k` in the environment `env`: its result.
+    fn kernel(&self, k: &Self::Kernel, env: &Env<Self::Array>) -> Result<Self::Array>;
+}
+
+/// Runs a plan's host program on its arguments (its parameters' values,
+/// outermost first), launching `kernels` (the plan's, in this backend's
+/// form).
+pub(crate) fn run<M: Machine>(
+    m: &M,
+    body: &Cmd,
+    kernels: &[M::Kernel],
+    args: Vec<Value<M::Array>>,
+) -> Result<Value<M::Array>> {
+    let env = Env { slots: args.into_iter().map(Ok).collect() };
+    Walker { m, kernels, env }.cmd(body)
+}
+
+struct Walker<'m, M: Machine> {
+    m: &'m M,
+    kernels: &'m [M::Kernel],
+    env: Env<M::Array>,
+}
+
+impl<M: Machine> Walker<'_, M> {
+    fn cmd(&mut self, c: &Cmd) -> Result<Value<M::Array>> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.cmd_inner(c))
+    }
+
+    fn cmd_inner(&mut self, c: &Cmd) -> Result<Value<M::Array>> {
+        match c {
+            Cmd::Let(b, body) => {
+                // Note [Deferred errors]: a failed binding fails only its uses
+                let val = self.cmd(b);
+                self.env.push(val);
+                let r = self.cmd(body);
+                self.env.pop();
+                r
+            }
+            Cmd::Var(i) => match lookup(&self.env.slots, *i) {
+                Some(v) => v.clone(),
+                None => Err(Error::Internal(format!("array variable {i} unbound"))),
+            },
+            Cmd::Tuple(ts) => Ok(Value::Tuple(ts.iter().map(|t| self.cmd(t)).collect::<Result<_>>()?)),
+            Cmd::Prj(i, t) => match self.cmd(t)? {
+                Value::Tuple(mut vs) if *i < vs.len() => Ok(vs.swap_remove(*i)),
+                _ => Err(Error::Internal(format!("array projection {i} of a non-tuple"))),
+            },
+            Cmd::Use(d) => Ok(Value::Array(self.m.upload(d.clone())?)),
+            Cmd::Unit(e, elt) => {
+                let v = self.env.scalars().eval(e, &mut Vec::new())?;
+                let mut b = ArrayData::builder(elt, 1)
+                    .ok_or_else(|| Error::OutOfMemory { loc: e.loc, shape: vec![] })?;
+                b.push(&v);
+                let d = b.finish(vec![]).ok_or_else(|| Error::Internal("unit of the wrong type".into()))?;
+                Ok(Value::Array(self.m.upload(Arc::new(d))?))
+            }
+            Cmd::Reshape { shape, array, loc } => {
+                let dims = self.env.scalars().shape(shape)?;
+                let src = self.cmd(array)?.into_array()?;
+                let size: usize = dims.iter().product();
+                let from_size: usize = src.shape().iter().product();
+                if size != from_size {
+                    return Err(Error::ReshapeSize {
+                        loc: *loc,
+                        from: src.shape().to_vec(),
+                        from_size,
+                        to: dims.iter().map(|&d| d as i64).collect(),
+                        to_size: size,
+                    });
+                }
+                Ok(Value::Array(self.m.reshaped(&src, dims)))
+            }
+            Cmd::Acond { cond, then_, else_ } => {
+                let c = self.env.scalars().eval(cond, &mut Vec::new())?;
+                match c.scalar().and_then(|b| b.as_bool()) {
+                    Some(true) => self.cmd(then_),
+                    Some(false) => self.cmd(else_),
+                    None => Err(Error::Internal("acond on a non-bool".into())),
+                }
+            }
+            Cmd::Awhile { pred, body, init } => {
+                let mut x = self.cmd(init)?;
+                loop {
+                    self.env.push(Ok(x.clone()));
+                    let p = self.cmd(pred);
+                    self.env.pop();
+                    let p = p?.into_array()?;
+                    let go = p.host()?.get(0).scalar().and_then(|b| b.as_bool());
+                    if !go.ok_or_else(|| Error::Internal("awhile predicate is not a bool".into()))? {
+                        return Ok(x);
+                    }
+                    self.env.push(Ok(x));
+                    let next = self.cmd(body);
+                    self.env.pop();
+                    x = next?;
+                }
+            }
+            Cmd::Kernel(k) => Ok(Value::Array(self.m.kernel(&self.kernels[*k], &self.env)?)),
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Recycled array storage.
+//!
+//! Note [Recycled buffers]
+//! A program run writes its results into new buffers. A large new buffer
+//! comes from the operating system as untouched pages, and the first
+//! write to each page costs a fault and the kernel zeroing it: for
+//! `saxpy` over 2^24 floats that was most of the run (a profile spent 39%
+//! of its samples in the kernel's `clear_page_erms`; a hand-written loop
+//! allocating its output each time was as slow as ours). So, as the
+//! caching allocators of PyTorch and JAX do for device memory, the
+//! buffers of a dropped array of at least `MIN_BYTES` are kept here, up
+//! to `Config::pool_mb` mebibytes in all (`ACCELERATE_POOL_MB`, default
+//! 512; 0 turns the pool off; one pool per process, bounded by the last
+//! program prepared), and a kernel's output of the same element type takes one whose
+//! capacity fits (at least its size and less than twice it, so that
+//! little memory is wasted) instead of asking the allocator. The oldest
+//! buffers go first when the pool is full. A recycled buffer's old
+//! contents are never read: a kernel writes every element of its output
+//! before the buffer's length covers it (`Buffer::set_len`).
+
+use super::value::Buffer;
+use super::ScalarTy;
+use std::collections::VecDeque;
+use std::sync::{Mutex, OnceLock};
+
+/// Smaller buffers are left to the allocator, which reuses them well.
+const MIN_BYTES: usize = 1 << 20;
+
+struct Pool {
+    buffers: VecDeque<Buffer>,
+    bytes: usize,
+    limit: usize,
+}
+
+fn pool() -> &'static Mutex<Pool> {
+    static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
+    POOL.get_or_init(|| Mutex::new(Pool { buffers: VecDeque::new(), bytes: 0, limit: 512 << 20 }))
+}
+
+/// Bounds the pool at `mb` MiB (`Config::pool_mb`), dropping the oldest
+/// buffers that no longer fit.
+#[doc(hidden)]
+pub fn set_limit(mb: usize) {
+    let Ok(mut p) = pool().lock() else { return };
+    p.limit = mb.saturating_mul(1 << 20);
+    while p.bytes > p.limit {
+        let Some(old) = p.buffers.pop_front() else { break };
+        p.bytes -= old.capacity_bytes();
+    }
+}
+
+/// Keeps the storage of a buffer that is no longer used, if it is large
+/// and fits.
+pub(crate) fn give(b: Buffer) {
+    let bytes = b.capacity_bytes();
+    if bytes < MIN_BYTES {
+        return;
+    }
+    let Ok(mut p) = pool().lock() else { return };
+    if bytes > p.limit {
+        return;
+    }
+    while p.bytes + bytes > p.limit {
+        let Some(old) = p.buffers.pop_front() else { break };
+        p.bytes -= old.capacity_bytes();
+    }
+    p.bytes += bytes;
+    p.buffers.push_back(b);
+}
+
+/// An empty buffer of type `ty` with room for `n` elements from the pool,
+/// if one fits: the smallest whose capacity is at least `n` and less than
+/// `2n`.
+pub(crate) fn take(ty: ScalarTy, n: usize) -> Option<Buffer> {
+    let bytes = n.checked_mul(ty.size_bytes())?;
+    if bytes < MIN_BYTES {
+        return None;
+    }
+    let mut p = pool().lock().ok()?;
+    let fits = |b: &Buffer| b.ty() == ty && b.capacity() >= n && b.capacity() / 2 < n;
+    let (at, _) = p.buffers.iter().enumerate().filter(|(_, b)| fits(b)).min_by_key(|(_, b)| b.capacity())?;
+    let mut b = p.buffers.remove(at)?;
+    p.bytes -= b.capacity_bytes();
+    b.clear();
+    Some(b)
+}
+
+/// The bytes the pool holds now.
+pub fn pooled_bytes() -> usize {
+    pool().lock().map(|p| p.bytes).unwrap_or(0)
+}

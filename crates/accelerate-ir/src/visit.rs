@@ -1,0 +1,98 @@
+//! Generic traversals of scalar terms that several passes share.
+
+use super::term::*;
+
+/// Calls `f` on every direct subterm of a scalar term.
+pub fn each_child(e: &OpenExp, mut f: impl FnMut(&OpenExp)) {
+    match &e.kind {
+        ExpKind::Var(_) | ExpKind::Const(_) | ExpKind::Shape { .. } => {}
+        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().for_each(f),
+        ExpKind::Prj(_, t) => f(t),
+        ExpKind::Cond(c, t, x) => {
+            f(c);
+            f(t);
+            f(x);
+        }
+        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => f(index),
+        ExpKind::Let(b, body) => {
+            f(b);
+            f(body);
+        }
+        ExpKind::While { cond, body, init } => {
+            f(init);
+            f(&cond.body);
+            f(&body.body);
+        }
+    }
+}
+
+/// The array variables a scalar term reads (its elements or its shape),
+/// each once, in the order first read.
+pub fn arrays_read(e: &OpenExp, out: &mut Vec<usize>) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if let ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } | ExpKind::Shape { array } =
+            e.kind
+        {
+            if !out.contains(&array) {
+                out.push(array);
+            }
+        }
+        each_child(e, |c| arrays_read(c, out));
+    })
+}
+
+/// The direct array subterms of an array term (under binders or not).
+pub fn acc_children(a: &OpenAcc) -> Vec<&OpenAcc> {
+    match &a.kind {
+        AccKind::Let(b, body) => vec![b, body],
+        AccKind::Var(_) | AccKind::Use(_) | AccKind::Unit(_) | AccKind::Generate { .. } => vec![],
+        AccKind::Delayed(_) => vec![],
+        AccKind::Tuple(ts) => ts.iter().collect(),
+        AccKind::Prj(_, t)
+        | AccKind::Reshape { array: t, .. }
+        | AccKind::Map { array: t, .. }
+        | AccKind::Backpermute { array: t, .. }
+        | AccKind::Replicate { array: t, .. }
+        | AccKind::Slice { array: t, .. }
+        | AccKind::Fold { array: t, .. }
+        | AccKind::Scan { array: t, .. } => vec![t],
+        AccKind::ZipWith { a, b, .. } => vec![a, b],
+        AccKind::FoldSeg { array, offsets, .. } => vec![array, offsets],
+        AccKind::Stencil { args, .. } => args.iter().map(|s| &*s.array).collect(),
+        AccKind::Permute { defaults, source, .. } => vec![defaults, source],
+        AccKind::Acond { then_, else_, .. } => vec![then_, else_],
+        AccKind::Awhile { pred, body, init } => vec![&pred.body, &body.body, init],
+    }
+}
+
+/// Does this operation run a parallel loop over its result (a kernel, in
+/// a compiled backend), rather than a host command (`let`, `use`,
+/// `reshape`, `unit`, `acond`, `awhile`, tuples)? A delayed array is part
+/// of its consumer's kernel.
+pub fn is_kernel(a: &OpenAcc) -> bool {
+    matches!(
+        a.kind,
+        AccKind::Generate { .. }
+            | AccKind::Map { .. }
+            | AccKind::ZipWith { .. }
+            | AccKind::Backpermute { .. }
+            | AccKind::Replicate { .. }
+            | AccKind::Slice { .. }
+            | AccKind::Fold { .. }
+            | AccKind::FoldSeg { .. }
+            | AccKind::Scan { .. }
+            | AccKind::Permute { .. }
+            | AccKind::Stencil { .. }
+    )
+}
+
+/// The number of kernels in a term.
+pub fn count_kernels(a: &OpenAcc) -> usize {
+    let mut n = 0;
+    let mut stack = vec![a];
+    while let Some(x) = stack.pop() {
+        n += usize::from(is_kernel(x));
+        stack.extend(acc_children(x));
+    }
+    n
+}

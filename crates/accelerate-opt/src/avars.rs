@@ -1,0 +1,197 @@
+//! Array-variable manipulation on array terms: the parts of a term (its
+//! scalar expressions, functions and array subterms, with how many array
+//! binders each subterm is under), shifting array variables, counting
+//! their uses, and listing the arrays a scalar term reads. Fusion moves
+//! terms under and out of array binders and needs all of these; the
+//! scalar-variable counterparts are in `debruijn`.
+//!
+//! Array variables occur in array terms (`AccKind::Var`) and in scalar
+//! terms (`ExpKind::Index`, `LinearIndex`, `Shape`), which see the array
+//! environment of the array operation they belong to (Note [Two
+//! environments]).
+
+use accelerate_ir::visit::each_child;
+use accelerate_ir::*;
+
+/// A direct part of an array term.
+pub enum Part<'a> {
+    Exp(&'a mut OpenExp),
+    Fun(&'a mut Fun),
+    /// An array subterm under this many more array binders than its parent.
+    Acc(&'a mut OpenAcc, usize),
+}
+
+/// The direct parts of `a`, in evaluation order.
+pub fn parts_mut(a: &mut OpenAcc) -> Vec<Part<'_>> {
+    use Part::*;
+    match &mut a.kind {
+        AccKind::Let(b, body) => vec![Acc(b, 0), Acc(body, 1)],
+        AccKind::Var(_) | AccKind::Use(_) => vec![],
+        AccKind::Tuple(ts) => ts.iter_mut().map(|t| Acc(t, 0)).collect(),
+        AccKind::Prj(_, t) => vec![Acc(t, 0)],
+        AccKind::Unit(e) => vec![Exp(e)],
+        AccKind::Reshape { shape, array } => vec![Exp(shape), Acc(array, 0)],
+        AccKind::Generate { shape, f } => vec![Exp(shape), Fun(f)],
+        AccKind::Map { f, array } => vec![Fun(f), Acc(array, 0)],
+        AccKind::ZipWith { f, a, b } => vec![Fun(f), Acc(a, 0), Acc(b, 0)],
+        AccKind::Backpermute { shape, f, array } => vec![Exp(shape), Fun(f), Acc(array, 0)],
+        AccKind::Replicate { slix, array, .. } | AccKind::Slice { slix, array, .. } => {
+            vec![Exp(slix), Acc(array, 0)]
+        }
+        AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
+            let mut v = vec![Fun(f)];
+            v.extend(seed.iter_mut().map(Exp));
+            v.push(Acc(array, 0));
+            v
+        }
+        AccKind::FoldSeg { f, seed, array, offsets } => {
+            let mut v = vec![Fun(f)];
+            v.extend(seed.iter_mut().map(Exp));
+            v.extend([Acc(array, 0), Acc(offsets, 0)]);
+            v
+        }
+        AccKind::Stencil { f, args } => {
+            let mut v = vec![Fun(f)];
+            for arg in args {
+                match &mut arg.boundary {
+                    Boundary::Constant(c) => v.push(Exp(c)),
+                    Boundary::Function(g) => v.push(Fun(g)),
+                    Boundary::Clamp | Boundary::Mirror | Boundary::Wrap => {}
+                }
+                v.push(Acc(&mut arg.array, 0));
+            }
+            v
+        }
+        AccKind::Permute { combine, defaults, index, source } => {
+            vec![Fun(combine), Acc(defaults, 0), Fun(index), Acc(source, 0)]
+        }
+        AccKind::Acond { cond, then_, else_ } => vec![Exp(cond), Acc(then_, 0), Acc(else_, 0)],
+        AccKind::Awhile { pred, body, init } => {
+            vec![Acc(&mut pred.body, 1), Acc(&mut body.body, 1), Acc(init, 0)]
+        }
+        AccKind::Delayed(DelayedArray { shape, index, linear }) => vec![Exp(shape), Fun(index), Fun(linear)],
+    }
+}
+
+/// Calls `f` on every array variable a scalar term reads (the `array`
+/// field of `Index`, `LinearIndex` and `Shape`).
+pub fn exp_arrays_mut(e: &mut OpenExp, f: &mut impl FnMut(&mut usize)) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        match &mut e.kind {
+            ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } | ExpKind::Shape { array } => {
+                f(array)
+            }
+            _ => {}
+        }
+        super::debruijn::for_each_child(e, |c| exp_arrays_mut(c, f));
+    })
+}
+
+/// Adds `by` to every array variable of `a` with index `>= cutoff`.
+pub fn shift_acc(a: &mut OpenAcc, cutoff: usize, by: isize) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if let AccKind::Var(k) = &mut a.kind {
+            bump(k, cutoff, by);
+        }
+        for p in parts_mut(a) {
+            match p {
+                Part::Exp(e) => shift_exp(e, cutoff, by),
+                Part::Fun(f) => shift_exp(&mut f.body, cutoff, by),
+                Part::Acc(x, binders) => shift_acc(x, cutoff + binders, by),
+            }
+        }
+    })
+}
+
+/// Adds `by` to every array variable a scalar term reads with index
+/// `>= cutoff`.
+pub(crate) fn shift_exp(e: &mut OpenExp, cutoff: usize, by: isize) {
+    exp_arrays_mut(e, &mut |k| bump(k, cutoff, by))
+}
+
+fn bump(k: &mut usize, cutoff: usize, by: isize) {
+    if *k >= cutoff {
+        *k = (*k as isize + by) as usize;
+    }
+}
+
+/// How an array variable is used in a term (Note [Counting uses]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Uses {
+    /// Uses as an array (`AccKind::Var`), counting only the branch of an
+    /// `acond` that uses it more.
+    pub arrays: usize,
+    /// Reads of single elements by scalar code (`Index`, `LinearIndex`).
+    pub reads: usize,
+    /// Reads of its shape only (`Shape`).
+    pub shapes: usize,
+    /// Is one of the uses inside an `awhile` function (run once per
+    /// iteration)?
+    pub in_loop: bool,
+}
+
+// Note [Counting uses]
+// Fusion inlines a producer into its use when that does not repeat work
+// (ICFP'13 §4.4): it asks how often the producer's variable is used. Uses
+// that read only the shape do not count: a delayed array's shape is an
+// expression that can be computed without its elements. Of the two
+// branches of an `acond` only one runs, so they count as their maximum.
+// A use inside an `awhile` function runs once per iteration, and a read by
+// scalar code once per element of the operation that reads it, so either
+// counts as repeated work unless the producer is cheap (fusion's cost
+// rule).
+
+/// The uses of array variable `var` in `a`.
+pub(crate) fn uses(a: &mut OpenAcc, var: usize) -> Uses {
+    let mut u = Uses::default();
+    count(a, var, false, &mut u);
+    u
+}
+
+fn count(a: &mut OpenAcc, var: usize, in_loop: bool, u: &mut Uses) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if let AccKind::Var(k) = a.kind {
+            if k == var {
+                u.arrays += 1;
+                u.in_loop |= in_loop;
+            }
+            return;
+        }
+        if let AccKind::Acond { cond, then_, else_ } = &mut a.kind {
+            count_exp(cond, var, in_loop, u);
+            let (mut t, mut e) = (Uses::default(), Uses::default());
+            count(then_, var, in_loop, &mut t);
+            count(else_, var, in_loop, &mut e);
+            u.arrays += t.arrays.max(e.arrays);
+            u.reads += t.reads.max(e.reads);
+            u.shapes += t.shapes.max(e.shapes);
+            u.in_loop |= t.in_loop | e.in_loop;
+            return;
+        }
+        let looping = matches!(a.kind, AccKind::Awhile { .. });
+        for p in parts_mut(a) {
+            match p {
+                Part::Exp(e) => count_exp(e, var, in_loop, u),
+                Part::Fun(f) => count_exp(&mut f.body, var, in_loop, u),
+                Part::Acc(x, binders) => count(x, var + binders, in_loop || (looping && binders > 0), u),
+            }
+        }
+    })
+}
+
+fn count_exp(e: &mut OpenExp, var: usize, in_loop: bool, u: &mut Uses) {
+    fn go(e: &OpenExp, var: usize, in_loop: bool, u: &mut Uses) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            match &e.kind {
+                ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } if *array == var => {
+                    u.reads += 1;
+                    u.in_loop |= in_loop;
+                }
+                ExpKind::Shape { array } if *array == var => u.shapes += 1,
+                _ => {}
+            }
+            each_child(e, |c| go(c, var, in_loop, u));
+        })
+    }
+    go(e, var, in_loop, u)
+}

@@ -1,0 +1,556 @@
+//! Delayed array representations during fusion (ICFP'13 §4.2, Accelerate's
+//! `Cunctation`): a producer is `Done` (a manifest array in a variable),
+//! `Yield` (a shape and a function from index to element) or `Step` (an
+//! index transformation and an element function applied to a manifest
+//! array, which keeps the information that `map` and `backpermute` of a
+//! manifest array read it in a known pattern). Here are the producers'
+//! combinators on these forms, the conversions back to manifest IR
+//! (`compute`, as specific as the form allows) and to a consumer's
+//! delayed argument, the substitution that inlines a producer into its
+//! use, and the cost rule.
+//!
+//! Every term inside a cunctation lives in one array environment; scalar
+//! functions are closed in scalar variables (Note [Two environments]), so
+//! applying one is binding its argument with a scalar `let`.
+
+use crate::avars::{self, parts_mut, Part};
+use crate::debruijn;
+use accelerate_base::array::{ArraysTy, EltTy, ScalarTy, ScalarVal, SliceDim, SliceSpec};
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::*;
+
+#[derive(Clone, Debug)]
+pub enum Cunctation {
+    /// A manifest array: the array in variable `v`.
+    Done(usize),
+    /// `generate shape index`.
+    /// `linear`, if known, gives the element at a row-major position
+    /// more cheaply than `index` of `from_index` (a delayed `reshape`).
+    Yield { shape: OpenExp, index: Fun, linear: Option<Fun> },
+    /// `map f (backpermute shape ixmap var)`: `None` for an identity, and an
+    /// identity `ixmap` means `shape` is the shape of `var`. `at` is the
+    /// operation whose index map reads `var`, named by an out-of-bounds
+    /// error.
+    Step { shape: OpenExp, ixmap: Option<Fun>, f: Option<Fun>, var: usize, at: SrcLoc },
+}
+
+// ---------------------------------------------------------------------------
+// Scalar term builders
+
+fn exp(kind: ExpKind, loc: SrcLoc) -> OpenExp {
+    OpenExp::new(kind, loc)
+}
+
+pub(crate) fn var(i: usize, loc: SrcLoc) -> OpenExp {
+    exp(ExpKind::Var(i), loc)
+}
+
+pub(crate) fn prim(op: PrimFun, args: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
+    exp(ExpKind::Prim(op, args), loc)
+}
+
+fn prj(i: usize, t: OpenExp, loc: SrcLoc) -> OpenExp {
+    exp(ExpKind::Prj(i, Box::new(t)), loc)
+}
+
+/// `f arg`: the argument bound to the function's parameter.
+fn apply1(f: &Fun, arg: OpenExp) -> OpenExp {
+    let loc = f.body.loc;
+    exp(ExpKind::Let(Box::new(arg), Box::new(f.body.clone())), loc)
+}
+
+/// `f a b` for a function of two parameters (the first bound outermost).
+fn apply2(f: &Fun, a: OpenExp, mut b: OpenExp) -> OpenExp {
+    let loc = f.body.loc;
+    debruijn::shift(&mut b, 0, 1);
+    let inner = exp(ExpKind::Let(Box::new(b), Box::new(f.body.clone())), loc);
+    exp(ExpKind::Let(Box::new(a), Box::new(inner)), loc)
+}
+
+/// `f . g`. `f` is applied at the end of `g`'s chain of lets rather than
+/// around it, so that a chain of n maps composes into a chain of lets (not
+/// n lets nested in each other's bound terms, which the simplifier would
+/// have to float out one at a time); `f`'s body mentions only its
+/// parameter, so it needs no shifting under `g`'s lets.
+fn compose(f: &Fun, g: Fun) -> Fun {
+    let Fun { params, mut body } = g;
+    let mut tail = &mut body;
+    while matches!(tail.kind, ExpKind::Let(..)) {
+        let ExpKind::Let(_, next) = &mut tail.kind else { unreachable!("a let") };
+        tail = next;
+    }
+    let loc = tail.loc;
+    let last = std::mem::replace(tail, var(0, loc));
+    *tail = apply1(f, last);
+    Fun { params, body }
+}
+
+/// `g` with its result checked to lie inside `shape` (a closed expression).
+fn checked(shape: OpenExp, g: Fun, loc: SrcLoc) -> Fun {
+    Fun { body: prim(PrimFun::BoundsCheck, vec![shape, g.body], loc), params: g.params }
+}
+
+impl Cunctation {
+    /// Moves the cunctation under `by` new array binders.
+    pub(crate) fn shift(&mut self, cutoff: usize, by: isize) {
+        if by == 0 {
+            return;
+        }
+        let bump = |v: &mut usize| {
+            if *v >= cutoff {
+                *v = (*v as isize + by) as usize
+            }
+        };
+        match self {
+            Cunctation::Done(v) => bump(v),
+            Cunctation::Yield { shape, index, linear } => {
+                avars::shift_exp(shape, cutoff, by);
+                avars::shift_exp(&mut index.body, cutoff, by);
+                if let Some(l) = linear {
+                    avars::shift_exp(&mut l.body, cutoff, by);
+                }
+            }
+            Cunctation::Step { shape, ixmap, f, var, .. } => {
+                avars::shift_exp(shape, cutoff, by);
+                for g in ixmap.iter_mut().chain(f.iter_mut()) {
+                    avars::shift_exp(&mut g.body, cutoff, by);
+                }
+                bump(var);
+            }
+        }
+    }
+
+    /// The shape, as a closed scalar expression.
+    pub(crate) fn shape(&self, loc: SrcLoc) -> OpenExp {
+        match self {
+            Cunctation::Done(v) => exp(ExpKind::Shape { array: *v }, loc),
+            Cunctation::Yield { shape, .. } | Cunctation::Step { shape, .. } => shape.clone(),
+        }
+    }
+
+    /// The rank, given the types of the array environment.
+    pub(crate) fn rank(&self, aenv: &[ArraysTy]) -> usize {
+        let of_var = |v: usize| match &aenv[aenv.len() - 1 - v] {
+            ArraysTy::Array(t) => t.rank,
+            ArraysTy::Tuple(_) => 0,
+        };
+        match self {
+            Cunctation::Done(v) | Cunctation::Step { ixmap: None, var: v, .. } => of_var(*v),
+            Cunctation::Yield { index: g, .. } | Cunctation::Step { ixmap: Some(g), .. } => {
+                g.params[0].shape_rank().unwrap_or(0)
+            }
+        }
+    }
+
+    /// The element at index `ix` (an expression of the scalar context the
+    /// result is used in), not checked against this array's own shape.
+    pub(crate) fn index_at(&self, ix: OpenExp, loc: SrcLoc) -> OpenExp {
+        match self {
+            Cunctation::Done(v) => exp(ExpKind::Index { array: *v, index: Box::new(ix) }, loc),
+            Cunctation::Yield { index, .. } => apply1(index, ix),
+            Cunctation::Step { ixmap, f, var, at, .. } => {
+                let from = match ixmap {
+                    Some(p) => apply1(p, ix),
+                    None => ix,
+                };
+                let x = exp(ExpKind::Index { array: *var, index: Box::new(from) }, *at);
+                match f {
+                    Some(f) => apply1(f, x),
+                    None => x,
+                }
+            }
+        }
+    }
+
+    /// The element at row-major position `i`, not checked.
+    fn linear_at(&self, i: OpenExp, loc: SrcLoc) -> OpenExp {
+        match self {
+            Cunctation::Done(v) => exp(ExpKind::LinearIndex { array: *v, index: Box::new(i) }, loc),
+            Cunctation::Yield { linear: Some(l), .. } => apply1(l, i),
+            Cunctation::Step { ixmap: None, f, var, .. } => {
+                let x = exp(ExpKind::LinearIndex { array: *var, index: Box::new(i) }, loc);
+                match f {
+                    Some(f) => apply1(f, x),
+                    None => x,
+                }
+            }
+            _ => self.index_at(prim(PrimFun::FromIndex, vec![self.shape(loc), i], loc), loc),
+        }
+    }
+
+    /// Is this a manifest array as it stands?
+    pub(crate) fn is_done(&self) -> bool {
+        matches!(self, Cunctation::Done(_) | Cunctation::Step { ixmap: None, f: None, .. })
+    }
+
+    // -----------------------------------------------------------------------
+    // Producers (ICFP'13 §4.2: mapD, backpermuteD, zipWithD, ...)
+
+    /// `map f` of this array.
+    pub fn map(self, f: Fun) -> Cunctation {
+        match self {
+            Cunctation::Done(v) => {
+                let loc = f.body.loc;
+                Cunctation::Step {
+                    shape: exp(ExpKind::Shape { array: v }, loc),
+                    ixmap: None,
+                    f: Some(f),
+                    var: v,
+                    at: loc,
+                }
+            }
+            Cunctation::Step { shape, ixmap, f: g, var, at } => {
+                let f = match g {
+                    Some(g) => compose(&f, g),
+                    None => f,
+                };
+                Cunctation::Step { shape, ixmap, f: Some(f), var, at }
+            }
+            Cunctation::Yield { shape, index, linear } => {
+                Cunctation::Yield { shape, linear: linear.map(|l| compose(&f, l)), index: compose(&f, index) }
+            }
+        }
+    }
+
+    /// `backpermute shape p` of this array: `p` maps an index of the result
+    /// to an index of this array, and is checked to stay inside it (a read
+    /// of a manifest array checks itself).
+    pub fn backpermute(self, shape: OpenExp, p: Fun, at: SrcLoc) -> Cunctation {
+        match self {
+            Cunctation::Done(var) => Cunctation::Step { shape, ixmap: Some(p), f: None, var, at },
+            Cunctation::Step { ixmap: None, f, var, .. } => {
+                Cunctation::Step { shape, ixmap: Some(p), f, var, at }
+            }
+            Cunctation::Step { shape: inner, ixmap: Some(q), f, var, at: inner_at } => Cunctation::Step {
+                shape,
+                ixmap: Some(compose(&q, checked(inner, p, at))),
+                f,
+                var,
+                at: inner_at,
+            },
+            Cunctation::Yield { shape: inner, index, .. } => {
+                Cunctation::Yield { shape, index: compose(&index, checked(inner, p, at)), linear: None }
+            }
+        }
+    }
+
+    /// `zip_with f a b` (over the intersection of the shapes). When both
+    /// read one manifest array at the same index, the result is a `map` of
+    /// it, so that it keeps linear indexing.
+    pub fn zip_with(f: Fun, a: Cunctation, b: Cunctation, rank: usize, loc: SrcLoc) -> Cunctation {
+        let elementwise = |c: &Cunctation| match c {
+            Cunctation::Done(v) => Some((*v, None)),
+            Cunctation::Step { ixmap: None, f, var, .. } => Some((*var, f.clone())),
+            _ => None,
+        };
+        if let (Some((u, fa)), Some((v, fb))) = (elementwise(&a), elementwise(&b)) {
+            if u == v {
+                let elt = match &fa {
+                    Some(g) => g.params[0].clone(),
+                    None => f.params[0].clone(),
+                };
+                let at = |g: &Option<Fun>| match g {
+                    Some(g) => apply1(g, var(0, loc)),
+                    None => var(0, loc),
+                };
+                let body = apply2(&f, at(&fa), at(&fb));
+                return Cunctation::Step {
+                    shape: exp(ExpKind::Shape { array: u }, loc),
+                    ixmap: None,
+                    f: Some(Fun { params: vec![elt], body }),
+                    var: u,
+                    at: loc,
+                };
+            }
+        }
+        let shape = prim(PrimFun::Intersect, vec![a.shape(loc), b.shape(loc)], loc);
+        let body = apply2(&f, a.index_at(var(0, loc), loc), b.index_at(var(0, loc), loc));
+        Cunctation::Yield { shape, index: Fun { params: vec![EltTy::shape(rank)], body }, linear: None }
+    }
+
+    /// `reshape to` of this (delayed) array, of `rank` dimensions: read
+    /// in row-major order, its elements are this array's (its linear
+    /// function is this one's), and the sizes must agree.
+    pub(crate) fn reshape(self, to: OpenExp, rank: usize, src_rank: usize, loc: SrcLoc) -> Cunctation {
+        let shape = prim(PrimFun::ReshapeCheck, vec![self.shape(loc), to.clone()], loc);
+        let pos = prim(PrimFun::ToIndex, vec![to, var(0, loc)], loc);
+        let index = Fun { params: vec![EltTy::shape(rank)], body: self.linear_at(pos, loc) };
+        let linear = self.linear_fun(src_rank, loc);
+        Cunctation::Yield { shape, index, linear: Some(linear) }
+    }
+
+    /// `replicate spec slix` of this array.
+    pub fn replicate(self, spec: &SliceSpec, slix: &OpenExp, loc: SrcLoc) -> Cunctation {
+        let src = self.shape(loc);
+        let (mut full, mut keep) = (Vec::new(), Vec::new());
+        let (mut s, mut fixed) = (0, 0);
+        let dims = std::iter::repeat_n(&SliceDim::All, spec.any_rank).chain(&spec.dims);
+        for (k, d) in dims.enumerate() {
+            match d {
+                SliceDim::All => {
+                    full.push(prj(s, src.clone(), loc));
+                    keep.push(prj(k, var(0, loc), loc));
+                    s += 1;
+                }
+                SliceDim::Fixed => {
+                    full.push(prj(fixed, slix.clone(), loc));
+                    fixed += 1;
+                }
+            }
+        }
+        let p = Fun { params: vec![EltTy::shape(spec.full_rank())], body: exp(ExpKind::Tuple(keep), loc) };
+        let shape = exp(ExpKind::Tuple(full), loc);
+        // the kept dimensions are within the source by construction
+        match self {
+            Cunctation::Yield { index, .. } => {
+                Cunctation::Yield { shape, index: compose(&index, p), linear: None }
+            }
+            Cunctation::Step { ixmap: Some(q), f, var, at, .. } => {
+                Cunctation::Step { shape, ixmap: Some(compose(&q, p)), f, var, at }
+            }
+            other => other.backpermute(shape, p, loc),
+        }
+    }
+
+    /// `slice spec slix` of this array.
+    pub fn slice(self, spec: &SliceSpec, slix: &OpenExp, loc: SrcLoc) -> Cunctation {
+        let src = self.shape(loc);
+        let (mut shape, mut from) = (Vec::new(), Vec::new());
+        let (mut out, mut fixed) = (0, 0);
+        let dims = std::iter::repeat_n(&SliceDim::All, spec.any_rank).chain(&spec.dims);
+        for (k, d) in dims.enumerate() {
+            match d {
+                SliceDim::All => {
+                    shape.push(prj(k, src.clone(), loc));
+                    from.push(prj(out, var(0, loc), loc));
+                    out += 1;
+                }
+                SliceDim::Fixed => {
+                    from.push(prj(fixed, slix.clone(), loc));
+                    fixed += 1;
+                }
+            }
+        }
+        let p = Fun { params: vec![EltTy::shape(spec.slice_rank())], body: exp(ExpKind::Tuple(from), loc) };
+        self.backpermute(exp(ExpKind::Tuple(shape), loc), p, loc)
+    }
+
+    // -----------------------------------------------------------------------
+    // Back to the IR
+
+    /// The most specific manifest term computing this array (Accelerate's
+    /// `compute`): a variable, `map`, `backpermute` or `generate`.
+    pub(crate) fn compute(self, loc: SrcLoc) -> OpenAcc {
+        let acc = |kind| OpenAcc::new(kind, loc);
+        let avar = |v| Box::new(OpenAcc::new(AccKind::Var(v), loc));
+        match self {
+            Cunctation::Done(v) | Cunctation::Step { ixmap: None, f: None, var: v, .. } => {
+                acc(AccKind::Var(v))
+            }
+            Cunctation::Step { ixmap: None, f: Some(f), var, .. } => {
+                acc(AccKind::Map { f, array: avar(var) })
+            }
+            Cunctation::Step { shape, ixmap: Some(p), f: None, var, at } => {
+                OpenAcc::new(AccKind::Backpermute { shape, f: p, array: avar(var) }, at)
+            }
+            Cunctation::Step { ref ixmap, .. } => {
+                let params = ixmap.as_ref().map(|p| p.params.clone()).unwrap_or_default();
+                let body = self.index_at(var(0, loc), loc);
+                let shape = self.shape(loc);
+                acc(AccKind::Generate { shape, f: Fun { params, body } })
+            }
+            Cunctation::Yield { shape, index, .. } => acc(AccKind::Generate { shape, f: index }),
+        }
+    }
+
+    /// The argument of a consumer: the variable of a manifest array, or a
+    /// delayed array (Note [Delayed arrays]) of the given rank.
+    pub fn into_arg(self, rank: usize, loc: SrcLoc) -> OpenAcc {
+        if self.is_done() {
+            return self.compute(loc);
+        }
+        let index = Fun { params: vec![EltTy::shape(rank)], body: self.index_at(var(0, loc), loc) };
+        let linear = self.linear_fun(rank, loc);
+        OpenAcc::new(AccKind::Delayed(DelayedArray { shape: self.shape(loc), index, linear }), loc)
+    }
+
+    /// The function from a row-major position to the element, for an
+    /// array of `rank` dimensions.
+    fn linear_fun(&self, rank: usize, loc: SrcLoc) -> Fun {
+        // of a vector, the index at position i is (i,): no from_index
+        let body = match (rank, self) {
+            (1, Cunctation::Yield { linear: None, .. } | Cunctation::Step { ixmap: Some(_), .. }) => {
+                self.index_at(exp(ExpKind::Tuple(vec![var(0, loc)]), loc), loc)
+            }
+            _ => self.linear_at(var(0, loc), loc),
+        };
+        Fun { params: vec![EltTy::Scalar(ScalarTy::I64)], body }
+    }
+
+    // -----------------------------------------------------------------------
+    // The cost rule
+
+    /// Is recomputing an element as cheap as reading it from memory?
+    /// (Note [The cost rule])
+    pub(crate) fn is_cheap(&self) -> bool {
+        match self {
+            Cunctation::Done(_) => true,
+            Cunctation::Step { ixmap, f: None, .. } => ixmap.as_ref().is_none_or(|p| cheap(&p.body, 0)),
+            Cunctation::Step { f: Some(_), .. } => false,
+            Cunctation::Yield { index, .. } => cheap(&index.body, 1),
+        }
+    }
+}
+
+// Note [The cost rule]
+// Fusion never repeats a producer's work unless recomputing an element
+// costs no more than storing it and loading it back: index arithmetic
+// only (ICFP'13 §4.4, "cheap" producers; Accelerate inlines any producer
+// used once and these whatever their uses). A producer is cheap when it
+// moves data without computing on it (`backpermute`, `replicate`, `slice`
+// of a manifest array, their index maps cheap) or generates each element
+// from its index with at most one array read and at most `CHEAP_NODES`
+// nodes of integer, comparison and shape arithmetic: no division, no
+// loop, no floating-point function. Such a producer is inlined into every
+// use, including scalar reads and `awhile` bodies, and into stencils
+// (which read each element several times); any other producer is inlined
+// only into a single use that runs once.
+
+/// The largest expression (in nodes) the cost rule calls cheap.
+const CHEAP_NODES: usize = 24;
+
+/// Is `e` index arithmetic with at most `reads` array reads?
+fn cheap(e: &OpenExp, reads: usize) -> bool {
+    let mut budget = CHEAP_NODES;
+    let mut reads = reads;
+    cheap_in(e, &mut budget, &mut reads)
+}
+
+fn cheap_in(e: &OpenExp, budget: &mut usize, reads: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let here = match &e.kind {
+        ExpKind::Var(_) | ExpKind::Shape { .. } | ExpKind::Tuple(_) | ExpKind::Prj(..) | ExpKind::Let(..) => {
+            true
+        }
+        ExpKind::Cond(..) => true,
+        ExpKind::Const(c) => !matches!(c, ScalarVal::F16(_) | ScalarVal::F32(_) | ScalarVal::F64(_)),
+        ExpKind::Index { .. } | ExpKind::LinearIndex { .. } => {
+            if *reads == 0 {
+                return false;
+            }
+            *reads -= 1;
+            true
+        }
+        ExpKind::Prim(op, _) => {
+            use PrimFun::*;
+            matches!(
+                op,
+                Add | Sub
+                    | Mul
+                    | Min
+                    | Max
+                    | Neg
+                    | Lt
+                    | Le
+                    | Gt
+                    | Ge
+                    | Eq
+                    | Ne
+                    | LAnd
+                    | LOr
+                    | LNot
+                    | ToIndex
+                    | FromIndex
+                    | Intersect
+                    | ShapeSize
+                    | BoundsCheck
+            )
+        }
+        ExpKind::While { .. } => false,
+    };
+    let mut ok = here;
+    if ok {
+        accelerate_ir::visit::each_child(e, |c| ok = ok && cheap_in(c, budget, reads));
+    }
+    ok
+}
+
+// ---------------------------------------------------------------------------
+// Inlining a producer into its uses
+
+/// Replaces array variable 0 of `body` by the array `cc` (a cunctation of
+/// the environment outside that binder) and removes the binder: uses as
+/// an array become `cc`'s manifest term, which fusion then embeds again;
+/// element reads by scalar code become `cc`'s element, checked against its
+/// shape as the read was; shape reads become its shape expression.
+pub(crate) fn inline(body: &mut OpenAcc, cc: &Cunctation) {
+    subst_acc(body, 0, cc)
+}
+
+fn subst_acc(a: &mut OpenAcc, depth: usize, cc: &Cunctation) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if let AccKind::Var(k) = &mut a.kind {
+            if *k == depth {
+                let mut c = cc.clone();
+                c.shift(0, depth as isize);
+                *a = c.compute(a.loc);
+            } else if *k > depth {
+                *k -= 1;
+            }
+            return;
+        }
+        for p in parts_mut(a) {
+            match p {
+                Part::Exp(e) => subst_exp(e, depth, cc),
+                Part::Fun(f) => subst_exp(&mut f.body, depth, cc),
+                Part::Acc(x, binders) => subst_acc(x, depth + binders, cc),
+            }
+        }
+    })
+}
+
+fn subst_exp(e: &mut OpenExp, depth: usize, cc: &Cunctation) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        debruijn::for_each_child(e, |c| subst_exp(c, depth, cc));
+        let loc = e.loc;
+        let here = || {
+            let mut c = cc.clone();
+            c.shift(0, depth as isize);
+            c
+        };
+        let take = |x: &mut Box<OpenExp>| std::mem::replace(&mut **x, var(0, loc));
+        match &mut e.kind {
+            ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } if *array > depth => {
+                let _ = index;
+                *array -= 1
+            }
+            ExpKind::Shape { array } if *array > depth => *array -= 1,
+            ExpKind::Shape { array } if *array == depth => *e = here().shape(loc),
+            ExpKind::Index { array, index } if *array == depth => {
+                let c = here();
+                let ix = if c.is_done() {
+                    take(index)
+                } else {
+                    prim(PrimFun::BoundsCheck, vec![c.shape(loc), take(index)], loc)
+                };
+                *e = c.index_at(ix, loc);
+            }
+            ExpKind::LinearIndex { array, index } if *array == depth => {
+                let c = here();
+                *e = if c.is_done() {
+                    c.linear_at(take(index), loc)
+                } else {
+                    // checked as a rank-1 index into the array's size
+                    let size = prim(PrimFun::ShapeSize, vec![c.shape(loc)], loc);
+                    let tuple1 = |x| exp(ExpKind::Tuple(vec![x]), loc);
+                    let i = prim(PrimFun::BoundsCheck, vec![tuple1(size), tuple1(take(index))], loc);
+                    c.linear_at(prj(0, i, loc), loc)
+                };
+            }
+            _ => {}
+        }
+    })
+}

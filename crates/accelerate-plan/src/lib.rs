@@ -1,0 +1,363 @@
+//! The plan: what a fused program does, as a host program that launches
+//! kernels (DESIGN.md §2, the "schedule" stage between fusion and code
+//! generation). Every backend consumes a plan and nothing else of the
+//! pipeline: the interpreter's plan runner evaluates its kernels with
+//! scalar code (`backend::interp::plan`), the C-family backends write one
+//! function group per kernel.
+//!
+//! A plan has two parts, as Futhark's `ImpCode` and Accelerate's
+//! schedules do:
+//!
+//! - the **host program** (`Cmd`): let, variables, tuples, `use`, `unit`,
+//!   `reshape`, `acond`, `awhile` and kernel launches, with the array
+//!   variables of the IR (de Bruijn indices: Note [Two environments]);
+//! - the **kernel specifications** (`Kernel`): for each launch, its
+//!   skeleton (`Skeleton`: generate, fold, scan, fold_seg, permute,
+//!   stencil) with its scalar functions, its arguments (`Arg`: an array
+//!   variable, or a delayed array computed where it is read), the array
+//!   variables it reads with their types, its result type and the user's
+//!   source location, which its errors name.
+//!
+//! Kernels are numbered in the order the host program's text names them
+//! (`k0`, `k1`, ...); each is launched from exactly one place. The
+//! streaming loops, foreign calls and multi-output clusters of later
+//! stages are further `Cmd`s and `Skeleton`s.
+//!
+//! Files: `schedule` (fused IR to plan), `verify` (the plan verifier,
+//! whose module doc lists the invariants), `pretty` (the stable text form
+//! that `ACCELERATE_DUMP=plan`, `explain()` and the snapshot tests show).
+
+pub mod pretty;
+mod schedule;
+pub mod verify;
+
+pub use schedule::schedule;
+
+use accelerate_base::array::{ArrayData, ArrayTy, ArraysTy, EltTy};
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::{self as ir, AccKind, Boundary, DelayedArray, Direction, Fun, OpenAcc, OpenExp};
+use std::sync::Arc;
+
+/// A scheduled program: its parameters (the first bound outermost), its
+/// host program and its kernels.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub params: Vec<ArraysTy>,
+    pub body: Cmd,
+    pub kernels: Vec<Kernel>,
+    /// The type of the body's value.
+    pub result: ArraysTy,
+}
+
+/// A command of the host program.
+#[derive(Clone, Debug)]
+pub enum Cmd {
+    /// `let`: the bound command's value is array variable 0 in the body;
+    /// a binding whose evaluation fails fails only its uses (Note
+    /// [Deferred errors]).
+    Let(Box<Cmd>, Box<Cmd>),
+    Var(usize),
+    Tuple(Vec<Cmd>),
+    Prj(usize, Box<Cmd>),
+    Use(Arc<ArrayData>),
+    /// A rank-0 array of a closed expression, evaluated on the host.
+    Unit(OpenExp, EltTy),
+    /// The same elements under a shape of the same size.
+    Reshape {
+        shape: OpenExp,
+        array: Box<Cmd>,
+        loc: SrcLoc,
+    },
+    Acond {
+        cond: OpenExp,
+        then_: Box<Cmd>,
+        else_: Box<Cmd>,
+    },
+    /// `pred` and `body` see the loop's value as array variable 0.
+    Awhile {
+        pred: Box<Cmd>,
+        body: Box<Cmd>,
+        init: Box<Cmd>,
+    },
+    /// Launches kernel number `k` in the current environment.
+    Kernel(usize),
+}
+
+/// One kernel: what it computes, from what, for whom.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// `k` and its number: the name its functions start with.
+    pub name: String,
+    /// The user's operation it computes (`fold`, `map`, ...).
+    pub op: &'static str,
+    /// Where the user wrote that operation.
+    pub loc: SrcLoc,
+    /// Its result.
+    pub out: ArrayTy,
+    /// The array variables its code reads (arguments, offsets, defaults
+    /// and those its scalar functions read), sorted and without repeats,
+    /// with their types.
+    pub inputs: Vec<(usize, ArrayTy)>,
+    pub skeleton: Skeleton,
+}
+
+/// A kernel's argument: what it reads, and its type.
+#[derive(Clone, Debug)]
+pub struct Arg {
+    pub source: Source,
+    pub ty: ArrayTy,
+}
+
+/// Where a kernel's argument comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// The array in this variable.
+    Manifest(usize),
+    /// A producer computed where it is read (Note [Delayed arrays]).
+    Delayed(Box<DelayedArray>),
+}
+
+/// A kernel's skeleton: the parallel pattern and its scalar functions.
+#[derive(Clone, Debug)]
+pub enum Skeleton {
+    Generate(Generate),
+    Fold(Fold),
+    Scan(Scan),
+    FoldSeg(FoldSeg),
+    Permute(Permute),
+    Stencil(Stencil),
+}
+
+/// Every element of the result computed from its index: the result is
+/// the (delayed) argument, made manifest. Every producer (`generate`,
+/// `map`, `zip_with`, `backpermute`, `replicate`, `slice`) is one.
+#[derive(Clone, Debug)]
+pub struct Generate {
+    pub src: Arg,
+}
+
+/// Reduction of the innermost dimension; without a seed (`fold1`) a row
+/// must not be empty.
+#[derive(Clone, Debug)]
+pub struct Fold {
+    pub f: Fun,
+    pub seed: Option<OpenExp>,
+    pub src: Arg,
+}
+
+/// An inclusive scan along the innermost dimension (with a seed, one more
+/// element per row).
+#[derive(Clone, Debug)]
+pub struct Scan {
+    pub dir: Direction,
+    pub f: Fun,
+    pub seed: Option<OpenExp>,
+    pub src: Arg,
+}
+
+/// Segmented reduction of the innermost dimension; `offsets` is the
+/// variable of the segment offsets (a vector of `i64`).
+#[derive(Clone, Debug)]
+pub struct FoldSeg {
+    pub f: Fun,
+    pub seed: Option<OpenExp>,
+    pub src: Arg,
+    pub offsets: usize,
+}
+
+/// The result starts as the array in variable `defaults`; each source
+/// element whose `index` gives `(true, ix)` is combined into `ix`.
+#[derive(Clone, Debug)]
+pub struct Permute {
+    pub combine: Fun,
+    pub index: Fun,
+    pub defaults: usize,
+    pub src: Arg,
+}
+
+/// Each element is `f` of the neighbourhoods of its index in the
+/// arguments (one or two, of one shape).
+#[derive(Clone, Debug)]
+pub struct Stencil {
+    pub f: Fun,
+    pub args: Vec<StencilArg>,
+}
+
+/// One argument of a stencil: the pattern's (odd) extents, outermost
+/// first, the boundary, and the array.
+#[derive(Clone, Debug)]
+pub struct StencilArg {
+    pub extents: Vec<usize>,
+    pub boundary: Boundary,
+    pub src: Arg,
+}
+
+/// A function's body and a seed.
+fn seeded<'a>(f: &'a Fun, z: &'a Option<OpenExp>) -> Vec<&'a OpenExp> {
+    std::iter::once(&f.body).chain(z.iter()).collect()
+}
+
+impl StencilArg {
+    /// The pattern's offsets from its centre, in row-major order: the
+    /// order of the stencil function's parameters.
+    pub fn offsets(&self) -> Vec<Vec<i64>> {
+        accelerate_ir::term::pattern_offsets(&self.extents)
+    }
+}
+
+impl Skeleton {
+    /// The scalar code its kernel runs besides its arguments' (functions,
+    /// seeds, boundaries); the shapes of delayed arguments are not here:
+    /// the host evaluates them.
+    pub fn scalar_code(&self) -> Vec<&OpenExp> {
+        match self {
+            Skeleton::Generate(_) => Vec::new(),
+            Skeleton::Fold(s) => seeded(&s.f, &s.seed),
+            Skeleton::Scan(s) => seeded(&s.f, &s.seed),
+            Skeleton::FoldSeg(s) => seeded(&s.f, &s.seed),
+            Skeleton::Permute(s) => vec![&s.combine.body, &s.index.body],
+            Skeleton::Stencil(s) => std::iter::once(&s.f.body)
+                .chain(s.args.iter().filter_map(|a| match &a.boundary {
+                    Boundary::Constant(c) => Some(c),
+                    Boundary::Function(g) => Some(&g.body),
+                    _ => None,
+                }))
+                .collect(),
+        }
+    }
+
+    /// The array variables its kernel's code reads, in no order and
+    /// perhaps repeated: its arguments', a fold_seg's offsets, and those
+    /// its scalar code reads. (A permute's defaults are not read: the
+    /// host copies them into the result.)
+    pub fn arrays_read(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for a in self.args() {
+            a.source.arrays(&mut out);
+        }
+        if let Skeleton::FoldSeg(s) = self {
+            out.push(s.offsets);
+        }
+        for e in self.scalar_code() {
+            ir::visit::arrays_read(e, &mut out);
+        }
+        out
+    }
+
+    /// The arguments it reads element by element.
+    pub fn args(&self) -> Vec<&Arg> {
+        match self {
+            Skeleton::Generate(g) => vec![&g.src],
+            Skeleton::Fold(f) => vec![&f.src],
+            Skeleton::Scan(s) => vec![&s.src],
+            Skeleton::FoldSeg(s) => vec![&s.src],
+            Skeleton::Permute(p) => vec![&p.src],
+            Skeleton::Stencil(s) => s.args.iter().map(|a| &a.src).collect(),
+        }
+    }
+
+    /// Its name in the text form.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Skeleton::Generate(_) => "generate",
+            Skeleton::Fold(_) => "fold",
+            Skeleton::Scan(_) => "scan",
+            Skeleton::FoldSeg(_) => "fold_seg",
+            Skeleton::Permute(_) => "permute",
+            Skeleton::Stencil(_) => "stencil",
+        }
+    }
+}
+
+impl Kernel {
+    /// The type of an input variable.
+    pub fn input_ty(&self, v: usize) -> Option<&ArrayTy> {
+        self.inputs.iter().find(|(x, _)| *x == v).map(|(_, t)| t)
+    }
+
+    /// The IR operation the kernel computes, over the variables of the
+    /// environment it is launched in (a generate of a manifest argument is
+    /// that variable): what the plan verifier type-checks and the
+    /// interpreter's plan runner evaluates. The one conversion from a
+    /// kernel back to the IR.
+    pub fn to_ir(&self) -> OpenAcc {
+        let loc = self.loc;
+        let arg = |a: &Arg| {
+            Box::new(match &a.source {
+                Source::Manifest(v) => OpenAcc::new(AccKind::Var(*v), loc),
+                Source::Delayed(d) => OpenAcc::new(AccKind::Delayed((**d).clone()), loc),
+            })
+        };
+        let var = |v: usize| Box::new(OpenAcc::new(AccKind::Var(v), loc));
+        let kind = match &self.skeleton {
+            Skeleton::Generate(s) => match &s.src.source {
+                Source::Manifest(v) => AccKind::Var(*v),
+                Source::Delayed(d) => AccKind::Generate { shape: d.shape.clone(), f: d.index.clone() },
+            },
+            Skeleton::Fold(s) => AccKind::Fold { f: s.f.clone(), seed: s.seed.clone(), array: arg(&s.src) },
+            Skeleton::Scan(s) => {
+                AccKind::Scan { dir: s.dir, f: s.f.clone(), seed: s.seed.clone(), array: arg(&s.src) }
+            }
+            Skeleton::FoldSeg(s) => AccKind::FoldSeg {
+                f: s.f.clone(),
+                seed: s.seed.clone(),
+                array: arg(&s.src),
+                offsets: var(s.offsets),
+            },
+            Skeleton::Permute(s) => AccKind::Permute {
+                combine: s.combine.clone(),
+                defaults: var(s.defaults),
+                index: s.index.clone(),
+                source: arg(&s.src),
+            },
+            Skeleton::Stencil(s) => AccKind::Stencil {
+                f: s.f.clone(),
+                args: s
+                    .args
+                    .iter()
+                    .map(|a| ir::StencilArg {
+                        extents: a.extents.clone(),
+                        boundary: a.boundary.clone(),
+                        array: arg(&a.src),
+                    })
+                    .collect(),
+            },
+        };
+        OpenAcc::new(kind, loc)
+    }
+
+    /// `to_ir` over an environment of just the array variables the
+    /// operation names (its arguments, offsets, defaults, and those its
+    /// scalar code and its delayed arguments' shapes read): the operation,
+    /// and those variables, as indices in the launch's environment,
+    /// innermost first, so that variable `j` of the operation is `vars[j]`
+    /// of the launch. An evaluator then builds an environment of the size
+    /// of the kernel, not of the program.
+    pub fn to_ir_compact(&self) -> (OpenAcc, Vec<usize>) {
+        let mut node = self.to_ir();
+        let mut vars = Vec::new();
+        each_array_var(&mut node, &mut |v| vars.push(*v));
+        vars.sort_unstable();
+        vars.dedup();
+        each_array_var(&mut node, &mut |v| *v = vars.binary_search(v).unwrap_or(*v));
+        (node, vars)
+    }
+}
+
+/// Calls `f` on every array variable a kernel's operation names: its
+/// array arguments (variables, or delayed arrays, whose functions and
+/// shape are scalar code) and its own scalar code. A kernel's operation
+/// binds no array variables, so every one is free.
+fn each_array_var(a: &mut OpenAcc, f: &mut impl FnMut(&mut usize)) {
+    use accelerate_opt::avars::{exp_arrays_mut, parts_mut, Part};
+    if let AccKind::Var(v) = &mut a.kind {
+        f(v);
+    }
+    for part in parts_mut(a) {
+        match part {
+            Part::Exp(e) => exp_arrays_mut(e, f),
+            Part::Fun(g) => exp_arrays_mut(&mut g.body, f),
+            Part::Acc(x, _) => each_array_var(x, f),
+        }
+    }
+}
