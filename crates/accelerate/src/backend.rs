@@ -77,12 +77,12 @@ pub mod cuda {
 
     /// `cached_ptx_in` the environment's kernel cache.
     pub fn cached_ptx(source: &str, arch: &'static str) -> Result<Arc<str>> {
-        cached_ptx_in(source, arch, &cuda_options_from_env().cache.path())
+        cached_ptx_in(source, arch, &cuda_options_from_env().cache)
     }
 
     /// `ptx_on_disk_in` the environment's kernel cache.
     pub fn ptx_on_disk(source: &str, arch: &str) -> Option<std::path::PathBuf> {
-        ptx_on_disk_in(source, arch, &cuda_options_from_env().cache.path())
+        ptx_on_disk_in(source, arch, &cuda_options_from_env().cache)
     }
 
     /// The CUDA C of a computation's kernels, prelude included, after the

@@ -27,11 +27,11 @@
 use super::CpuOptions;
 use crate::c::build::Build;
 use crate::c::prelude;
-use crate::cache;
+use crate::cache::{self, Folder};
 use accelerate_base::error::{Error, Result};
 use libloading::Library;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -184,25 +184,21 @@ pub(crate) fn load(source: &str, symbols: &[String], options: &CpuOptions) -> Re
         return Ok(m.clone());
     }
     let command = Build { command: &cc.command, flags: &flags, libraries: libraries(&cc), ext: "c" };
-    let module = open(&command.cached(&key, &full, "cpu", &options.cache.path())?, symbols)?;
+    let module = module(command.load(&key, &full, "cpu", &options.cache)?, symbols)?;
     let module = Arc::new(module);
     memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, module.clone());
     Ok(module)
 }
 
-fn open(path: &Path, symbols: &[String]) -> Result<Module> {
-    // SAFETY: the object is one this backend compiled from its own
-    // generated C (checked against its checksum when it comes from the
-    // disk cache); loading it runs no initialisers of ours.
-    let lib = unsafe { Library::new(path) }
-        .map_err(|e| Error::Internal(format!("cannot load the compiled kernels {}: {e}", path.display())))?;
+/// The kernel functions `symbols` of a loaded object.
+fn module(lib: Library, symbols: &[String]) -> Result<Module> {
     let mut fns = HashMap::new();
     for s in symbols {
         // SAFETY: every kernel function is generated with the signature
         // `KernelFn` (kernel.rs, `open_function`).
         let f: KernelFn = unsafe {
             *lib.get::<KernelFn>(s.as_bytes()).map_err(|e| {
-                Error::Internal(format!("kernel function {s} missing from {}: {e}", path.display()))
+                Error::Internal(format!("kernel function {s} missing from the compiled kernels: {e}"))
             })?
         };
         fns.insert(s.clone(), f);
@@ -225,9 +221,10 @@ pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Optio
         return Ok(None);
     }
     let full = format!("{}\n{source}", prelude());
-    let dir = std::env::temp_dir();
-    let tmp = cache::temporary("accelerate-vec");
-    let (c, obj) = (dir.join(format!("{tmp}.c")), dir.join(format!("{tmp}.o")));
+    // a private folder, removed when `folder` is dropped (Note [Trusting
+    // the kernel cache])
+    let folder = Folder::private().map_err(unavailable)?;
+    let (c, obj) = (folder.path().join("kernels.c"), folder.path().join("kernels.o"));
     std::fs::write(&c, &full).map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
     let out = Command::new(&cc.command)
         .args(flags(&cc, &options.cflags).iter().filter(|f| *f != "-shared" && *f != "-w"))

@@ -4,11 +4,10 @@
 //! kept in the kernel cache, in memory and on disk, with the CPU
 //! backend's keys and writes (Note [The kernel cache]).
 
-use crate::cache;
+use crate::cache::{self, CacheDir};
 use accelerate_base::error::{Error, Result};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -83,8 +82,10 @@ pub fn ptx_compilations() -> usize {
 }
 
 /// The PTX of a CUDA C file (prelude included) for `arch`: from the kernel
-/// cache in memory or on disk (in `dir`), or compiled by NVRTC and cached.
-pub fn cached_ptx_in(source: &str, arch: &'static str, dir: &Path) -> Result<Arc<str>> {
+/// cache in memory or on disk (in the folder of `cache`, if it passes the
+/// checks of Note [Trusting the kernel cache]), or compiled by NVRTC and
+/// cached.
+pub fn cached_ptx_in(source: &str, arch: &'static str, cache: &CacheDir) -> Result<Arc<str>> {
     if let Some(reason) = nvrtc_unavailable() {
         return Err(Error::BackendUnavailable { backend: "cuda".into(), reason });
     }
@@ -94,14 +95,18 @@ pub fn cached_ptx_in(source: &str, arch: &'static str, dir: &Path) -> Result<Arc
     if let Some(p) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(p.clone());
     }
-    let from_disk = cache::lookup(dir, &key, "ptx").and_then(|p| std::fs::read_to_string(p).ok());
+    let dir = cache::kept(cache);
+    let from_disk = dir
+        .as_deref()
+        .and_then(|dir| cache::lookup(dir, &key, "ptx"))
+        .and_then(|e| String::from_utf8(e.bytes).ok());
     let ptx: Arc<str> = match from_disk {
         Some(text) => text.into(),
         None => {
             let text = compile_ptx(source, arch)?;
             COMPILATIONS.fetch_add(1, Ordering::Relaxed);
             // a cache that cannot be written is no error: the PTX is used
-            if std::fs::create_dir_all(dir).is_ok() {
+            if let Some(dir) = dir.as_deref() {
                 let tmp = dir.join(format!("{}.ptx", cache::temporary(&key)));
                 if std::fs::write(&tmp, &text).is_ok() {
                     cache::publish(dir, &key, "ptx", &tmp);
@@ -115,8 +120,13 @@ pub fn cached_ptx_in(source: &str, arch: &'static str, dir: &Path) -> Result<Arc
     Ok(ptx)
 }
 
-/// Where the disk cache in `dir` keeps the PTX of a CUDA C file for
+/// Where the disk cache of `cache` keeps the PTX of a CUDA C file for
 /// `arch`, if it holds a sound entry (for tests).
-pub fn ptx_on_disk_in(source: &str, arch: &str, dir: &Path) -> Option<std::path::PathBuf> {
-    nvrtc_unavailable().is_none().then(|| cache::lookup(dir, &ptx_key(source, arch), "ptx")).flatten()
+pub fn ptx_on_disk_in(source: &str, arch: &str, cache: &CacheDir) -> Option<std::path::PathBuf> {
+    let dir = cache::kept(cache)?;
+    nvrtc_unavailable()
+        .is_none()
+        .then(|| cache::lookup(&dir, &ptx_key(source, arch), "ptx"))
+        .flatten()
+        .map(|e| e.path)
 }

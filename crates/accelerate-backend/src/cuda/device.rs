@@ -6,10 +6,10 @@
 
 use super::compile::cached_ptx_in;
 use super::memory::{AllocError, DeviceMemory};
+use crate::cache::CacheDir;
 use accelerate_base::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,8 +74,8 @@ pub struct Gpu {
     multiprocessors: u32,
     name: String,
     busy: Duration,
-    /// The kernel cache's folder, for PTX.
-    cache: PathBuf,
+    /// The kernel cache, for PTX.
+    cache: CacheDir,
 }
 
 /// A program's kernels on a GPU.
@@ -87,7 +87,7 @@ pub struct GpuModule {
 impl Gpu {
     /// Device 0 (the caller has probed that the driver and a device are
     /// present: `cuda::unavailable`), keeping PTX in the cache `cache`.
-    pub fn open(cache: PathBuf) -> Result<Gpu> {
+    pub fn open(cache: CacheDir) -> Result<Gpu> {
         use cudarc::driver::sys::CUdevice_attribute as A;
         let ctx = CudaContext::new(0).map_err(|e| driver("opening device 0", e))?;
         let (major, minor) =

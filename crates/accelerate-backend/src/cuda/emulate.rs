@@ -31,12 +31,12 @@
 use super::device::{Device, KernelArgs};
 use super::memory::{AllocError, DeviceMemory};
 use crate::c::build::Build;
-use crate::cache;
+use crate::cache::{self, CacheDir};
 use accelerate_base::error::{Error, Result};
 use libloading::Library;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -66,14 +66,14 @@ pub struct Emulator {
     stacks: Vec<u128>,
     /// The C++ compiler that builds the kernels.
     cxx: String,
-    /// The kernel cache's folder.
-    cache: PathBuf,
+    /// The kernel cache.
+    cache: CacheDir,
 }
 
 impl Emulator {
     /// An emulator building kernels with the C++ compiler `cxx`, keeping
     /// them in the cache `cache`.
-    pub fn new(cxx: String, cache: PathBuf) -> Emulator {
+    pub fn new(cxx: String, cache: CacheDir) -> Emulator {
         Emulator { busy: Duration::ZERO, stacks: Vec::new(), cxx, cache }
     }
 }
@@ -89,17 +89,24 @@ pub struct EmulatedModule {
 /// the C++ compiler with `flags` (most of the time of compiling a
 /// program's kernels goes to reading them, `<math.h>` above all): the
 /// header's path, with its `.gch` beside it, in the kernel cache, made
-/// once per process and kept across processes (a folder per key, written
-/// under a temporary name and renamed into place). `None` when it cannot
-/// be made: files are then compiled whole.
-fn precompiled_prelude(command: &str, flags: &[String], dir: &Path) -> Option<PathBuf> {
-    type Headers = Mutex<HashMap<(String, String, PathBuf), Option<PathBuf>>>;
+/// once per process and kept across processes. `None` when it cannot be
+/// made, or the cache keeps nothing (`CacheDir::Off`, or a folder that
+/// fails the checks): files are then compiled whole.
+///
+/// The header and its `.gch` are a cache entry like any other (Note
+/// [Trusting the kernel cache]): a folder `<key>.<d>.pch` named by the
+/// checksum in `<key>.sum`, `d` the digest of the key and the `.gch`,
+/// and the header's text compared with the one it must hold; checked at
+/// its first use in a process, and rebuilt if it fails.
+fn precompiled_prelude(command: &str, flags: &[String], cache: &CacheDir) -> Option<PathBuf> {
+    type Headers = Mutex<HashMap<(String, String, CacheDir), Option<PathBuf>>>;
     static HEADERS: OnceLock<Headers> = OnceLock::new();
     let headers = HEADERS.get_or_init(Default::default);
     let mut headers = headers.lock().unwrap_or_else(|e| e.into_inner());
     headers
-        .entry((command.to_string(), flags.join(" "), dir.to_path_buf()))
+        .entry((command.to_string(), flags.join(" "), cache.clone()))
         .or_insert_with(|| {
+            let dir = cache::kept(cache)?;
             // the header and its key, made once for each compiler, flags and cache
             let text = format!("{}\n{}", include_str!("emulate.h"), super::prelude());
             let key = cache::key(&[
@@ -109,13 +116,17 @@ fn precompiled_prelude(command: &str, flags: &[String], dir: &Path) -> Option<Pa
                 &flags.join(" "),
                 &text,
             ]);
-            let folder = dir.join(format!("{key}.pch"));
-            let header = folder.join("prelude.h");
-            if folder.join("prelude.h.gch").is_file() {
+            if let Some(header) = cache::lookup_folder(&dir, &key, "pch", "prelude.h.gch")
+                .filter(|folder| {
+                    cache::read_trusted(&folder.join("prelude.h")).is_some_and(|t| t == text.as_bytes())
+                })
+                .map(|folder| folder.join("prelude.h"))
+            {
                 return Some(header);
             }
+            cache::remove_folder(&dir, &key, "pch");
             let tmp = dir.join(cache::temporary(&key));
-            std::fs::create_dir_all(&tmp).ok()?;
+            std::fs::create_dir(&tmp).ok()?;
             let made = std::fs::write(tmp.join("prelude.h"), &text).is_ok()
                 && Command::new(command)
                     .args(flags.iter().filter(|f| *f != "-shared"))
@@ -124,11 +135,12 @@ fn precompiled_prelude(command: &str, flags: &[String], dir: &Path) -> Option<Pa
                     .arg(tmp.join("prelude.h"))
                     .output()
                     .is_ok_and(|o| o.status.success());
-            // another process may have published it first: either is whole
-            let published =
-                made && (std::fs::rename(&tmp, &folder).is_ok() || folder.join("prelude.h.gch").is_file());
+            if made {
+                cache::publish_folder(&dir, &key, "pch", &tmp, "prelude.h.gch");
+            }
             let _ = std::fs::remove_dir_all(&tmp);
-            published.then_some(header)
+            // another process may have published its own first: either is whole
+            cache::lookup_folder(&dir, &key, "pch", "prelude.h.gch").map(|folder| folder.join("prelude.h"))
         })
         .clone()
 }
@@ -203,14 +215,9 @@ impl Device for Emulator {
             return Ok(m.clone());
         }
         let build = Build { command: &command, flags: &flags, libraries: &["-lm"], ext: "cpp" };
-        let path = build.cached(&key, &full, "cuda", &self.cache)?;
-        // SAFETY: an object compiled from this backend's own generated
-        // code (checked against its checksum when from the disk cache).
-        let lib = unsafe { Library::new(&path) }.map_err(|e| {
-            Error::Internal(format!("cannot load the emulated kernels {}: {e}", path.display()))
-        })?;
+        let lib = build.load(&key, &full, "cuda", &self.cache)?;
         let missing = |s: &str, e: libloading::Error| {
-            Error::Internal(format!("{s} missing from the emulated kernels {}: {e}", path.display()))
+            Error::Internal(format!("{s} missing from the emulated kernels: {e}"))
         };
         // SAFETY: `emulate_tail.h` defines `acc_emu_launch` with this type.
         let launch: LaunchFn =

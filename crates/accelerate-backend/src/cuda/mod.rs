@@ -168,13 +168,13 @@ fn gpu(options: &CudaOptions) -> Result<Shared<Gpu>> {
     if let Some(why) = gpu_unavailable() {
         return Err(unavailable_error(why));
     }
-    device_of(options, || Gpu::open(options.cache.path()), &GPUS)
+    device_of(options, || Gpu::open(options.cache.clone()), &GPUS)
 }
 
 /// The emulated device of these options.
 fn emulator(options: &CudaOptions) -> Result<Shared<Emulator>> {
     static EMULATORS: OnceLock<Mutex<HashMap<CudaOptions, Shared<Emulator>>>> = OnceLock::new();
-    device_of(options, || Ok(Emulator::new(options.cxx.clone(), options.cache.path())), &EMULATORS)
+    device_of(options, || Ok(Emulator::new(options.cxx.clone(), options.cache.clone())), &EMULATORS)
 }
 
 /// What the memory manager of the device that programs run on with these
