@@ -33,10 +33,16 @@
 //!   it uses), `CXX` (the emulator's C++ compiler, default `c++`);
 //! - both: the kernel cache's folder, `ACCELERATE_CACHE_DIR`, else
 //!   `$XDG_CACHE_HOME/accelerate-rs`, else `~/.cache/accelerate-rs`;
-//!   `ACCELERATE_CACHE=off` for a temporary one;
+//!   `ACCELERATE_CACHE=off` (or `on`, the default) for private temporary
+//!   folders instead;
 //! - `ACCELERATE_POOL_MB` (default 512): the storage of dropped arrays kept
 //!   for reuse (`array::pool`, one per process: the last program run sets
 //!   its bound).
+//!
+//! A variable that holds a number or a choice and holds something else is
+//! an `Error::Config` from `Config::from_env` (and so from `run` and
+//! `compile`), naming the variable, its value and what it may hold
+//! (`check_env`): it is never taken silently for its default.
 
 use super::error::{Error, Result};
 pub use crate::backend::cpu::CpuOptions;
@@ -125,7 +131,7 @@ impl Default for Config {
             cpu,
             #[cfg(feature = "cuda")]
             cuda: cuda_options_from_env(),
-            pool_mb: var("ACCELERATE_POOL_MB").and_then(|s| s.trim().parse().ok()).unwrap_or(512),
+            pool_mb: whole(POOL_MB.0, POOL_MB.1).ok().flatten().unwrap_or(512),
         }
     }
 }
@@ -140,7 +146,7 @@ fn cache_from_env() -> CacheDir {
     if let Some(d) = std::env::var_os("ACCELERATE_CACHE_DIR").filter(|d| !d.is_empty()) {
         return CacheDir::At(PathBuf::from(d));
     }
-    if var("ACCELERATE_CACHE").as_deref() == Some("off") {
+    if one_of(CACHE.0, CACHE.1).ok().flatten().as_deref() == Some("off") {
         return CacheDir::Off;
     }
     let base = std::env::var_os("XDG_CACHE_HOME")
@@ -151,11 +157,65 @@ fn cache_from_env() -> CacheDir {
     CacheDir::At(base.join("accelerate-rs"))
 }
 
+/// The whole number the variable `name` holds, if set; an error naming
+/// the variable, its value and what it may hold (`what`) if it holds
+/// anything else.
+fn whole(name: &str, what: &str) -> Result<Option<usize>> {
+    match var(name) {
+        None => Ok(None),
+        Some(s) => s
+            .trim()
+            .parse::<usize>()
+            .map(Some)
+            .map_err(|_| Error::Config(format!("{name}={s}: expected a whole number: {what}"))),
+    }
+}
+
+/// The value of the variable `name`, if set, when it is one of `accepted`;
+/// an error naming the variable, its value and the accepted values if not.
+fn one_of(name: &str, accepted: &[&str]) -> Result<Option<String>> {
+    match var(name) {
+        None => Ok(None),
+        Some(s) if accepted.contains(&s.trim()) => Ok(Some(s.trim().to_string())),
+        Some(s) => Err(Error::Config(format!("{name}={s}: expected one of: {}", accepted.join(", ")))),
+    }
+}
+
+const THREADS: (&str, &str) = ("ACCELERATE_THREADS", "the CPU backend's workers, 0 for one per core");
+const POOL_MB: (&str, &str) = ("ACCELERATE_POOL_MB", "MiB of dropped arrays kept for reuse, 0 for none");
+const CUDA_MEMORY_MB: (&str, &str) =
+    ("ACCELERATE_CUDA_MEMORY_MB", "a cap on the CUDA device memory used, in MiB");
+const CUDA_DEVICE: (&str, &[&str]) = ("ACCELERATE_CUDA_DEVICE", &["gpu", "emulator"]);
+const CACHE: (&str, &[&str]) = ("ACCELERATE_CACHE", &["on", "off"]);
+const DUMPS: &[&str] = &["sharing", "simplify", "fusion", "plan", "all", "c", "cuda"];
+
+/// Checks every variable of the module docs that holds a number or a
+/// choice: the one place that says what a bad value is (`Config::default`
+/// reads the same variables and, unable to fail, takes a bad value for
+/// unset; `Config::from_env`, which `run` and `compile` use, rejects it
+/// first).
+fn check_env() -> Result<()> {
+    whole(THREADS.0, THREADS.1)?;
+    whole(POOL_MB.0, POOL_MB.1)?;
+    whole(CUDA_MEMORY_MB.0, CUDA_MEMORY_MB.1)?;
+    one_of(CUDA_DEVICE.0, CUDA_DEVICE.1)?;
+    one_of(CACHE.0, CACHE.1)?;
+    for d in list("ACCELERATE_DUMP") {
+        if !DUMPS.contains(&d.as_str()) {
+            return Err(Error::Config(format!(
+                "ACCELERATE_DUMP: unknown phase {d} (known: {})",
+                DUMPS.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The CPU backend's default options, changed by the environment (module
 /// docs).
 pub(crate) fn cpu_options_from_env() -> CpuOptions {
     CpuOptions {
-        threads: var("ACCELERATE_THREADS").and_then(|s| s.trim().parse().ok()).unwrap_or(0),
+        threads: whole(THREADS.0, THREADS.1).ok().flatten().unwrap_or(0),
         cc: var("CC").unwrap_or_else(|| "cc".into()),
         cflags: var("ACCELERATE_CFLAGS").unwrap_or_default().split_whitespace().map(String::from).collect(),
         cache: cache_from_env(),
@@ -163,14 +223,13 @@ pub(crate) fn cpu_options_from_env() -> CpuOptions {
 }
 
 /// The CUDA backend's default options, changed by the environment (module
-/// docs). A memory cap that is not a whole number of MiB is kept as
-/// written, for `Config::from_env` to reject.
+/// docs).
 #[cfg(feature = "cuda")]
 pub(crate) fn cuda_options_from_env() -> CudaOptions {
-    let emulator = var("ACCELERATE_CUDA_DEVICE").is_some_and(|d| d == "emulator");
+    let emulator = one_of(CUDA_DEVICE.0, CUDA_DEVICE.1).ok().flatten().is_some_and(|d| d == "emulator");
     CudaOptions {
         device: if emulator { CudaDevice::Emulator } else { CudaDevice::Gpu },
-        memory_mb: var("ACCELERATE_CUDA_MEMORY_MB").and_then(|s| s.trim().parse().ok()),
+        memory_mb: whole(CUDA_MEMORY_MB.0, CUDA_MEMORY_MB.1).ok().flatten(),
         cxx: var("CXX").unwrap_or_else(|| "c++".into()),
         cache: cache_from_env(),
     }
@@ -189,6 +248,7 @@ impl Config {
     /// The default configuration, changed by the environment variables in
     /// the module documentation.
     pub fn from_env() -> Result<Config> {
+        check_env()?;
         let mut c = Config::default();
         match std::env::var("ACCELERATE_BACKEND").as_deref() {
             Err(_) | Ok("") => {}
@@ -216,14 +276,6 @@ impl Config {
             }
         }
         c.dump = list("ACCELERATE_DUMP");
-        #[cfg(feature = "cuda")]
-        if c.backend == Backend::Cuda {
-            if let Some(s) = var("ACCELERATE_CUDA_MEMORY_MB").filter(|s| s.trim().parse::<usize>().is_err()) {
-                return Err(Error::Config(format!(
-                    "ACCELERATE_CUDA_MEMORY_MB={s}: expected a whole number of MiB"
-                )));
-            }
-        }
         Ok(c)
     }
 
