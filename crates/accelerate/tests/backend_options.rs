@@ -79,3 +79,38 @@ fn a_program_runs_on_the_workers_its_options_ask_for() {
         assert_eq!(cpu.workers(), threads);
     }
 }
+
+/// The C compiler setting is split as make splits `CC`: a program and the
+/// arguments that go before every other. One that names no program, or a
+/// program that is not there, is `Error::BackendUnavailable` saying which.
+#[test]
+fn a_compiler_setting_with_arguments_is_a_program_and_its_arguments() {
+    if let Some(why) = accelerate::backend::cpu::unavailable() {
+        eprintln!("skipped: the CPU backend is unavailable here: {why}");
+        return;
+    }
+    let real = Config::default().cpu.cc;
+    let with = |cc: String| {
+        let o = CpuOptions { cc, ..Config::default().cpu };
+        let xs = Vector::from_elems(vec![1i64, 2, 3]);
+        accelerate::run_with(
+            &use_array(xs).map(|x| x * 7i64 - 1i64),
+            &Config::default().with_backend(Backend::Cpu).with_cpu(o),
+        )
+    };
+    assert_eq!(with(format!("{real} -O1")).unwrap().to_vec(), vec![6, 13, 20], "CC=\"{real} -O1\"");
+    match with("  ".into()) {
+        Err(Error::BackendUnavailable { reason, .. }) => {
+            assert!(reason.contains("names no program"), "{reason}")
+        }
+        other => panic!("expected BackendUnavailable, got {other:?}"),
+    }
+    match with("no-such-compiler-here -O1".into()) {
+        Err(Error::BackendUnavailable { reason, .. }) => assert!(
+            reason.contains("`no-such-compiler-here` (of CC=\"no-such-compiler-here -O1\")")
+                && reason.contains("install one or set CC"),
+            "{reason}"
+        ),
+        other => panic!("expected BackendUnavailable, got {other:?}"),
+    }
+}

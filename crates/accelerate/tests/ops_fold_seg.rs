@@ -156,6 +156,17 @@ fn a_negative_segment_length_is_an_error() {
 }
 
 #[test]
+fn segment_lengths_whose_sum_wraps_around_to_the_row_length_are_an_error() {
+    // MAX + MAX + 4 wraps around to 2, the row length: the offsets are
+    // 0, MAX, -2, 2 (a panic computing the message, once)
+    let err = seg_err(vec![i64::MAX, i64::MAX, 4], 2);
+    assert!(matches!(err, Error::BadSegments { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("sum past 9223372036854775807 at segment 1"), "{msg}");
+    assert!(msg.contains("length 9223372036854775807"), "{msg}");
+}
+
+#[test]
 fn offsets_not_starting_at_zero_are_an_error() {
     let err = accelerate::scope(|| {
         let xs = use_array(Vector::from_elems(vec![1i32; 4]));

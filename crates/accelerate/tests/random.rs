@@ -332,7 +332,7 @@ fn different_counters_give_different_blocks() {
 #[test]
 fn derived_keys_differ_from_each_other_and_their_parent() {
     let key = Key::new(17);
-    let mut keys = key.split(64);
+    let mut keys = key.split(64).unwrap();
     keys.extend((0..64).map(|d| key.fold_in(d)));
     keys.push(key);
     keys.push(key.fold_in(0).fold_in(0));
@@ -341,7 +341,14 @@ fn derived_keys_differ_from_each_other_and_their_parent() {
     words.dedup();
     assert_eq!(words.len(), keys.len(), "derived keys collide");
     // derivation is deterministic
-    assert_eq!(key.split(3), key.split(5)[..3].to_vec());
+    assert_eq!(key.split(3).unwrap(), key.split(5).unwrap()[..3].to_vec());
+    // more keys than memory holds: an error naming this line, not a panic
+    match key.split(usize::MAX) {
+        Err(Error::OutOfMemory { loc, shape }) => {
+            assert_eq!((loc.line(), shape), (line!() - 2, vec![usize::MAX]));
+        }
+        other => panic!("expected OutOfMemory, got {:?}", other.map(|k| k.len())),
+    }
     assert_eq!(key.fold_in(12345), key.fold_in(12345));
     // a derived key is not a sample block of its parent (its counter's
     // word 3 is a tag, never 0)

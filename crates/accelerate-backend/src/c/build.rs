@@ -18,6 +18,15 @@ pub fn compilations() -> usize {
 
 static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// A compiler setting (`CC`, `CXX`) split as make splits it: the program,
+/// then arguments that go before every other (`CC="cc -O1"`); `None` if
+/// it names no program.
+pub(crate) fn command_words(setting: &str) -> Option<(String, Vec<String>)> {
+    let mut words = setting.split_whitespace().map(String::from);
+    let program = words.next()?;
+    Some((program, words.collect()))
+}
+
 /// A compiler command that builds a shared object from one source file.
 pub(crate) struct Build<'a> {
     pub command: &'a str,

@@ -25,7 +25,7 @@
 //! The kernel cache: Note [The kernel cache] in `backend/cache.rs`.
 
 use super::CpuOptions;
-use crate::c::build::Build;
+use crate::c::build::{command_words, Build};
 use crate::c::prelude;
 use crate::cache::{self, Folder};
 use accelerate_base::error::{Error, Result};
@@ -70,7 +70,10 @@ impl Module {
 /// The C compiler: its command, the first line of its `--version`, and
 /// whether it finds glibc's vector math library (Note [Vector math]).
 struct Compiler {
+    /// The program (the first word of the setting).
     command: String,
+    /// The setting's other words, which go before every other argument.
+    args: Vec<String>,
     version: String,
     libmvec: bool,
 }
@@ -102,26 +105,35 @@ fn compiler(command: &str) -> std::result::Result<Arc<Compiler>, String> {
     probed
 }
 
-fn probe(command: String) -> std::result::Result<Compiler, String> {
-    {
-        match Command::new(&command).arg("--version").output() {
-            Ok(o) if o.status.success() => {
-                let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string();
-                // prints the library's path if it finds it, else its name
-                let libmvec = Command::new(&command)
-                    .arg("-print-file-name=libmvec.so")
-                    .output()
-                    .ok()
-                    .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
-                    .is_some_and(|p| p.is_absolute() && p.exists());
-                Ok(Compiler { command, version, libmvec })
-            }
-            Ok(o) => Err(format!(
-                "the C compiler `{command}` failed to report its version: {}",
-                String::from_utf8_lossy(&o.stderr)
-            )),
-            Err(e) => Err(format!("no C compiler: running `{command}` failed ({e}); install one or set CC")),
+/// The compiler of the setting `setting` (`CpuOptions::cc`, from `CC`):
+/// a program and the arguments that follow it (`command_words`), run with
+/// `--version` to see that it is there.
+fn probe(setting: String) -> std::result::Result<Compiler, String> {
+    let Some((command, args)) = command_words(&setting) else {
+        return Err(format!(
+            "the C compiler setting `{setting}` (CC) names no program: set CC to a C compiler, such as cc"
+        ));
+    };
+    let named =
+        if args.is_empty() { format!("`{command}`") } else { format!("`{command}` (of CC=\"{setting}\")") };
+    match Command::new(&command).args(&args).arg("--version").output() {
+        Ok(o) if o.status.success() => {
+            let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string();
+            // prints the library's path if it finds it, else its name
+            let libmvec = Command::new(&command)
+                .args(&args)
+                .arg("-print-file-name=libmvec.so")
+                .output()
+                .ok()
+                .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+                .is_some_and(|p| p.is_absolute() && p.exists());
+            Ok(Compiler { command, args, version, libmvec })
         }
+        Ok(o) => Err(format!(
+            "the C compiler {named} failed to report its version with --version: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        Err(e) => Err(format!("no C compiler: running {named} failed ({e}); install one or set CC")),
     }
 }
 
@@ -131,12 +143,14 @@ pub(crate) fn unavailable(command: &str) -> Option<String> {
     compiler(command).err()
 }
 
-/// The flags of a compilation: `FLAGS`, the vector math flags where the
-/// compiler has libmvec (Note [Vector math]), then the options' extra
-/// flags (for example the sanitizer flags of the CI step).
+/// The flags of a compilation: the compiler setting's own arguments,
+/// `FLAGS`, the vector math flags where the compiler has libmvec (Note
+/// [Vector math]), then the options' extra flags (for example the
+/// sanitizer flags of the CI step).
 fn flags(cc: &Compiler, extra: &[String]) -> Vec<String> {
     let vector_math: &[&str] = if cc.libmvec { &["-DACC_LIBMVEC"] } else { &[] };
-    FLAGS.iter().chain(vector_math).map(|s| s.to_string()).chain(extra.iter().cloned()).collect()
+    let ours = FLAGS.iter().chain(vector_math).map(|s| s.to_string());
+    cc.args.iter().cloned().chain(ours).chain(extra.iter().cloned()).collect()
 }
 
 /// The libraries a kernel object links with.
@@ -216,7 +230,12 @@ pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Optio
     let cc = compiler(&options.cc).map_err(unavailable)?;
     // GCC's `--version` names the Free Software Foundation (its first line
     // is the name it was called by: `cc (Debian 12.2.0-14) 12.2.0`)
-    let about = Command::new(&cc.command).arg("--version").output().map(|o| o.stdout).unwrap_or_default();
+    let about = Command::new(&cc.command)
+        .args(&cc.args)
+        .arg("--version")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
     if !String::from_utf8_lossy(&about).contains("Free Software Foundation") {
         return Ok(None);
     }

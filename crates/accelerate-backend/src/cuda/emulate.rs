@@ -30,7 +30,7 @@
 
 use super::device::{Device, KernelArgs};
 use super::memory::{AllocError, DeviceMemory};
-use crate::c::build::Build;
+use crate::c::build::{command_words, Build};
 use crate::cache::{self, CacheDir};
 use accelerate_base::error::{Error, Result};
 use libloading::Library;
@@ -191,8 +191,13 @@ impl Device for Emulator {
     }
 
     fn load(&mut self, kernels: &str, functions: &[String]) -> Result<Arc<EmulatedModule>> {
-        let command = self.cxx.clone();
-        let mut flags: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
+        let Some((command, mut flags)) = command_words(&self.cxx) else {
+            return Err(Error::BackendUnavailable {
+                backend: "cuda".into(),
+                reason: format!("the emulator's C++ compiler setting `{}` (CXX) names no program", self.cxx),
+            });
+        };
+        flags.extend(FLAGS.iter().map(|f| f.to_string()));
         // the emulator's header and the CUDA prelude, which start every
         // file, come precompiled where they can (`precompiled_prelude`)
         let full = match precompiled_prelude(&command, &flags, &self.cache) {

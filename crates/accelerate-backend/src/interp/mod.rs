@@ -632,12 +632,21 @@ pub(crate) fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
             "the segments cover {last} elements but the rows have {n} (segment lengths must sum to the row length)"
         )),
         _ => match offs.windows(2).position(|w| w[1] < w[0]) {
-            Some(i) => bad(format!(
-                "segment {i} has negative length {} (offsets {} then {})",
-                offs[i + 1] - offs[i],
-                offs[i],
-                offs[i + 1]
-            )),
+            // the offsets are the lengths' running sum, in wrapping
+            // arithmetic: a decrease is a negative length, or a sum past
+            // i64::MAX (the length itself is the wrapping difference)
+            Some(i) => match offs[i + 1].wrapping_sub(offs[i]) {
+                len if len < 0 => bad(format!(
+                    "segment {i} has negative length {len} (offsets {} then {})",
+                    offs[i],
+                    offs[i + 1]
+                )),
+                len => bad(format!(
+                    "the segment lengths sum past {} at segment {i} (length {len} after {} elements)",
+                    i64::MAX,
+                    offs[i]
+                )),
+            },
             None => Ok(()),
         },
     }

@@ -108,6 +108,7 @@ use super::acc::{generate, Acc};
 use super::classes::FloatElt;
 use super::exp::{constant, lift, to_index, Exp, IntoExp};
 use accelerate_base::array::{Array, Shape};
+use accelerate_base::error::{Error, Result, SrcLoc};
 
 /// The first Philox4x32 multiplier (applied to counter word 0).
 const PHILOX_M0: u32 = 0xD251_1F53;
@@ -178,9 +179,15 @@ impl Key {
     /// `n` new keys derived from this one (JAX's `split`): key `j` is the
     /// first two words of the block at counter
     /// `(low(j), high(j), 0, TAG_SPLIT)`. The usual pattern is to keep one
-    /// of them for later splits and use the others.
-    pub fn split(self, n: usize) -> Vec<Key> {
-        (0..n as u64).map(|j| self.derive(j, TAG_SPLIT)).collect()
+    /// of them for later splits and use the others. `Error::OutOfMemory`
+    /// (naming the caller's line) when `n` keys do not fit in memory.
+    #[track_caller]
+    pub fn split(self, n: usize) -> Result<Vec<Key>> {
+        let loc = SrcLoc::caller();
+        let mut keys = Vec::new();
+        keys.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { loc, shape: vec![n] })?;
+        keys.extend((0..n as u64).map(|j| self.derive(j, TAG_SPLIT)));
+        Ok(keys)
     }
 
     fn derive(self, data: u64, tag: u32) -> Key {
