@@ -19,6 +19,7 @@ use accelerate_base::array::ArraysTy;
 use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_ir::*;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// Which sharing to recover (all of it, unless an ablation turns it off).
 #[derive(Clone, Copy, Debug)]
@@ -145,9 +146,12 @@ impl AccLevel {
         let mut lv =
             AccLevel { nodes: HashMap::new(), children: HashMap::new(), forced: HashSet::new(), sharing };
         // each node with the location of the node that refers to it, for
-        // the error if it is stale
-        let mut todo = vec![(root, loc)];
-        while let Some((n, referrer)) = todo.pop() {
+        // the error if it is stale, and the parameters of the scalar
+        // functions it was reached inside (the arrays read by a node's
+        // scalar code are inside its functions), which tell nested
+        // parallelism from an escaped variable
+        let mut todo = vec![(root, loc, Rc::new(HashSet::new()))];
+        while let Some((n, referrer, enclosing)) = todo.pop() {
             if lv.nodes.contains_key(&n) {
                 continue;
             }
@@ -157,11 +161,19 @@ impl AccLevel {
             }
             let (mut arrays, mut exps, mut lams) = (Vec::new(), Vec::new(), Vec::new());
             node.kind.acc_parts(&mut arrays, &mut exps, &mut lams);
-            let reads = scalar_reads(&exps, &lams, node.loc)?;
+            let reads = scalar_reads(&exps, &lams, node.loc, &enclosing)?;
             lv.forced.extend(reads.iter().copied());
+            let inside = if lams.is_empty() {
+                enclosing.clone()
+            } else {
+                let mut inside = (*enclosing).clone();
+                inside.extend(lams.iter().flat_map(|l| l.params.iter().copied()));
+                Rc::new(inside)
+            };
+            todo.extend(arrays.iter().map(|&c| (c, node.loc, enclosing.clone())));
+            todo.extend(reads.iter().map(|&c| (c, node.loc, inside.clone())));
             let mut cs = arrays;
             cs.extend(reads);
-            todo.extend(cs.iter().map(|&c| (c, node.loc)));
             lv.children.insert(n, cs);
             lv.nodes.insert(n, node);
         }
@@ -171,8 +183,16 @@ impl AccLevel {
 
 /// The arrays read by an array node's scalar code, in order of first
 /// appearance, checking that the code mentions no variable of an enclosing
-/// scalar function (Note [Nested parallelism] in the module doc).
-fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc) -> Result<Vec<NodeId>> {
+/// scalar function (Note [Nested parallelism] in the module doc: the node
+/// was reached inside a function binding it, `enclosing`) nor of a
+/// function it is not inside at all (an expression smuggled out of its
+/// function, `Error::EscapedVariable`).
+fn scalar_reads(
+    exps: &[NodeId],
+    lams: &[Lam],
+    loc: SrcLoc,
+    enclosing: &HashSet<NodeId>,
+) -> Result<Vec<NodeId>> {
     let mut bound: HashSet<NodeId> = HashSet::new();
     let mut seen: HashSet<NodeId> = HashSet::new();
     let mut reads = Vec::new();
@@ -205,8 +225,10 @@ fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc) -> Result<Vec<NodeId
         });
         found.ok_or(Error::StaleHandle { loc: referrer })?;
     }
-    if params_used.iter().any(|p| !bound.contains(p)) {
-        return Err(Error::NestedParallelism { loc });
+    let mut free = params_used.iter().filter(|p| !bound.contains(p));
+    if let Some(first) = free.next() {
+        let nested = enclosing.contains(first) || free.any(|p| enclosing.contains(p));
+        return Err(if nested { Error::NestedParallelism { loc } } else { Error::EscapedVariable { loc } });
     }
     Ok(reads)
 }

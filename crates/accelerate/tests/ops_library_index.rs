@@ -180,7 +180,8 @@ fn check_slit<Sh: Shape, T: Elt + Same>(a: &Array<Snoc<Sh>, T>, i: i64, n: i64) 
         } else if n < 0 {
             n
         } else {
-            i.wrapping_add(n).wrapping_sub(1)
+            // the first position read past the end
+            i.max(len)
         };
         check_window_error(r, &dims, bad, "slit")
     }
@@ -717,7 +718,15 @@ fn drop_and_slit_past_the_end_are_index_errors_naming_the_callers_line() {
         assert_out_of_bounds(&err, &[0, 3], &[2, 3], line);
         let line = line!() + 1;
         let err = run_err(&xs.slit(5, 0));
-        assert_out_of_bounds(&err, &[0, 4], &[2, 3], line);
+        assert_out_of_bounds(&err, &[0, 5], &[2, 3], line);
+        // a start past the end is reported as written, never as a sum
+        // that overflowed
+        let line = line!() + 1;
+        let err = run_err(&xs.slit(i64::MAX, 2));
+        assert_out_of_bounds(&err, &[0, i64::MAX], &[2, 3], line);
+        let line = line!() + 1;
+        let err = run_err(&xs.slit(2, i64::MAX));
+        assert_out_of_bounds(&err, &[0, 3], &[2, 3], line);
         // windows that just fit are fine
         let ok = accelerate::run(&lift_acc((xs.drop(3), xs.slit(3, 0), xs.take(3)))).unwrap();
         assert_eq!((ok.0.dims(), ok.1.dims(), ok.2.dims()), (&[2, 0][..], &[2, 0][..], &[2, 3][..]));

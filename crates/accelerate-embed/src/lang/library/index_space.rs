@@ -232,15 +232,15 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// `slit`, `take n . drop i`): shape `[.., n]`. Requires `0 <= i`,
     /// `0 <= n` and `i + n <= len`, whatever the other extents are:
     /// otherwise `Error::IndexOutOfBounds` whose innermost index component
-    /// is `i` if it is negative, else `n` if that is negative, else
-    /// `i + n - 1` (past the end; wrapping, so negative if `i + n`
-    /// overflows). Accelerate clamps instead.
+    /// is `i` if it is negative, else `n` if that is negative, else the
+    /// first position the window would read past the end, `max(i, len)`
+    /// (never a number computed with overflow). Accelerate clamps instead.
     #[track_caller]
     pub fn slit(&self, i: impl IntoExp<i64>, n: impl IntoExp<i64>) -> Acc<Array<Snoc<Sh>, E>> {
         let (i, n) = (i.into_exp(), n.into_exp());
         let len = self.length();
         let ok = i.ge(0) & n.ge(0) & i.le(len) & n.le(len - i);
-        let bad = cond(i.lt(0), i, cond(n.lt(0), n, i + n - 1));
+        let bad = cond(i.lt(0), i, cond(n.lt(0), n, cond(i.gt(len), i, len)));
         self.window(ok, i, n, bad)
     }
 
