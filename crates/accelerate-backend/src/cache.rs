@@ -64,6 +64,68 @@ use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+// Note [The in-memory cache]
+// Loaded kernel objects (and PTX) are kept in memory by key, so that a
+// program compiled again, or another with the same kernels, does not load
+// them again. Kept for ever, every object a long-running process ever
+// loaded would stay mapped (60 programs took a process from 48 to 352
+// memory maps). So the cache holds strongly only the `KEPT` most recently
+// used artifacts, and every other only weakly: an artifact stays loaded
+// while a compiled program holds it, or while it is among the recent
+// ones, and is unloaded after. A program run again in a loop, with
+// `accelerate::run`, finds its kernels among the recent ones.
+
+/// Artifacts in memory by key (Note [The in-memory cache]).
+pub(crate) struct InMemory<T: ?Sized> {
+    all: std::collections::HashMap<String, std::sync::Weak<T>>,
+    recent: std::collections::VecDeque<(String, std::sync::Arc<T>)>,
+}
+
+/// How many recently used artifacts the in-memory cache keeps loaded.
+pub(crate) const KEPT: usize = 16;
+
+impl<T: ?Sized> Default for InMemory<T> {
+    fn default() -> Self {
+        InMemory { all: Default::default(), recent: Default::default() }
+    }
+}
+
+impl<T: ?Sized> InMemory<T> {
+    /// The artifact of `key`, if it is still loaded (made the most recent).
+    pub fn get(&mut self, key: &str) -> Option<std::sync::Arc<T>> {
+        let found = self.all.get(key)?.upgrade();
+        match &found {
+            Some(a) => self.touch(key, a.clone()),
+            None => {
+                self.all.remove(key);
+            }
+        }
+        found
+    }
+
+    /// Keeps the artifact of `key` (as the most recent).
+    pub fn insert(&mut self, key: String, artifact: std::sync::Arc<T>) {
+        self.all.insert(key.clone(), std::sync::Arc::downgrade(&artifact));
+        self.touch(&key, artifact);
+        // forget the unloaded ones, once they are as many as the rest
+        if self.all.len() > 2 * KEPT {
+            self.all.retain(|_, w| w.strong_count() > 0);
+        }
+    }
+
+    fn touch(&mut self, key: &str, artifact: std::sync::Arc<T>) {
+        self.recent.retain(|(k, _)| k != key);
+        self.recent.push_front((key.to_string(), artifact));
+        self.recent.truncate(KEPT);
+    }
+
+    /// How many artifacts are loaded (held by the cache or by programs).
+    #[cfg(test)]
+    fn loaded(&self) -> usize {
+        self.all.values().filter(|w| w.strong_count() > 0).count()
+    }
+}
+
 /// The key of an artifact: the SHA-256 of what it depends on.
 pub(crate) fn key(parts: &[&str]) -> String {
     let mut h = Sha256::new();
@@ -452,6 +514,30 @@ mod tests {
         assert_ne!(g.path(), path, "a fresh name each time");
         drop(f);
         assert!(!path.exists(), "removed when dropped");
+    }
+
+    #[test]
+    fn the_in_memory_cache_keeps_the_recent_artifacts_and_those_in_use() {
+        let mut m: InMemory<str> = InMemory::default();
+        let held: std::sync::Arc<str> = "held by a program".into();
+        m.insert("held".into(), held.clone());
+        for i in 0..100 {
+            m.insert(format!("k{i}"), format!("artifact {i}").into());
+        }
+        assert_eq!(m.loaded(), KEPT + 1, "the recent ones and the one in use");
+        assert!(m.all.len() <= 2 * KEPT + 1, "unloaded entries are forgotten");
+        assert_eq!(m.get("held").as_deref(), Some("held by a program"));
+        assert_eq!(m.get("k99").as_deref(), Some("artifact 99"));
+        assert!(m.get("k0").is_none(), "an old one no program holds is unloaded");
+        // a get makes it the most recent: k85, the oldest kept now (the
+        // gets above made `held` and k99 recent), survives what follows
+        assert!(m.get("k85").is_some());
+        for i in 100..100 + KEPT as i32 - 1 {
+            m.insert(format!("k{i}"), format!("artifact {i}").into());
+        }
+        assert!(m.get("k85").is_some());
+        assert!(m.get("k86").is_none(), "pushed out by the newer ones");
+        drop(held);
     }
 
     #[test]

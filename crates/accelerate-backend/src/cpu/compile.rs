@@ -192,10 +192,10 @@ pub(crate) fn load(source: &str, symbols: &[String], options: &CpuOptions) -> Re
         &full,
     ]);
 
-    static MEMORY: OnceLock<Mutex<HashMap<String, Arc<Module>>>> = OnceLock::new();
+    static MEMORY: OnceLock<Mutex<cache::InMemory<Module>>> = OnceLock::new();
     let memory = MEMORY.get_or_init(Default::default);
     if let Some(m) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(m.clone());
+        return Ok(m);
     }
     let command = Build { command: &cc.command, flags: &flags, libraries: libraries(&cc), ext: "c" };
     let module = module(command.load(&key, &full, "cpu", &options.cache)?, symbols)?;

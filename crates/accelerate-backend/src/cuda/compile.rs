@@ -7,7 +7,6 @@
 use crate::cache::{self, CacheDir};
 use accelerate_base::error::{Error, Result};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -90,10 +89,10 @@ pub fn cached_ptx_in(source: &str, arch: &'static str, cache: &CacheDir) -> Resu
         return Err(Error::BackendUnavailable { backend: "cuda".into(), reason });
     }
     let key = ptx_key(source, arch);
-    static MEMORY: OnceLock<Mutex<HashMap<String, Arc<str>>>> = OnceLock::new();
+    static MEMORY: OnceLock<Mutex<cache::InMemory<str>>> = OnceLock::new();
     let memory = MEMORY.get_or_init(Default::default);
     if let Some(p) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(p.clone());
+        return Ok(p);
     }
     let dir = cache::kept(cache);
     let from_disk = dir

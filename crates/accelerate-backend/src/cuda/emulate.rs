@@ -214,10 +214,10 @@ impl Device for Emulator {
             ),
         };
         let key = cache::key(&[env!("CARGO_PKG_VERSION"), "emulator", &command, &flags.join(" "), &full]);
-        static MEMORY: OnceLock<Mutex<HashMap<String, Arc<EmulatedModule>>>> = OnceLock::new();
+        static MEMORY: OnceLock<Mutex<cache::InMemory<EmulatedModule>>> = OnceLock::new();
         let memory = MEMORY.get_or_init(Default::default);
         if let Some(m) = memory.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(m.clone());
+            return Ok(m);
         }
         let build = Build { command: &command, flags: &flags, libraries: &["-lm"], ext: "cpp" };
         let lib = build.load(&key, &full, "cuda", &self.cache)?;
