@@ -403,19 +403,9 @@ fn shape_op(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
         PrimFun::ShapeSize => Ok(Val::Scalar(S::I64(sh.iter().fold(1i64, |a, &d| a.wrapping_mul(d))))),
         PrimFun::ReshapeCheck => {
             let to = index_of(&args[1])?;
-            let size =
-                |s: &[i64]| s.iter().try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) });
-            match (size(&sh), size(&to)) {
-                (Some(a), Some(b)) if a != b => Err(Error::ReshapeSize {
-                    loc,
-                    from: sh.iter().map(|&d| d.max(0) as usize).collect(),
-                    from_size: a as usize,
-                    to,
-                    to_size: b as usize,
-                }),
-                // a negative or unaddressable extent is reported by the
-                // check of the shape itself
-                _ => Ok(args[1].clone()),
+            match accelerate_base::array::shape::reshape_error(&sh, &to, loc) {
+                Some(e) => Err(e),
+                None => Ok(args[1].clone()),
             }
         }
         PrimFun::BoundsCheck => {

@@ -91,6 +91,62 @@ fn filled_host_array_too_large_for_memory_is_an_error_not_a_panic() {
 // ---------------------------------------------------------------------------
 // Shapes of array computations
 
+/// The interpreter, and the CPU backend where it can run.
+fn backends() -> Vec<Config> {
+    let mut v = vec![Config::default().with_backend(accelerate::Backend::Interpreter)];
+    if accelerate::backend::cpu::unavailable().is_none() {
+        v.push(Config::default().with_backend(accelerate::Backend::Cpu));
+    }
+    v
+}
+
+/// A fused producer is never stored, but its size is checked all the same:
+/// a reshape of one whose size overflows (3 * 6148914691236517206 * 2 wraps
+/// around to 4) is `ShapeTooLarge`, not four elements of it.
+#[test]
+fn a_reshape_of_a_producer_whose_size_overflows_is_shape_too_large() {
+    for config in backends() {
+        let g = generate(index3(3i64, 6148914691236517206i64, 2i64), |ix| {
+            let (a, _, c) = unindex3(ix);
+            a * 10i64 + c
+        });
+        let line = line!() + 1;
+        let r = run_with(&g.reshape(index1(4i64)), &config);
+        match r {
+            Err(Error::ShapeTooLarge { loc, shape }) => {
+                assert_eq!(
+                    (loc.line(), shape),
+                    (line, vec![3, 6148914691236517206, 2]),
+                    "{:?}",
+                    config.backend
+                )
+            }
+            other => panic!("{:?}: expected ShapeTooLarge, got {other:?}", config.backend),
+        }
+    }
+}
+
+/// An empty array takes no memory: one huge extent beside a zero one is
+/// fine; two whose product overflows are not, in any order
+/// (docs/semantics.md, "Arrays").
+#[test]
+fn empty_arrays_bound_their_other_extents_whatever_their_order() {
+    let big = 1i64 << 62;
+    for config in backends() {
+        let b = config.backend;
+        let empty = generate(index2(big, 0i64), |ix| unindex2(ix).0);
+        let r = run_with(&empty.map(|x| x + 1i64), &config).unwrap_or_else(|e| panic!("{b:?}: {e}"));
+        assert_eq!((r.dims(), r.len()), (&[big as usize, 0][..], 0), "{b:?}");
+        for shape in [index3(big, big, 0i64), index3(0i64, big, big)] {
+            let e = run_with(&generate(shape, |ix| unindex3(ix).0), &config);
+            assert!(matches!(e, Err(Error::ShapeTooLarge { .. })), "{b:?}: {e:?}");
+        }
+        // a fold of the empty rows has 2^62 results, which memory cannot hold
+        let e = run_with(&empty.fold(0i64, |a, x| a + x), &config);
+        assert!(matches!(e, Err(Error::ShapeTooLarge { .. })), "{b:?}: {e:?}");
+    }
+}
+
 #[test]
 fn generate_with_a_negative_extent_is_a_negative_extent_error() {
     let line = line!() + 1;

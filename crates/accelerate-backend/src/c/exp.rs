@@ -766,21 +766,29 @@ impl<'a> ExpGen<'a> {
                 vals.extend(sh.iter().cloned());
                 vals.push(to.len().to_string());
                 vals.extend(to.iter().cloned());
-                self.check(&format!("!({oka} && {okb} && {sa} != {sb})"), "ACC_ERR_RESHAPE", loc, &vals);
+                // either shape invalid, or sizes that differ (the host
+                // says which: `reshape_error`)
+                self.check(&format!("{oka} && {okb} && {sa} == {sb}"), "ACC_ERR_RESHAPE", loc, &vals);
                 args[1].clone()
             }
             _ => unreachable!("not a shape primitive"),
         }
     }
 
-    /// The size of a shape and whether it is valid (no negative extent,
-    /// no overflow).
+    /// The size of a shape and whether it is valid: no negative extent,
+    /// and the product of its non-zero extents without overflow (the rule
+    /// of `reshape_error`).
     fn checked_size(&mut self, sh: &[String]) -> (String, String) {
         let size = self.bind(ScalarTy::I64, "1");
         let ok = self.bind(ScalarTy::Bool, "1");
+        let empty = self.bind(ScalarTy::Bool, "0");
         for d in sh {
-            self.line(&format!("if ({d} < 0 || __builtin_mul_overflow({size}, {d}, &{size})) {ok} = 0;"));
+            self.line(&format!(
+                "if ({d} < 0) {ok} = 0; else if ({d} == 0) {empty} = 1; \
+                 else if (__builtin_mul_overflow({size}, {d}, &{size})) {ok} = 0;"
+            ));
         }
+        self.line(&format!("if ({empty}) {size} = 0;"));
         (size, ok)
     }
 }

@@ -5,6 +5,7 @@
 use super::kernel::{Kernel, ShapeOf};
 use crate::host::{Env, HostArray};
 use crate::interp::{check_offsets, split_inner};
+use accelerate_base::array::shape::reshape_error;
 use accelerate_base::array::Buffer;
 use accelerate_base::error::{Error, Result, SrcLoc};
 
@@ -164,8 +165,9 @@ impl AccErr {
                 let from = &v[1..1 + a];
                 let b = (v[1 + a].max(0) as usize).min(30);
                 let to = v[2 + a..2 + a + b].to_vec();
-                let size = |s: &[i64]| s.iter().fold(1usize, |acc, &d| acc.saturating_mul(d.max(0) as usize));
-                Error::ReshapeSize { loc, from: usizes(from), from_size: size(from), to_size: size(&to), to }
+                reshape_error(from, &to, loc).unwrap_or_else(|| {
+                    Error::Internal(format!("kernel {} raised a reshape error of a valid reshape", k.name))
+                })
             }
             other => Error::Internal(format!("kernel {} raised unknown error code {other}", k.name)),
         }

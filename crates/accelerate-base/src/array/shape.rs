@@ -113,7 +113,11 @@ ix_elt!([] Z, [Sh: IxTuple] Snoc<Sh>, [S: IxTuple] SnocAll<S>, [Sh: Shape] Any<S
 
 /// Extents as `usize` for an array whose elements take `elt_bytes` bytes:
 /// `Error::NegativeExtent` for a negative extent, `Error::ShapeTooLarge` if
-/// the array's bytes could not be addressed (more than `isize::MAX`).
+/// the product of its non-zero extents exceeds `i64::MAX`, or, for an
+/// array that is not empty, its bytes exceed `isize::MAX`
+/// (docs/semantics.md, "Arrays": an empty array takes no memory, but its
+/// other extents are bounded all the same, whatever their order, so that
+/// every partial product of a valid shape's extents fits).
 #[doc(hidden)]
 pub fn checked_extents(
     dims: &[i64],
@@ -124,11 +128,44 @@ pub fn checked_extents(
     if dims.iter().any(|&d| d < 0) {
         return Err(Error::NegativeExtent { loc, shape: dims.to_vec() });
     }
-    dims.iter()
-        .try_fold(elt_bytes.max(1), |a, &d| a.checked_mul(d as usize))
-        .filter(|&bytes| bytes <= isize::MAX as usize)
-        .ok_or_else(|| Error::ShapeTooLarge { loc, shape: dims.to_vec() })?;
+    let count = dims.iter().filter(|&&d| d != 0).try_fold(1i64, |a, &d| a.checked_mul(d));
+    let fits = count.is_some_and(|n| {
+        dims.contains(&0)
+            || (n as usize).checked_mul(elt_bytes.max(1)).is_some_and(|b| b <= isize::MAX as usize)
+    });
+    if !fits {
+        return Err(Error::ShapeTooLarge { loc, shape: dims.to_vec() });
+    }
     Ok(dims.iter().map(|&d| d as usize).collect())
+}
+
+/// Why a reshape from `from` to `to` is wrong, if it is: a negative
+/// extent (`Error::NegativeExtent`), non-zero extents whose product passes
+/// `i64::MAX` (`Error::ShapeTooLarge`, as `checked_extents`: its size
+/// cannot be compared, nor its elements reached by position), or sizes
+/// that differ (`Error::ReshapeSize`).
+#[doc(hidden)]
+pub fn reshape_error(from: &[i64], to: &[i64], loc: crate::error::SrcLoc) -> Option<crate::error::Error> {
+    use crate::error::Error;
+    let size = |s: &[i64]| -> Result<i64, Error> {
+        if s.iter().any(|&d| d < 0) {
+            return Err(Error::NegativeExtent { loc, shape: s.to_vec() });
+        }
+        let nonzero = s.iter().filter(|&&d| d != 0).try_fold(1i64, |a, &d| a.checked_mul(d));
+        let nonzero = nonzero.ok_or(Error::ShapeTooLarge { loc, shape: s.to_vec() })?;
+        Ok(if s.contains(&0) { 0 } else { nonzero })
+    };
+    match (size(from), size(to)) {
+        (Err(e), _) | (_, Err(e)) => Some(e),
+        (Ok(a), Ok(b)) if a != b => Some(Error::ReshapeSize {
+            loc,
+            from: from.iter().map(|&d| d as usize).collect(),
+            from_size: a as usize,
+            to: to.to_vec(),
+            to_size: b as usize,
+        }),
+        _ => None,
+    }
 }
 
 /// Shape constructors from `usize` extents.
