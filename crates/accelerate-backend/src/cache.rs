@@ -341,11 +341,19 @@ pub(crate) fn remove(dir: &Path, key: &str, ext: &str) {
 /// name, then its checksum written to a temporary file and renamed into
 /// place. A failure leaves no entry (the artifact is rebuilt next time).
 pub(crate) fn publish(dir: &Path, key: &str, ext: &str, artifact: &Path) {
-    let Ok(bytes) = std::fs::read(artifact) else { return };
-    let digest = digest(key, &bytes);
+    if let Ok(bytes) = std::fs::read(artifact) {
+        publish_as(dir, key, ext, artifact, &bytes);
+    }
+}
+
+/// Renames `made` (a file, or a folder) to the name of the digest of
+/// `bytes` (its contents, or its main file's) under `key`, then writes the
+/// checksum to a temporary file and renames it into place.
+fn publish_as(dir: &Path, key: &str, ext: &str, made: &Path, bytes: &[u8]) {
+    let digest = digest(key, bytes);
     let sum_tmp = dir.join(format!("{}.sum", temporary(key)));
     let published = dir.join(format!("{key}.{digest}.{ext}"));
-    let ok = std::fs::rename(artifact, &published).is_ok()
+    let ok = std::fs::rename(made, &published).is_ok()
         && std::fs::write(&sum_tmp, digest).is_ok()
         && std::fs::rename(&sum_tmp, dir.join(format!("{key}.sum"))).is_ok();
     if !ok {
@@ -382,15 +390,8 @@ pub(crate) fn lookup_folder(dir: &Path, key: &str, ext: &str, main: &str) -> Opt
 /// the entry of `key`, its checksum that of its file `main` (as
 /// `publish`).
 pub(crate) fn publish_folder(dir: &Path, key: &str, ext: &str, made: &Path, main: &str) {
-    let Ok(bytes) = std::fs::read(made.join(main)) else { return };
-    let digest = digest(key, &bytes);
-    let sum_tmp = dir.join(format!("{}.sum", temporary(key)));
-    let published = dir.join(format!("{key}.{digest}.{ext}"));
-    let ok = std::fs::rename(made, &published).is_ok()
-        && std::fs::write(&sum_tmp, digest).is_ok()
-        && std::fs::rename(&sum_tmp, dir.join(format!("{key}.sum"))).is_ok();
-    if !ok {
-        let _ = std::fs::remove_file(&sum_tmp);
+    if let Ok(bytes) = std::fs::read(made.join(main)) {
+        publish_as(dir, key, ext, made, &bytes);
     }
 }
 

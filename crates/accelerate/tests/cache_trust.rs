@@ -8,8 +8,11 @@
 //! no C compiler; the CUDA emulator's precompiled header case runs with
 //! the `cuda` feature.
 
+mod common;
+
 use accelerate::prelude::*;
 use accelerate::{compile_with, Backend};
+use common::compilations;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -328,15 +331,6 @@ fn run_with(cmd: &mut Command, role: &str, keep_backend: bool) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
-}
-
-/// The compilation count a child reported.
-fn compilations(out: &Output) -> usize {
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix("compilations="))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no count in the child's output:\n{text}"))
 }
 
 /// The test's own folder, private, removed at the end.

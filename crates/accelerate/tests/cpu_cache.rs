@@ -10,8 +10,11 @@
 //!
 //! Skipped, saying so, when the machine has no C compiler.
 
+mod common;
+
 use accelerate::prelude::*;
 use accelerate::{compile_with, run_with, Backend};
+use common::compilations;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -175,15 +178,6 @@ fn check_child(out: &Output) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// The compilation count a child reported.
-fn compilations(out: &Output) -> usize {
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix("compilations="))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no count in the child's output:\n{text}"))
 }
 
 fn truncate(path: &Path) {

@@ -542,3 +542,16 @@ pub fn callput(x: Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
     let x_exp_rt = strike * (-r * years).exp();
     lift((price * cnd_d1 - x_exp_rt * cnd_d2, x_exp_rt * (1.0f32 - cnd_d2) - price * (1.0f32 - cnd_d1)))
 }
+
+// ---------------------------------------------------------------------------
+// Child processes
+
+/// The compilation count a child process reported on a line
+/// `compilations=N` of its standard output.
+pub fn compilations(out: &std::process::Output) -> usize {
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("compilations="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in the child's output:\n{text}"))
+}
