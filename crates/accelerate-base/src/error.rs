@@ -15,6 +15,9 @@ pub struct SrcLoc {
     file: &'static str,
     line: u32,
     column: u32,
+    /// Set on the reads a library operation plants as checks (Note
+    /// [Checks planted by library operations]).
+    check: Option<&'static Check>,
 }
 
 impl SrcLoc {
@@ -22,7 +25,7 @@ impl SrcLoc {
     #[track_caller]
     pub fn caller() -> SrcLoc {
         let l = Location::caller();
-        SrcLoc { file: l.file(), line: l.line(), column: l.column() }
+        SrcLoc { file: l.file(), line: l.line(), column: l.column(), check: None }
     }
 
     /// A line and column (from 1) of the text file `file`, for front ends
@@ -39,7 +42,31 @@ impl SrcLoc {
                 f
             }
         };
-        SrcLoc { file, line, column }
+        SrcLoc { file, line, column, check: None }
+    }
+
+    /// This location, marking a read that `op` plants to check one of its
+    /// arguments: when the read is out of bounds, the error explains what
+    /// was wrong with the argument instead (Note [Checks planted by
+    /// library operations]). Checks are interned like file names.
+    pub fn checking(self, op: &'static str, kind: CheckKind) -> SrcLoc {
+        static CHECKS: OnceLock<Mutex<HashSet<&'static Check>>> = OnceLock::new();
+        let mut checks = CHECKS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        let check = Check { op, kind };
+        let check = match checks.get(&check) {
+            Some(c) => *c,
+            None => {
+                let c: &'static Check = Box::leak(Box::new(check));
+                checks.insert(c);
+                c
+            }
+        };
+        SrcLoc { check: Some(check), ..self }
+    }
+
+    /// The check a read at this location stands for, if any.
+    pub fn check(&self) -> Option<Check> {
+        self.check.copied()
     }
 
     pub fn file(&self) -> &'static str {
@@ -62,6 +89,89 @@ impl fmt::Display for SrcLoc {
 impl fmt::Debug for SrcLoc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
+    }
+}
+
+// Note [Checks planted by library operations]
+// The primitives have no assertion, so a library operation built from
+// them checks an argument by making its result depend on a read that is
+// out of bounds exactly when the argument is wrong (Note [Checking segment
+// descriptors] in `lang/library/segmented.rs`, Note [Checked windows] in
+// `lang/library/index_space.rs`). Every backend reports such a read like
+// any other, with its location, index and shape; the location carries the
+// `Check` it stands for, and `Error::index_out_of_bounds`, through which
+// every backend reports an out-of-bounds index, turns it into the error
+// the user needs: the operation, the argument and what is wrong with it
+// (`BadSegments`, `InvalidArgument`), not an index the user never wrote.
+// The index and shape of the read are chosen so that they carry the
+// values the message names (each `CheckKind` says which).
+
+/// What a planted read checks, and which operation planted it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Check {
+    /// The user-facing name of the operation (`"scanl1_seg"`).
+    pub op: &'static str,
+    pub kind: CheckKind,
+}
+
+/// The argument a planted read checks, and how its index and shape carry
+/// the values at fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CheckKind {
+    /// Segment lengths are non-negative: the index is `[l]`, a negative
+    /// length, the shape that of the lengths.
+    NegativeSegmentLength,
+    /// Segment lengths sum to the row length: the index is `[total]`
+    /// (saturated at `i64::MAX`), the shape `[n]` with `total > n`.
+    SegmentsPastRow,
+    /// As `SegmentsPastRow` with `total < n`: the index is `[n]`, the
+    /// shape `[total]`.
+    SegmentsShortOfRow,
+    /// A count is non-negative: the index is `[c]`, the count, the shape
+    /// that of the array the counts were computed from.
+    NegativeCount,
+    /// A window of every row fits in the row: the innermost index is the
+    /// first position it would read outside the row (the negative
+    /// argument, or the first one past the end), the innermost extent the
+    /// row's length.
+    Window,
+}
+
+impl Check {
+    /// The error for a failed read of this check.
+    fn error(&self, loc: SrcLoc, index: &[i64], shape: &[usize]) -> Error {
+        let (i, n) = (index.last().copied().unwrap_or(0), shape.last().copied().unwrap_or(0));
+        let op = self.op;
+        let segments = |message: String| Error::BadSegments { loc, message: format!("{op}: {message}") };
+        match self.kind {
+            CheckKind::NegativeSegmentLength => {
+                segments(format!("the segment lengths (shape {shape:?}) include a negative length, {i}"))
+            }
+            CheckKind::SegmentsPastRow if i == i64::MAX => segments(format!(
+                "the segment lengths sum to {} or more, but the rows have {n} elements",
+                i64::MAX
+            )),
+            CheckKind::SegmentsPastRow => {
+                segments(format!("the segment lengths sum to {i}, but the rows have {n} elements"))
+            }
+            CheckKind::SegmentsShortOfRow => {
+                segments(format!("the segment lengths sum to {n}, but the rows have {i} elements"))
+            }
+            CheckKind::NegativeCount => Error::InvalidArgument {
+                loc,
+                op,
+                message: format!("count {i} is negative (counts of an array of shape {shape:?})"),
+            },
+            CheckKind::Window => Error::InvalidArgument {
+                loc,
+                op,
+                message: if i < 0 {
+                    format!("the argument {i} is negative (rows of {n} elements)")
+                } else {
+                    format!("the window needs position {i}, past the end of rows of {n} elements")
+                },
+            },
+        }
     }
 }
 
@@ -123,6 +233,11 @@ pub enum Error {
     #[error("{loc}: {message}")]
     BadSegments { loc: SrcLoc, message: String },
 
+    /// An argument of a library operation outside what the operation
+    /// accepts (a negative count, a window past the end of a row).
+    #[error("{loc}: {op}: {message}")]
+    InvalidArgument { loc: SrcLoc, op: &'static str, message: String },
+
     /// An array computation that depends on a scalar lambda's variable:
     /// nested data parallelism, which the flat language cannot express.
     #[error("{loc}: this array operation depends on a variable of an enclosing scalar function (nested data parallelism); compute it outside the function, or use the segmented operations")]
@@ -154,11 +269,54 @@ pub enum Error {
     Internal(String),
 }
 
+impl Error {
+    /// The error for a read of `index` outside an array of shape `shape`
+    /// at `loc`: `IndexOutOfBounds`, or, for a read a library operation
+    /// planted as a check, the error it stands for (Note [Checks planted
+    /// by library operations]). Every backend reports out-of-bounds
+    /// indices through this.
+    pub fn index_out_of_bounds(loc: SrcLoc, index: Vec<i64>, shape: Vec<usize>) -> Error {
+        match loc.check {
+            Some(check) => check.error(loc, &index, &shape),
+            None => Error::IndexOutOfBounds { loc, index, shape },
+        }
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {
-    use super::SrcLoc;
+    use super::{CheckKind, Error, SrcLoc};
+
+    #[test]
+    fn a_failed_planted_read_is_the_error_its_check_stands_for() {
+        let here = SrcLoc::caller();
+        let plain = Error::index_out_of_bounds(here, vec![5], vec![3]);
+        assert!(matches!(plain, Error::IndexOutOfBounds { loc, .. } if loc == here));
+        let checked = here.checking("scanl1_seg", CheckKind::SegmentsShortOfRow);
+        assert_ne!(checked, here, "the check is part of the location");
+        assert_eq!(checked.to_string(), here.to_string(), "but not of its text");
+        assert_eq!(
+            checked,
+            here.checking("scanl1_seg", CheckKind::SegmentsShortOfRow),
+            "checks are interned"
+        );
+        let e = Error::index_out_of_bounds(checked, vec![6], vec![4]);
+        assert_eq!(
+            e.to_string(),
+            format!("{here}: scanl1_seg: the segment lengths sum to 4, but the rows have 6 elements")
+        );
+        let past = here.checking("scanl1_seg", CheckKind::SegmentsPastRow);
+        let e = Error::index_out_of_bounds(past, vec![i64::MAX], vec![6]);
+        assert!(
+            e.to_string().ends_with("sum to 9223372036854775807 or more, but the rows have 6 elements"),
+            "{e}"
+        );
+        let window = here.checking("take", CheckKind::Window);
+        let e = Error::index_out_of_bounds(window, vec![0, -1], vec![2, 3]);
+        assert_eq!(e.to_string(), format!("{here}: take: the argument -1 is negative (rows of 3 elements)"));
+    }
 
     #[test]
     fn a_location_in_a_text_file_names_its_line() {

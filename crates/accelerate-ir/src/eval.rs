@@ -413,11 +413,7 @@ fn shape_op(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
             if ix.iter().zip(&sh).all(|(&x, &d)| 0 <= x && x < d) {
                 Ok(args[1].clone())
             } else {
-                Err(Error::IndexOutOfBounds {
-                    loc,
-                    index: ix,
-                    shape: sh.iter().map(|&d| d.max(0) as usize).collect(),
-                })
+                Err(Error::index_out_of_bounds(loc, ix, sh.iter().map(|&d| d.max(0) as usize).collect()))
             }
         }
         _ => Err(ill_typed(op, args)),

@@ -123,8 +123,8 @@ fn floats<Sh: Shape>(shape: BoxedStrategy<Sh>) -> BoxedStrategy<Array<Sh, f32>> 
 // ---------------------------------------------------------------------------
 // Windows: take, drop, slit, init, tail
 
-/// The error expected of a window that does not fit: `IndexOutOfBounds`
-/// at innermost position `bad`, reading the original array.
+/// The error expected of a window that does not fit: `InvalidArgument`
+/// naming innermost position `bad` and the row length.
 fn check_window_error<A: std::fmt::Debug>(
     r: Result<A, Error>,
     dims: &[usize],
@@ -134,10 +134,14 @@ fn check_window_error<A: std::fmt::Debug>(
     check_error(
         r,
         |e| match e {
-            Error::IndexOutOfBounds { index, shape, .. } => {
-                index.last() == Some(&bad)
-                    && index[..index.len() - 1].iter().all(|&x| x == 0)
-                    && shape == dims
+            Error::InvalidArgument { message, .. } => {
+                let len = dims.last().copied().unwrap_or(0);
+                *message
+                    == if bad < 0 {
+                        format!("the argument {bad} is negative (rows of {len} elements)")
+                    } else {
+                        format!("the window needs position {bad}, past the end of rows of {len} elements")
+                    }
             }
             _ => false,
         },
@@ -669,64 +673,83 @@ fn assert_out_of_bounds(err: &Error, index: &[i64], shape: &[usize], line: u32) 
     assert!(msg.contains(&format!("{THIS_FILE}:{line}:")), "expected {THIS_FILE}:{line} in: {msg}");
 }
 
+/// The error is the `InvalidArgument` of window operation `op` whose row
+/// length is `len` and whose first bad position is `bad`, and names this
+/// file at `line`.
+#[track_caller]
+fn assert_window_error(err: &Error, op: &str, bad: i64, len: usize, line: u32) {
+    let message = if bad < 0 {
+        format!("the argument {bad} is negative (rows of {len} elements)")
+    } else {
+        format!("the window needs position {bad}, past the end of rows of {len} elements")
+    };
+    match err {
+        Error::InvalidArgument { loc, op: o, message: m } => {
+            assert_eq!((*o, m), (op, &message), "{err}");
+            assert!(loc.file().ends_with(THIS_FILE) && loc.line() == line, "expected line {line}: {err}");
+        }
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+}
+
 fn matrix_2x3() -> Acc<Matrix<i32>> {
     use_array(Array::from_vec(dim2(2, 3), vec![1, 2, 3, 4, 5, 6]).unwrap())
 }
 
 #[test]
-fn take_past_the_end_is_an_index_error_naming_the_callers_line() {
+fn take_past_the_end_is_an_error_naming_the_callers_line() {
     accelerate::scope(|| {
         let xs = matrix_2x3();
         let line = line!() + 1;
         let err = run_err(&xs.take(5));
-        assert_out_of_bounds(&err, &[0, 4], &[2, 3], line);
+        assert_window_error(&err, "take", 4, 3, line);
         // a count computed at run time fails the same way
         let line = line!() + 1;
         let err = run_err(&xs.take(the(unit(constant(2i64))) * 2));
-        assert_out_of_bounds(&err, &[0, 3], &[2, 3], line);
+        assert_window_error(&err, "take", 3, 3, line);
     });
 }
 
 #[test]
-fn negative_counts_are_index_errors_naming_the_callers_line() {
+fn negative_counts_are_errors_naming_the_callers_line() {
     accelerate::scope(|| {
         let xs = matrix_2x3();
         let line = line!() + 1;
         let err = run_err(&xs.take(-1));
-        assert_out_of_bounds(&err, &[0, -1], &[2, 3], line);
+        assert_window_error(&err, "take", -1, 3, line);
         let line = line!() + 1;
         let err = run_err(&xs.drop(-2));
-        assert_out_of_bounds(&err, &[0, -2], &[2, 3], line);
+        assert_window_error(&err, "drop", -2, 3, line);
         let line = line!() + 1;
         let err = run_err(&xs.slit(1, -1));
-        assert_out_of_bounds(&err, &[0, -1], &[2, 3], line);
+        assert_window_error(&err, "slit", -1, 3, line);
         let line = line!() + 1;
         let err = run_err(&xs.slit(-1, 2));
-        assert_out_of_bounds(&err, &[0, -1], &[2, 3], line);
+        assert_window_error(&err, "slit", -1, 3, line);
     });
 }
 
 #[test]
-fn drop_and_slit_past_the_end_are_index_errors_naming_the_callers_line() {
+fn drop_and_slit_past_the_end_are_errors_naming_the_callers_line() {
     accelerate::scope(|| {
         let xs = matrix_2x3();
         let line = line!() + 1;
         let err = run_err(&xs.drop(4));
-        assert_out_of_bounds(&err, &[0, 3], &[2, 3], line);
+        assert_window_error(&err, "drop", 3, 3, line);
         let line = line!() + 1;
         let err = run_err(&xs.slit(2, 2));
-        assert_out_of_bounds(&err, &[0, 3], &[2, 3], line);
+        assert_window_error(&err, "slit", 3, 3, line);
         let line = line!() + 1;
         let err = run_err(&xs.slit(5, 0));
-        assert_out_of_bounds(&err, &[0, 5], &[2, 3], line);
+        assert_window_error(&err, "slit", 5, 3, line);
         // a start past the end is reported as written, never as a sum
         // that overflowed
         let line = line!() + 1;
         let err = run_err(&xs.slit(i64::MAX, 2));
-        assert_out_of_bounds(&err, &[0, i64::MAX], &[2, 3], line);
+        assert_window_error(&err, "slit", i64::MAX, 3, line);
         let line = line!() + 1;
         let err = run_err(&xs.slit(2, i64::MAX));
-        assert_out_of_bounds(&err, &[0, 3], &[2, 3], line);
+        assert_window_error(&err, "slit", 3, 3, line);
         // windows that just fit are fine
         let ok = accelerate::run(&lift_acc((xs.drop(3), xs.slit(3, 0), xs.take(3)))).unwrap();
         assert_eq!((ok.0.dims(), ok.1.dims(), ok.2.dims()), (&[2, 0][..], &[2, 0][..], &[2, 3][..]));
@@ -741,25 +764,25 @@ fn windows_that_do_not_fit_fail_even_when_there_are_no_rows() {
         let empty = use_array(Array::from_vec(dim3(2, 0, 3), Vec::<f32>::new()).unwrap());
         let line = line!() + 1;
         let err = run_err(&empty.take(5));
-        assert_out_of_bounds(&err, &[0, 0, 4], &[2, 0, 3], line);
+        assert_window_error(&err, "take", 4, 3, line);
         let line = line!() + 1;
         let err = run_err(&empty.slit(1, 3));
-        assert_out_of_bounds(&err, &[0, 0, 3], &[2, 0, 3], line);
+        assert_window_error(&err, "slit", 3, 3, line);
         let ok = accelerate::run(&empty.take(2)).unwrap();
         assert_eq!(ok.dims(), &[2, 0, 2]);
     });
 }
 
 #[test]
-fn init_and_tail_of_empty_rows_are_index_errors_naming_the_callers_line() {
+fn init_and_tail_of_empty_rows_are_errors_naming_the_callers_line() {
     accelerate::scope(|| {
         let empty = use_array(Vector::<i64>::from_elems(vec![]));
         let line = line!() + 1;
         let err = run_err(&empty.init());
-        assert_out_of_bounds(&err, &[0], &[0], line);
+        assert_window_error(&err, "init", 0, 0, line);
         let line = line!() + 1;
         let err = run_err(&empty.tail());
-        assert_out_of_bounds(&err, &[0], &[0], line);
+        assert_window_error(&err, "tail", 0, 0, line);
         let one = use_array(Vector::from_elems(vec![7i64]));
         let ok = accelerate::run(&lift_acc((one.init(), one.tail()))).unwrap();
         assert_eq!((ok.0.len(), ok.1.len()), (0, 0));
@@ -810,5 +833,5 @@ fn a_compiled_program_checks_its_windows_for_each_input() {
     let r = f.run((&m(1, 2, vec![1, 2]), &m(0, 3, vec![]))).unwrap();
     assert_eq!((r.dims(), r.to_vec()), (&[1, 2][..], vec![2, 1]));
     let err = f.run((&m(2, 1, vec![1, 2]), &m(1, 1, vec![3]))).unwrap_err();
-    assert_out_of_bounds(&err, &[0, 1], &[2, 1], line);
+    assert_window_error(&err, "take", 1, 1, line);
 }

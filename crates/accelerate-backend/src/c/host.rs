@@ -145,11 +145,7 @@ impl AccErr {
             DIVISION_BY_ZERO => Error::DivisionByZero { loc },
             INDEX_OUT_OF_BOUNDS => {
                 let r = (v[0].max(0) as usize).min(31);
-                Error::IndexOutOfBounds {
-                    loc,
-                    index: v[1..1 + r].to_vec(),
-                    shape: usizes(&v[1 + r..1 + 2 * r]),
-                }
+                Error::index_out_of_bounds(loc, v[1..1 + r].to_vec(), usizes(&v[1 + r..1 + 2 * r]))
             }
             LINEAR_INDEX_OUT_OF_BOUNDS => {
                 let r = (v[2].max(0) as usize).min(60);

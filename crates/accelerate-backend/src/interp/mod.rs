@@ -233,11 +233,8 @@ impl Interp {
                 let elt = src.elt_ty().clone();
                 self.build(&elt, &dims, loc, |s, ix, env| {
                     let from = s.apply(f, &[ix_val(ix)], env)?.to_index().expect("an index");
-                    let i = linear_index(src.shape(), &from).ok_or_else(|| Error::IndexOutOfBounds {
-                        loc,
-                        index: from.clone(),
-                        shape: src.shape().to_vec(),
-                    })?;
+                    let i = linear_index(src.shape(), &from)
+                        .ok_or_else(|| Error::index_out_of_bounds(loc, from.clone(), src.shape().to_vec()))?;
                     Ok(src.get(i))
                 })
             }
@@ -304,7 +301,7 @@ impl Interp {
                 }
                 if let Some(k) = bad.filter(|_| !dims.contains(&0)) {
                     let index: Vec<i64> = template[..=k].iter().map(|t| t.unwrap_or(0)).collect();
-                    return Err(Error::IndexOutOfBounds { loc, index, shape: src.shape().to_vec() });
+                    return Err(Error::index_out_of_bounds(loc, index, src.shape().to_vec()));
                 }
                 let elt = src.elt_ty().clone();
                 self.build(&elt, &dims, loc, |_, ix, _| {
@@ -510,10 +507,8 @@ impl Interp {
                         }
                         let to =
                             parts[1].to_index().ok_or_else(|| Error::Internal("bad permute index".into()))?;
-                        let j = linear_index(def.shape(), &to).ok_or_else(|| Error::IndexOutOfBounds {
-                            loc,
-                            index: to.clone(),
-                            shape: def.shape().to_vec(),
+                        let j = linear_index(def.shape(), &to).ok_or_else(|| {
+                            Error::index_out_of_bounds(loc, to.clone(), def.shape().to_vec())
                         })?;
                         let ix = to_i64(ix);
                         let i = linear_index(src.shape(), &ix).expect("a source index");

@@ -148,11 +148,8 @@ impl ScalarEval<'_> {
                     .eval(index, env)?
                     .to_index()
                     .ok_or_else(|| Error::Internal("bad index value".into()))?;
-                let i = linear_index(a.shape(), &ix).ok_or_else(|| Error::IndexOutOfBounds {
-                    loc: e.loc,
-                    index: ix.clone(),
-                    shape: a.shape().to_vec(),
-                })?;
+                let i = linear_index(a.shape(), &ix)
+                    .ok_or_else(|| Error::index_out_of_bounds(e.loc, ix.clone(), a.shape().to_vec()))?;
                 Ok(a.get(i))
             }
             ExpKind::LinearIndex { array, index } => {

@@ -173,9 +173,21 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
         shape: impl IntoExp<Sh2>,
         f: impl FnOnce(Exp<Sh2>) -> Exp<Sh>,
     ) -> Acc<Array<Sh2, E>> {
+        self.backpermute_at(shape, f, SrcLoc::caller())
+    }
+
+    /// `backpermute` located at `loc` (a library operation's caller, with
+    /// the check its reads stand for).
+    #[track_caller]
+    pub(crate) fn backpermute_at<Sh2: Shape>(
+        &self,
+        shape: impl IntoExp<Sh2>,
+        f: impl FnOnce(Exp<Sh2>) -> Exp<Sh>,
+        loc: SrcLoc,
+    ) -> Acc<Array<Sh2, E>> {
         let shape = shape.into_exp();
         let f = lam1(f);
-        Acc::node(NodeKind::Backpermute { shape: shape.id, f, array: self.id }, SrcLoc::caller())
+        Acc::node(NodeKind::Backpermute { shape: shape.id, f, array: self.id }, loc)
     }
 
     /// The same elements under a shape of the same size.

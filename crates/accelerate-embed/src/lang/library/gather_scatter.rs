@@ -17,7 +17,7 @@ use crate::lang::exp::{
     cond, constant, index1, intersect, just, lift, nothing, shape_size, to_index, unindex1, Exp,
 };
 use accelerate_base::array::{Array, Elt, Shape, Snoc, Vector};
-use accelerate_base::error::SrcLoc;
+use accelerate_base::error::{CheckKind, SrcLoc};
 
 /// `result[ix] = source[indices[ix]]`: reads the source at every index of
 /// `indices` (Accelerate's `gather`). The result has the shape of
@@ -209,8 +209,9 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
 
 // Note [Negative expand counts]
 // Accelerate's `expand` leaves a negative count undefined. Ours reports it
-// as `Error::IndexOutOfBounds`, by reading the array of counts at the
-// negative count (so the error's index is the count, its shape `[n]`), as
+// as `Error::InvalidArgument` naming the count, by reading the array of
+// counts at the negative count, a read that stands for that check (Note
+// [Checks planted by library operations] in `accelerate-base`), as
 // NumPy's `repeat` rejects negative repeats: a negative count is almost
 // always a bug, and `count(x).max(0)` states the other intent. Counts are
 // summed with saturation (Note [Checking segment descriptors] in
@@ -222,8 +223,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
 /// (Accelerate 1.3's `expand`; Elsman, Henriksen and Serup, *Data-parallel
 /// flattening by expansion*). A count of 0 contributes nothing.
 ///
-/// A negative count `c` is `Error::IndexOutOfBounds` with index `[c]` and
-/// the shape of `xs` (Note [Negative expand counts]).
+/// A negative count `c` is `Error::InvalidArgument` naming `c` and the
+/// shape of `xs` (Note [Negative expand counts]).
 ///
 /// ```text
 /// expand(|x| x, |x, j| x * 10 + j, [2, 0, 3]) == [20, 21, 30, 31, 32]
@@ -234,7 +235,7 @@ pub fn expand<A: Elt, B: Elt>(
     gen: impl FnOnce(Exp<A>, Exp<i64>) -> Exp<B>,
     xs: impl AsAcc<Vector<A>>,
 ) -> Acc<Vector<B>> {
-    let loc = SrcLoc::caller();
+    let loc = SrcLoc::caller().checking("expand", CheckKind::NegativeCount);
     let xs = xs.as_acc();
     let raw = xs.map(count);
     let counts = raw.map(move |c| cond(c.ge(0i64), c, index_at(raw, index1(c), loc)));

@@ -25,6 +25,7 @@ use crate::lang::acc::{generate, Acc, AsAcc};
 use crate::lang::exp::{cond, constant, index1, intersect, lift, to_index, AnyExp, Exp, IntoExp};
 use crate::lang::NumElt;
 use accelerate_base::array::{Array, Elt, Shape, Snoc, Vector};
+use accelerate_base::error::{CheckKind, SrcLoc};
 
 // Note [Checked windows]
 // `take`, `drop`, `slit`, `init` and `tail` keep a contiguous window
@@ -36,10 +37,12 @@ use accelerate_base::array::{Array, Elt, Shape, Snoc, Vector};
 // on the innermost extent and the arguments, and an invalid window becomes
 // a backpermute of shape [1, .., 1] whose one element reads position
 // `bad` of row 0: a position outside the row (negative, or at least the
-// row's length), so the read always fails with `Error::IndexOutOfBounds`,
-// at the backpermute, whose source location is the user's line. `bad` is
-// chosen to explain the failure: the negative argument itself, or the
-// last position the window would need. Negative extents are never formed,
+// row's length), so the read always fails, at the backpermute, whose
+// source location is the user's line and carries the check the read
+// stands for (Note [Checks planted by library operations] in
+// `accelerate-base`): the error is `Error::InvalidArgument` naming the
+// operation and `bad`. `bad` is chosen to explain the failure: the
+// negative argument itself, or the last position the window would need. Negative extents are never formed,
 // so the error is the same for every way a window can be wrong.
 //
 // A valid window is the plain backpermute `ix -> ix + start` (innermost
@@ -186,6 +189,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     #[track_caller]
     fn window(
         &self,
+        op: &'static str,
         ok: Exp<bool>,
         start: Exp<i64>,
         count: Exp<i64>,
@@ -194,45 +198,49 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         let (outer, _) = self.shape().split();
         let shape = cond(ok, outer.snoc(count), uniform::<Snoc<Sh>>(1));
         let offset = cond(ok, start, bad);
-        self.backpermute(shape, move |ix| {
-            let (outer, i) = ix.split();
-            outer.snoc(i + offset)
-        })
+        let loc = SrcLoc::caller().checking(op, CheckKind::Window);
+        self.backpermute_at(
+            shape,
+            move |ix| {
+                let (outer, i) = ix.split();
+                outer.snoc(i + offset)
+            },
+            loc,
+        )
     }
 
     /// The first `n` elements of every row (Accelerate's `take`, for the
     /// innermost dimension): shape `[.., n]`. `n` must be in `0 ..= len`
     /// (`len` the innermost extent), whatever the other extents are:
-    /// otherwise `Error::IndexOutOfBounds` whose innermost index component
-    /// is `n` if it is negative and `n - 1` if it is past the end.
+    /// otherwise `Error::InvalidArgument` naming `n` if it is negative and
+    /// `n - 1` if it is past the end.
     /// Accelerate clamps `n` instead.
     #[track_caller]
     pub fn take(&self, n: impl IntoExp<i64>) -> Acc<Array<Snoc<Sh>, E>> {
         let n = n.into_exp();
         let len = self.length();
         let ok = n.ge(0) & n.le(len);
-        self.window(ok, constant(0i64), n, cond(n.lt(0), n, n - 1))
+        self.window("take", ok, constant(0i64), n, cond(n.lt(0), n, n - 1))
     }
 
     /// Every row without its first `n` elements (Accelerate's `drop`, for
     /// the innermost dimension): shape `[.., len - n]`. `n` must be in
     /// `0 ..= len`, whatever the other extents are: otherwise
-    /// `Error::IndexOutOfBounds` whose innermost index component is `n` if
-    /// it is negative and `n - 1` if it is past the end. Accelerate clamps
+    /// `Error::InvalidArgument` naming `n` if it is negative and `n - 1` if
+    /// it is past the end. Accelerate clamps
     /// `n` instead.
     #[track_caller]
     pub fn drop(&self, n: impl IntoExp<i64>) -> Acc<Array<Snoc<Sh>, E>> {
         let n = n.into_exp();
         let len = self.length();
         let ok = n.ge(0) & n.le(len);
-        self.window(ok, n, len - n, cond(n.lt(0), n, n - 1))
+        self.window("drop", ok, n, len - n, cond(n.lt(0), n, n - 1))
     }
 
     /// The `n` elements of every row starting at position `i` (Accelerate's
     /// `slit`, `take n . drop i`): shape `[.., n]`. Requires `0 <= i`,
     /// `0 <= n` and `i + n <= len`, whatever the other extents are:
-    /// otherwise `Error::IndexOutOfBounds` whose innermost index component
-    /// is `i` if it is negative, else `n` if that is negative, else the
+    /// otherwise `Error::InvalidArgument` naming `i` if it is negative, else `n` if that is negative, else the
     /// first position the window would read past the end, `max(i, len)`
     /// (never a number computed with overflow). Accelerate clamps instead.
     #[track_caller]
@@ -241,27 +249,27 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         let len = self.length();
         let ok = i.ge(0) & n.ge(0) & i.le(len) & n.le(len - i);
         let bad = cond(i.lt(0), i, cond(n.lt(0), n, cond(i.gt(len), i, len)));
-        self.window(ok, i, n, bad)
+        self.window("slit", ok, i, n, bad)
     }
 
     /// Every row without its last element (Accelerate's `init`): shape
     /// `[.., len - 1]`. An empty row (`len == 0`, whatever the other
-    /// extents are): `Error::IndexOutOfBounds` at innermost position 0.
+    /// extents are): `Error::InvalidArgument` naming position 0.
     /// Accelerate gives an empty row instead.
     #[track_caller]
     pub fn init(&self) -> Acc<Array<Snoc<Sh>, E>> {
         let len = self.length();
-        self.window(len.ge(1), constant(0i64), len - 1, constant(0i64))
+        self.window("init", len.ge(1), constant(0i64), len - 1, constant(0i64))
     }
 
     /// Every row without its first element (Accelerate's `tail`): shape
     /// `[.., len - 1]`. An empty row (`len == 0`, whatever the other
-    /// extents are): `Error::IndexOutOfBounds` at innermost position 0.
+    /// extents are): `Error::InvalidArgument` naming position 0.
     /// Accelerate gives an empty row instead.
     #[track_caller]
     pub fn tail(&self) -> Acc<Array<Snoc<Sh>, E>> {
         let len = self.length();
-        self.window(len.ge(1), constant(1i64), len - 1, constant(0i64))
+        self.window("tail", len.ge(1), constant(1i64), len - 1, constant(0i64))
     }
 
     /// Concatenation along the innermost dimension (Accelerate's `(++)`):

@@ -35,24 +35,28 @@ use crate::lang::acc::{fill, generate, lift_acc, Acc, AsAcc};
 use crate::lang::exp::{cond, constant, index1, just, lift, nothing, unindex1, Exp, IntoExp};
 use crate::lang::graph::NodeKind;
 use accelerate_base::array::{Array, Elt, Shape, Snoc, Val, Vector};
-use accelerate_base::error::SrcLoc;
+use accelerate_base::error::{CheckKind, SrcLoc};
 
 // Note [Checking segment descriptors]
 // The primitives have no assertion, so a descriptor is checked by making
 // the result depend on a read that is out of bounds exactly when the
-// descriptor is wrong; the interpreter (and every backend, by the
-// semantics contract) reports it as `Error::IndexOutOfBounds`, located at
-// the user's call of the segmented operation.
+// descriptor is wrong, at a location that carries the check it stands for
+// (Note [Checks planted by library operations] in `accelerate-base`'s
+// `error.rs`): every backend reports the read, and the error the user
+// sees is `Error::BadSegments` naming the operation, located at the
+// user's call of it.
 //
 // * A negative length `l` (at any position): the checked lengths are
-//   `lengths.map(|l| if l >= 0 { l } else { lengths[l] })`, so the error's
-//   index is `[l]` and its shape that of the lengths, `[s]`.
+//   `lengths.map(|l| if l >= 0 { l } else { lengths[l] })`, so the read's
+//   index is `[l]` and its shape that of the lengths, `[s]`: "the segment
+//   lengths include a negative length, l".
 // * Lengths summing to `total` while the rows have `n` elements: the head
 //   flags are built with extent `min(total, n)`, and every extent of the
-//   result is `if total == n { extent } else { heads[max(total, n)] }`, so
-//   the error's index is `[max(total, n)]` and its shape
-//   `[min(total, n)]`. Because the check sits in the result's *shape*, it
-//   fires even when the result has no elements (an outer extent of 0).
+//   result is `if total == n { extent } else if total > n { heads[total] }
+//   else { heads[n] }`, two reads with two checks, so that the error says
+//   which number is the sum and which the row length. Because the check
+//   sits in the result's *shape*, it fires even when the result has no
+//   elements (an outer extent of 0).
 //
 // The sum saturates at `i64::MAX` instead of wrapping, so lengths whose
 // true sum overflows can never pass for a small total (`i64::MAX` is
@@ -78,8 +82,10 @@ pub(super) fn zero_of<E: Elt>() -> Exp<E> {
 }
 
 /// The lengths with every negative one replaced by an out-of-bounds read of
-/// `lengths` at that length (Note [Checking segment descriptors]).
-pub(super) fn checked_lengths(lengths: Acc<Vector<i64>>, loc: SrcLoc) -> Acc<Vector<i64>> {
+/// `lengths` at that length (Note [Checking segment descriptors]), which
+/// `op` reports as a negative segment length.
+pub(super) fn checked_lengths(lengths: Acc<Vector<i64>>, loc: SrcLoc, op: &'static str) -> Acc<Vector<i64>> {
+    let loc = loc.checking(op, CheckKind::NegativeSegmentLength);
     lengths.map(move |l| cond(l.ge(0i64), l, index_at(lengths, index1(l), loc)))
 }
 
@@ -88,9 +94,8 @@ pub(super) fn checked_lengths(lengths: Acc<Vector<i64>>, loc: SrcLoc) -> Acc<Vec
 /// segmented row (an exclusive prefix sum, Blelloch's "offset segment
 /// descriptor"). The result has as many entries as `lengths`.
 ///
-/// A negative length is `Error::IndexOutOfBounds` whose index is that
-/// length and whose shape is that of `lengths` (Note [Checking segment
-/// descriptors] in this module). A sum past `i64::MAX` saturates at
+/// A negative length is `Error::BadSegments` naming it (Note [Checking
+/// segment descriptors] in this module). A sum past `i64::MAX` saturates at
 /// `i64::MAX` rather than wrapping.
 ///
 /// ```text
@@ -101,7 +106,7 @@ pub(super) fn checked_lengths(lengths: Acc<Vector<i64>>, loc: SrcLoc) -> Acc<Vec
 pub fn segment_offsets(lengths: impl AsAcc<Vector<i64>>) -> Acc<Vector<i64>> {
     let loc = SrcLoc::caller();
     let lengths = lengths.as_acc();
-    let inclusive = checked_lengths(lengths, loc).scanl(0i64, saturating_add);
+    let inclusive = checked_lengths(lengths, loc, "segment_offsets").scanl(0i64, saturating_add);
     inclusive.backpermute(lengths.shape(), |ix| ix)
 }
 
@@ -124,11 +129,13 @@ struct Descriptor {
     n: Exp<i64>,
     total: Exp<i64>,
     loc: SrcLoc,
+    /// The operation the descriptor is for, named by its errors.
+    op: &'static str,
 }
 
 impl Descriptor {
-    fn new(lengths: Acc<Vector<i64>>, n: Exp<i64>, loc: SrcLoc) -> Descriptor {
-        let checked = checked_lengths(lengths, loc);
+    fn new(lengths: Acc<Vector<i64>>, n: Exp<i64>, loc: SrcLoc, op: &'static str) -> Descriptor {
+        let checked = checked_lengths(lengths, loc, op);
         let offsets = checked.scanl(0i64, saturating_add);
         let segments = lengths.shape().head();
         let total = index_at(offsets, index1(segments), loc);
@@ -141,15 +148,18 @@ impl Descriptor {
                 cond(checked.index(k).gt(0i64) & start.lt(extent), just(index1(start)), nothing())
             },
         );
-        Descriptor { lengths: checked, offsets, segments, heads, n, total, loc }
+        Descriptor { lengths: checked, offsets, segments, heads, n, total, loc, op }
     }
 
     /// `x` if the lengths sum to the row length, else the out-of-bounds read
     /// of Note [Checking segment descriptors]. Every result extent goes
     /// through it.
     fn checked(&self, x: Exp<i64>) -> Exp<i64> {
-        let probe = index_at(self.heads, index1(self.total.max(self.n)), self.loc);
-        cond(self.total.eq(self.n), x, probe.cast::<i64>())
+        let past =
+            index_at(self.heads, index1(self.total), self.loc.checking(self.op, CheckKind::SegmentsPastRow));
+        let short =
+            index_at(self.heads, index1(self.n), self.loc.checking(self.op, CheckKind::SegmentsShortOfRow));
+        cond(self.total.eq(self.n), x, cond(self.total.gt(self.n), past, short).cast::<i64>())
     }
 
     fn offset(&self, k: Exp<i64>) -> Exp<i64> {
@@ -256,8 +266,9 @@ fn postscanl_with<Sh: Shape, E: Elt>(
     z: Exp<E>,
     f: &impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     loc: SrcLoc,
+    op: &'static str,
 ) -> (Descriptor, Acc<Array<Snoc<Sh>, E>>) {
-    let d = Descriptor::new(lengths, xs.shape().head(), loc);
+    let d = Descriptor::new(lengths, xs.shape().head(), loc, op);
     let post = segmented_scanl(flagged(xs, &d, Descriptor::is_head, |x| f(z, x)), f);
     (d, post)
 }
@@ -269,8 +280,9 @@ fn postscanr_with<Sh: Shape, E: Elt>(
     z: Exp<E>,
     f: &impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     loc: SrcLoc,
+    op: &'static str,
 ) -> (Descriptor, Acc<Array<Snoc<Sh>, E>>) {
-    let d = Descriptor::new(lengths, xs.shape().head(), loc);
+    let d = Descriptor::new(lengths, xs.shape().head(), loc, op);
     let post = segmented_scanr(flagged(xs, &d, Descriptor::is_tail, |x| f(x, z)), f);
     (d, post)
 }
@@ -324,11 +336,9 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// nothing. `f` is taken to be associative.
     ///
     /// `lengths` must be non-negative and sum to the innermost extent;
-    /// otherwise the result is `Error::IndexOutOfBounds`, as described in
-    /// Note [Checking segment descriptors] (`lang/library/segmented.rs`):
-    /// a negative length `l` is reported as index `[l]` of the lengths'
-    /// shape, a sum `total != n` as index `[max(total, n)]` of shape
-    /// `[min(total, n)]`.
+    /// otherwise the result is `Error::BadSegments` naming the negative
+    /// length, or the sum and the row length (Note [Checking segment
+    /// descriptors] in `lang/library/segmented.rs`).
     ///
     /// ```text
     /// [1, 2, 3, 4, 5, 6].scanl1_seg([3, 0, 2, 1], +) == [1, 3, 6, 4, 9, 6]
@@ -339,7 +349,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         lengths: impl AsAcc<Vector<i64>>,
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
-        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller());
+        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanl1_seg");
         segmented_scanl(flagged(*self, &d, Descriptor::is_head, |x| x), &f)
     }
 
@@ -354,7 +364,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         seed: impl IntoExp<E>,
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
-        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller());
+        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "postscanl_seg");
         let z = seed.into_exp();
         segmented_scanl(flagged(*self, &d, Descriptor::is_head, |x| f(z, x)), &f)
     }
@@ -371,7 +381,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanl_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller());
+        let (d, post) = postscanl_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "prescanl_seg");
         exclusive_left(&d, post, z)
     }
 
@@ -392,7 +402,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanl_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller());
+        let (d, post) = postscanl_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "scanl_seg_");
         let body = exclusive_left(&d, post, z);
         let sums = totals(&d, post, z, |d, k| d.offset(k + 1i64) - 1i64);
         lift_acc((body, sums))
@@ -414,7 +424,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         seed: impl IntoExp<E>,
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
-        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller());
+        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanl_seg");
         let z = seed.into_exp();
         let xs = *self;
         let ids = d.grown_segment_ids();
@@ -444,7 +454,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         lengths: impl AsAcc<Vector<i64>>,
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
-        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller());
+        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanr1_seg");
         segmented_scanr(flagged(*self, &d, Descriptor::is_tail, |x| x), &f)
     }
 
@@ -464,7 +474,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller()).1
+        postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "postscanr_seg").1
     }
 
     /// Exclusive right-to-left scan of every segment: segment
@@ -478,7 +488,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller());
+        let (d, post) = postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "prescanr_seg");
         exclusive_right(&d, post, z)
     }
 
@@ -494,7 +504,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller());
+        let (d, post) = postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "scanr_seg_");
         let body = exclusive_right(&d, post, z);
         let sums = totals(&d, post, z, |d, k| d.offset(k));
         lift_acc((body, sums))
@@ -512,7 +522,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         seed: impl IntoExp<E>,
         f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
-        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller());
+        let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanr_seg");
         let z = seed.into_exp();
         let xs = *self;
         let ids = d.grown_segment_ids();
