@@ -36,7 +36,7 @@ pub fn apply(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
         });
     }
     match op {
-        ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck => {
+        ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck | ShapeCheck => {
             return shape_op(op, args, loc)
         }
         _ => {}
@@ -408,7 +408,14 @@ fn shape_op(op: PrimFun, args: &[Val], loc: SrcLoc) -> Result<Val> {
                 None => Ok(args[1].clone()),
             }
         }
+        PrimFun::ShapeCheck => match accelerate_base::array::shape::reshape_error(&sh, &sh, loc) {
+            Some(e) => Err(e),
+            None => Ok(args[0].clone()),
+        },
         PrimFun::BoundsCheck => {
+            if let Some(e) = accelerate_base::array::shape::reshape_error(&sh, &sh, loc) {
+                return Err(e);
+            }
             let ix = index_of(&args[1])?;
             if ix.iter().zip(&sh).all(|(&x, &d)| 0 <= x && x < d) {
                 Ok(args[1].clone())

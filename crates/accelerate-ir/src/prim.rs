@@ -94,14 +94,24 @@ pub enum PrimFun {
     Intersect,
     /// The number of elements of a shape.
     ShapeSize,
-    /// `bounds_check(shape, index)` is `index` if it lies inside `shape`,
-    /// and otherwise an index-out-of-bounds error: the check an array read
-    /// makes, kept by fusion when it replaces the read by a computation.
+    /// `bounds_check(shape, index)` is `index` if `shape` is valid (as
+    /// `shape_check`) and `index` lies inside it, and otherwise the error
+    /// of `shape_check` or an index-out-of-bounds error: the checks an
+    /// array read makes (of an array that was allocated, so valid), kept
+    /// by fusion when it replaces the read by a computation of a producer
+    /// it never allocates.
     BoundsCheck,
     /// `reshape_check(from, to)` is `to` if the two shapes (of any ranks)
     /// have the same size, and otherwise a reshape error: `reshape`'s
     /// check, kept by fusion when it delays a reshape.
     ReshapeCheck,
+    /// `shape_check(shape)` is `shape` if it is a valid shape (no negative
+    /// extent, the product of its non-zero extents within `i64`), and
+    /// otherwise `NegativeExtent` or `ShapeTooLarge`: the check allocating
+    /// an array makes, kept by fusion for a producer it never stores
+    /// (Note [Fused producers are arrays too] in `accelerate-opt`'s
+    /// `fusion/cunctation.rs`).
+    ShapeCheck,
 }
 
 impl PrimFun {
@@ -128,7 +138,7 @@ impl PrimFun {
         match self {
             Neg | Abs | Signum | LNot | BNot | Sqrt | Exp | Log | Sin | Cos | Tan | Asin | Acos | Atan
             | Sinh | Cosh | Tanh | Floor | Ceil | Round | Trunc | IsNan | IsInfinite | Cast(_)
-            | BitCast(_) | PopCount | LeadingZeros | TrailingZeros | ShapeSize => 1,
+            | BitCast(_) | PopCount | LeadingZeros | TrailingZeros | ShapeSize | ShapeCheck => 1,
             _ => 2,
         }
     }
@@ -307,6 +317,10 @@ impl PrimFun {
                 shape_rank(0)?;
                 shape_rank(1)?;
                 Ok(args[1].clone())
+            }
+            ShapeCheck => {
+                shape_rank(0)?;
+                Ok(args[0].clone())
             }
         }
     }

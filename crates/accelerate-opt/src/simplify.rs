@@ -370,6 +370,7 @@ pub(crate) fn raises(op: PrimFun) -> bool {
             | PrimFun::FromIndex
             | PrimFun::BoundsCheck
             | PrimFun::ReshapeCheck
+            | PrimFun::ShapeCheck
     )
 }
 

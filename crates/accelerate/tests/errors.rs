@@ -126,6 +126,43 @@ fn a_reshape_of_a_producer_whose_size_overflows_is_shape_too_large() {
     }
 }
 
+/// The same for a backpermute, which reads a few elements of the producer
+/// at indices inside its extents: the producer's size overflows, so the
+/// program is `ShapeTooLarge` whichever of its elements are read, on every
+/// backend, whether the producer is a `generate` or a `replicate`.
+#[test]
+fn a_backpermute_of_a_producer_whose_size_overflows_is_shape_too_large() {
+    let huge = 6148914691236517206i64;
+    for config in backends() {
+        let b = config.backend;
+        let g = generate(index3(3i64, huge, 2i64), |ix| {
+            let (a, _, c) = unindex3(ix);
+            a * 10i64 + c
+        });
+        let picked = g.backpermute(index1(4i64), |i| index3(0i64, unindex1(i), 1i64));
+        let r = run_with(&picked, &config);
+        assert!(
+            matches!(&r, Err(Error::ShapeTooLarge { shape, .. }) if shape == &vec![3, huge, 2]),
+            "{b:?}: {r:?}"
+        );
+        let v = use_array(Vector::from_elems(vec![1i64, 2]));
+        let wide = v.replicate(index0().fixed(huge).all().fixed(3i64));
+        let picked = wide.backpermute(index1(2i64), |i| index3(0i64, unindex1(i), 2i64));
+        let r = run_with(&picked, &config);
+        assert!(
+            matches!(&r, Err(Error::ShapeTooLarge { shape, .. }) if shape == &vec![huge, 2, 3]),
+            "{b:?}: {r:?}"
+        );
+        // zip_with reads only the intersection, yet the producer is an array
+        let small = use_array(Array::from_vec(dim3(1, 2, 2), vec![1i64, 2, 3, 4]).unwrap());
+        let r = run_with(&g.zip_with(small, |a, b| a + b), &config);
+        assert!(
+            matches!(&r, Err(Error::ShapeTooLarge { shape, .. }) if shape == &vec![3, huge, 2]),
+            "{b:?}: {r:?}"
+        );
+    }
+}
+
 /// An empty array takes no memory: one huge extent beside a zero one is
 /// fine; two whose product overflows are not, in any order
 /// (docs/semantics.md, "Arrays").

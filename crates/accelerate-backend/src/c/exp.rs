@@ -293,7 +293,10 @@ impl<'a> ExpGen<'a> {
         match &e.kind {
             ExpKind::Index { array, .. } => !self.arrays.get(array).is_some_and(|s| s.extents.is_empty()),
             ExpKind::LinearIndex { .. } => true,
-            ExpKind::Prim(Quot | Rem | IDiv | Mod | FromIndex | BoundsCheck | ReshapeCheck, _) => true,
+            ExpKind::Prim(
+                Quot | Rem | IDiv | Mod | FromIndex | BoundsCheck | ReshapeCheck | ShapeCheck,
+                _,
+            ) => true,
             _ => false,
         }
     }
@@ -595,7 +598,7 @@ impl<'a> ExpGen<'a> {
         let tys: Vec<EltTy> = args.iter().map(|a| a.ty.clone()).collect();
         let result = op.result_ty(&tys).expect("the verifier typed every primitive");
         match op {
-            ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck => {
+            ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck | ShapeCheck => {
                 return self.shape_prim(op, args, loc)
             }
             _ => {}
@@ -698,7 +701,8 @@ impl<'a> ExpGen<'a> {
                 self.line(&format!("{} {v}; memcpy(&{v}, &{src}, sizeof {v});", c_type(to)));
                 return CVal::scalar(to, v);
             }
-            LAnd | LOr | ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck => {
+            LAnd | LOr | ToIndex | FromIndex | Intersect | ShapeSize | BoundsCheck | ReshapeCheck
+            | ShapeCheck => {
                 unreachable!("handled above")
             }
         };
@@ -750,6 +754,7 @@ impl<'a> ExpGen<'a> {
                 CVal::scalar(ScalarTy::I64, self.bind(ScalarTy::I64, &format!("(int64_t){acc}")))
             }
             PrimFun::BoundsCheck => {
+                self.check_shape(sh, loc);
                 let ix = args[1].leaves.clone();
                 let ok = self.bind(ScalarTy::Bool, &in_bounds(&ix, sh));
                 let mut vals = vec![ix.len().to_string()];
@@ -771,8 +776,24 @@ impl<'a> ExpGen<'a> {
                 self.check(&format!("{oka} && {okb} && {sa} == {sb}"), "ACC_ERR_RESHAPE", loc, &vals);
                 args[1].clone()
             }
+            PrimFun::ShapeCheck => {
+                self.check_shape(sh, loc);
+                args[0].clone()
+            }
             _ => unreachable!("not a shape primitive"),
         }
+    }
+
+    /// Raises the error of an invalid shape `sh` (a negative extent, or a
+    /// size past `i64::MAX`), as the reshape of `sh` to itself, which the
+    /// host turns into that error (`reshape_error`).
+    fn check_shape(&mut self, sh: &[String], loc: SrcLoc) {
+        let (_, ok) = self.checked_size(sh);
+        let mut vals = vec![sh.len().to_string()];
+        vals.extend(sh.iter().cloned());
+        vals.push(sh.len().to_string());
+        vals.extend(sh.iter().cloned());
+        self.check(&ok, "ACC_ERR_RESHAPE", loc, &vals);
     }
 
     /// The size of a shape and whether it is valid: no negative extent,

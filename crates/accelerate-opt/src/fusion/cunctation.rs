@@ -90,6 +90,49 @@ fn checked(shape: OpenExp, g: Fun, loc: SrcLoc) -> Fun {
     Fun { body: prim(PrimFun::BoundsCheck, vec![shape, g.body], loc), params: g.params }
 }
 
+// Note [Fused producers are arrays too]
+// An array fusion never stores is still an array of the program, and its
+// shape must be valid (docs/semantics.md, "Arrays"): a `generate` of
+// shape [3, 2^62, 2] is `ShapeTooLarge` whether it is allocated or only
+// read by a `backpermute` or a `zip_with` through its index function.
+// Allocation checks a stored array's shape; a fused producer's shape is
+// checked where fusion drops it from the result's shape:
+//
+// * `backpermute` (and `slice`, `replicate` over a backpermute) keeps the
+//   producer's shape only in the `bounds_check` of its index function,
+//   and `bounds_check` checks the shape it is given as well as the index.
+//   Checking in the result's shape instead would copy the producer's
+//   shape into it twice per level, exponential in a chain of `take`s.
+// * `zip_with` intersects the two shapes: each is wrapped in
+//   `shape_check` unless it is valid by construction (a manifest array's
+//   shape, a checked shape, or an intersection of those), so that a chain
+//   of n `zip_with`s adds at most n checks.
+//
+// A producer none of whose elements is read and whose shape is not
+// needed (a `backpermute` to an empty shape) is not checked: no backend
+// computes anything from it.
+
+/// `shape` made valid: wrapped in `shape_check` unless it is valid by
+/// construction (Note [Fused producers are arrays too]).
+fn checked_shape(shape: OpenExp) -> OpenExp {
+    let valid = |e: &OpenExp| {
+        matches!(
+            e.kind,
+            ExpKind::Shape { .. } | ExpKind::Prim(PrimFun::ShapeCheck | PrimFun::ReshapeCheck, _)
+        )
+    };
+    let ok = match &shape.kind {
+        ExpKind::Prim(PrimFun::Intersect, args) => args.iter().all(valid),
+        _ => valid(&shape),
+    };
+    if ok {
+        shape
+    } else {
+        let loc = shape.loc;
+        prim(PrimFun::ShapeCheck, vec![shape], loc)
+    }
+}
+
 impl Cunctation {
     /// Moves the cunctation under `by` new array binders.
     pub(crate) fn shift(&mut self, cutoff: usize, by: isize) {
@@ -263,7 +306,8 @@ impl Cunctation {
                 };
             }
         }
-        let shape = prim(PrimFun::Intersect, vec![a.shape(loc), b.shape(loc)], loc);
+        let shape =
+            prim(PrimFun::Intersect, vec![checked_shape(a.shape(loc)), checked_shape(b.shape(loc))], loc);
         let body = apply2(&f, a.index_at(var(0, loc), loc), b.index_at(var(0, loc), loc));
         Cunctation::Yield { shape, index: Fun { params: vec![EltTy::shape(rank)], body }, linear: None }
     }
