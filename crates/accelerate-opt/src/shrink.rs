@@ -194,32 +194,38 @@ impl Shrinker {
     }
 
     fn rebuild(&mut self, e: OpenExp) -> OpenExp {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.rebuild_inner(e))
-    }
-
-    fn rebuild_inner(&mut self, mut e: OpenExp) -> OpenExp {
-        // the output lets of this chain, outermost first
-        let mut binders: Vec<(OpenExp, SrcLoc)> = Vec::new();
-        let mut pushed = 0;
-        while matches!(e.kind, ExpKind::Let(..)) {
-            let loc = e.loc;
-            let ExpKind::Let(b, body) = std::mem::replace(&mut e.kind, ExpKind::Var(0)) else {
-                unreachable!("matched a let")
-            };
-            let key: *const OpenExp = &*b;
-            let count = self.counts.get(&key).copied().unwrap_or(Count { uses: 2, in_loop: true });
-            let entry = self.decide(*b, count, loc, &mut binders);
-            self.push(entry);
-            pushed += 1;
-            e = *body;
-        }
-        let r = self.rebuild_node(e);
-        self.pop(pushed);
+        let mut binders = Vec::new();
+        let r = self.rebuild_spine(e, &mut binders);
         self.depth -= binders.len();
         binders
             .into_iter()
             .rev()
             .fold(r, |body, (b, loc)| OpenExp::new(ExpKind::Let(Box::new(b), Box::new(body)), loc))
+    }
+
+    /// Rebuilds `e`'s chain of lets into `binders` (the output lets of a
+    /// chain, outermost first, the output depth counting them) and returns
+    /// the rest, rebuilt: a kept let bound to a let adds the inner lets to
+    /// the same chain (floating them), however deeply they nest.
+    fn rebuild_spine(&mut self, mut e: OpenExp, binders: &mut Vec<(OpenExp, SrcLoc)>) -> OpenExp {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            let mut pushed = 0;
+            while matches!(e.kind, ExpKind::Let(..)) {
+                let loc = e.loc;
+                let ExpKind::Let(b, body) = std::mem::replace(&mut e.kind, ExpKind::Var(0)) else {
+                    unreachable!("matched a let")
+                };
+                let key: *const OpenExp = &*b;
+                let count = self.counts.get(&key).copied().unwrap_or(Count { uses: 2, in_loop: true });
+                let entry = self.decide(*b, count, loc, binders);
+                self.push(entry);
+                pushed += 1;
+                e = *body;
+            }
+            let r = self.rebuild_node(e);
+            self.pop(pushed);
+            r
+        })
     }
 
     /// What the variable of `let _ = b` becomes; a kept `b` is rebuilt and
@@ -256,16 +262,10 @@ impl Shrinker {
             self.changed = true;
             return Entry::Once(Some(b), self.here());
         }
-        let mut b = self.rebuild(b);
-        while matches!(b.kind, ExpKind::Let(..)) {
-            let ExpKind::Let(inner, rest) = std::mem::replace(&mut b.kind, ExpKind::Var(0)) else {
-                unreachable!("matched a let")
-            };
-            self.changed = true;
-            binders.push((*inner, b.loc));
-            self.depth += 1;
-            b = *rest;
-        }
+        let before = binders.len();
+        let b = self.rebuild_spine(b, binders);
+        // its lets were floated
+        self.changed |= binders.len() > before;
         binders.push((b, loc));
         self.depth += 1;
         Entry::Kept(self.depth - 1)
