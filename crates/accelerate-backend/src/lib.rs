@@ -26,6 +26,7 @@ use accelerate_base::array::ArraysVal;
 use accelerate_base::error::Result;
 use accelerate_plan as plan;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A backend: how it prepares a plan, with its options (the facade's
 /// `Config` carries every backend's).
@@ -54,5 +55,11 @@ pub trait Prepared: Send + Sync {
     /// The number of kernels it compiled, if it compiles any.
     fn kernel_count(&self) -> Option<usize> {
         None
+    }
+    /// How long each of the backend's own steps took when it prepared the
+    /// plan, in order (the CPU backend's: generating C, then compiling
+    /// it, or loading it from the kernel cache, and loading it).
+    fn phases(&self) -> &[(&'static str, Duration)] {
+        &[]
     }
 }

@@ -18,7 +18,9 @@
 //! (tolerances), `report` (the Markdown tables and the JSON file),
 //! `compile_time` (cold and cached compile times, each measured in a child
 //! process), `gpu` (feature `cuda`: the CUDA backend against hand-written
-//! CUDA C, with its own command, `src/bin/gpu.rs`).
+//! CUDA C, with its own command, `src/bin/gpu.rs`), `scaling` (how
+//! compile time grows with program size, phase by phase, with its own
+//! command, `src/bin/scaling.rs`).
 //!
 //! Invariant: no variant is timed before its result has been compared
 //! with the sequential reference (`harness::measure`); the tests run that
@@ -33,3 +35,4 @@ pub mod harness;
 pub mod native;
 pub mod programs;
 pub mod report;
+pub mod scaling;

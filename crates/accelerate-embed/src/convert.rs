@@ -39,8 +39,10 @@ pub fn convert_program(
 ) -> Result<Program> {
     let level = AccLevel::build(root, opts.arrays, loc)?;
     let plan = recover(&level, root);
-    let mut cx = AccConverter { level, plan, env: Vec::new(), opts, current: root };
-    cx.env.extend(params.iter().map(|(id, _)| *id));
+    let mut cx = AccConverter { level, plan, env: Env::default(), opts, current: root };
+    for (id, _) in params {
+        cx.env.push(*id);
+    }
     let body = cx.acc(root)?;
     Ok(Program { params: params.iter().map(|(_, t)| t.clone()).collect(), body })
 }
@@ -48,11 +50,44 @@ pub fn convert_program(
 // ---------------------------------------------------------------------------
 // Binder introduction, shared by both levels
 
+/// The environment of a level: the node each de Bruijn position stands
+/// for, and the positions of each node, so that a variable's index is
+/// found in constant time however long the chain of lets it is under (a
+/// search from the innermost binder costs the distance, and a chain of n
+/// steps each reading the function's parameter made conversion O(n^2)).
+#[derive(Default)]
+struct Env {
+    nodes: Vec<NodeId>,
+    at: HashMap<NodeId, Vec<usize>>,
+}
+
+impl Env {
+    fn push(&mut self, n: NodeId) {
+        self.at.entry(n).or_default().push(self.nodes.len());
+        self.nodes.push(n);
+    }
+
+    fn pop(&mut self) {
+        let Some(n) = self.nodes.pop() else { return };
+        if let Some(ps) = self.at.get_mut(&n) {
+            ps.pop();
+            if ps.is_empty() {
+                self.at.remove(&n);
+            }
+        }
+    }
+
+    /// The de Bruijn index of the innermost binding of `n`.
+    fn index(&self, n: NodeId) -> Option<usize> {
+        self.at.get(&n).and_then(|ps| ps.last()).map(|p| self.nodes.len() - 1 - p)
+    }
+}
+
 /// A converter of one level: its environment, how it converts a node, and
 /// how it builds a let.
 trait Binders {
     type Term;
-    fn env(&mut self) -> &mut Vec<NodeId>;
+    fn env(&mut self) -> &mut Env;
     /// A node's term with the lets floated to it.
     fn term(&mut self, n: NodeId) -> Result<Self::Term>;
     /// A node's own constructor, its children by reference.
@@ -80,14 +115,16 @@ fn bind_floated<C: Binders>(cx: &mut C, binds: &[NodeId], n: NodeId) -> Result<C
     }
     let body = result.and_then(|_| cx.node_term(n));
     let env = cx.env();
-    env.truncate(env.len() - bounds.len());
+    for _ in 0..bounds.len() {
+        env.pop();
+    }
     let body = body?;
     Ok(bounds.into_iter().rev().fold(body, |body, b| C::make_let(b, body)))
 }
 
 impl Binders for AccConverter {
     type Term = OpenAcc;
-    fn env(&mut self) -> &mut Vec<NodeId> {
+    fn env(&mut self) -> &mut Env {
         &mut self.env
     }
     fn term(&mut self, n: NodeId) -> Result<OpenAcc> {
@@ -104,7 +141,7 @@ impl Binders for AccConverter {
 
 impl Binders for ExpConverter<'_> {
     type Term = OpenExp;
-    fn env(&mut self) -> &mut Vec<NodeId> {
+    fn env(&mut self) -> &mut Env {
         &mut self.env
     }
     fn term(&mut self, n: NodeId) -> Result<OpenExp> {
@@ -150,7 +187,7 @@ impl AccLevel {
         // functions it was reached inside (the arrays read by a node's
         // scalar code are inside its functions), which tell nested
         // parallelism from an escaped variable
-        let mut todo = vec![(root, loc, Rc::new(HashSet::new()))];
+        let mut todo = vec![(root, loc, Rc::new(Enclosing::Outside))];
         while let Some((n, referrer, enclosing)) = todo.pop() {
             if lv.nodes.contains_key(&n) {
                 continue;
@@ -166,9 +203,8 @@ impl AccLevel {
             let inside = if lams.is_empty() {
                 enclosing.clone()
             } else {
-                let mut inside = (*enclosing).clone();
-                inside.extend(lams.iter().flat_map(|l| l.params.iter().copied()));
-                Rc::new(inside)
+                let params = lams.iter().flat_map(|l| l.params.iter().copied()).collect();
+                Rc::new(Enclosing::Inside(params, enclosing.clone()))
             };
             todo.extend(arrays.iter().map(|&c| (c, node.loc, enclosing.clone())));
             todo.extend(reads.iter().map(|&c| (c, node.loc, inside.clone())));
@@ -181,18 +217,35 @@ impl AccLevel {
     }
 }
 
+/// The parameters of the scalar functions an array node was reached
+/// inside: a list shared by every node reached inside the same functions
+/// (a set per node, each a copy of its parent's and more, was quadratic in
+/// a chain of operations each reading the last inside its function).
+enum Enclosing {
+    Outside,
+    Inside(Vec<NodeId>, Rc<Enclosing>),
+}
+
+impl Enclosing {
+    fn contains(&self, p: NodeId) -> bool {
+        let mut e = self;
+        while let Enclosing::Inside(params, outer) = e {
+            if params.contains(&p) {
+                return true;
+            }
+            e = outer;
+        }
+        false
+    }
+}
+
 /// The arrays read by an array node's scalar code, in order of first
 /// appearance, checking that the code mentions no variable of an enclosing
 /// scalar function (Note [Nested parallelism] in the module doc: the node
 /// was reached inside a function binding it, `enclosing`) nor of a
 /// function it is not inside at all (an expression smuggled out of its
 /// function, `Error::EscapedVariable`).
-fn scalar_reads(
-    exps: &[NodeId],
-    lams: &[Lam],
-    loc: SrcLoc,
-    enclosing: &HashSet<NodeId>,
-) -> Result<Vec<NodeId>> {
+fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc, enclosing: &Enclosing) -> Result<Vec<NodeId>> {
     let mut bound: HashSet<NodeId> = HashSet::new();
     let mut seen: HashSet<NodeId> = HashSet::new();
     let mut reads = Vec::new();
@@ -227,7 +280,7 @@ fn scalar_reads(
     }
     let mut free = params_used.iter().filter(|p| !bound.contains(p));
     if let Some(first) = free.next() {
-        let nested = enclosing.contains(first) || free.any(|p| enclosing.contains(p));
+        let nested = enclosing.contains(*first) || free.any(|p| enclosing.contains(*p));
         return Err(if nested { Error::NestedParallelism { loc } } else { Error::EscapedVariable { loc } });
     }
     Ok(reads)
@@ -236,15 +289,11 @@ fn scalar_reads(
 struct AccConverter {
     level: AccLevel,
     plan: SharingPlan,
-    /// The array environment: the node each de Bruijn position stands for.
-    env: Vec<NodeId>,
+    /// The array environment.
+    env: Env,
     opts: SharingOptions,
     /// The array node being converted (for the location of its errors).
     current: NodeId,
-}
-
-fn env_index(env: &[NodeId], n: NodeId) -> Option<usize> {
-    env.iter().rposition(|&x| x == n).map(|p| env.len() - 1 - p)
 }
 
 impl AccConverter {
@@ -260,7 +309,7 @@ impl AccConverter {
 
     /// A reference to a child: its variable if it is bound, else its term.
     fn acc_ref(&mut self, c: NodeId) -> Result<Box<OpenAcc>> {
-        if let Some(i) = env_index(&self.env, c) {
+        if let Some(i) = self.env.index(c) {
             return Ok(Box::new(OpenAcc::new(AccKind::Var(i), self.level.nodes[&c].loc)));
         }
         if let NodeKind::AParam(_) = self.level.nodes[&c].kind {
@@ -416,12 +465,12 @@ impl Level for ExpLevel {
 struct ExpConverter<'a> {
     plan: SharingPlan,
     nodes: HashMap<NodeId, Node>,
-    aenv: &'a [NodeId],
-    env: Vec<NodeId>,
+    aenv: &'a Env,
+    env: Env,
 }
 
 impl<'a> ExpConverter<'a> {
-    fn new(root: NodeId, aenv: &'a [NodeId], sharing: bool, loc: SrcLoc) -> Result<Self> {
+    fn new(root: NodeId, aenv: &'a Env, sharing: bool, loc: SrcLoc) -> Result<Self> {
         let mut level = ExpLevel { children: HashMap::new(), consts: HashSet::new(), sharing };
         let mut nodes = HashMap::new();
         let mut todo = vec![(root, loc)];
@@ -440,11 +489,13 @@ impl<'a> ExpConverter<'a> {
             nodes.insert(n, node);
         }
         let plan = recover(&level, root);
-        Ok(ExpConverter { plan, nodes, aenv, env: Vec::new() })
+        Ok(ExpConverter { plan, nodes, aenv, env: Env::default() })
     }
 
     fn run(mut self, params: &[NodeId], root: NodeId) -> Result<OpenExp> {
-        self.env.extend(params);
+        for p in params {
+            self.env.push(*p);
+        }
         self.exp(root)
     }
 
@@ -458,7 +509,7 @@ impl<'a> ExpConverter<'a> {
     }
 
     fn exp_ref(&mut self, c: NodeId) -> Result<Box<OpenExp>> {
-        if let Some(i) = env_index(&self.env, c) {
+        if let Some(i) = self.env.index(c) {
             return Ok(Box::new(OpenExp::new(ExpKind::Var(i), self.nodes[&c].loc)));
         }
         if self.plan.shared.contains(&c) {
@@ -481,7 +532,7 @@ impl<'a> ExpConverter<'a> {
     }
 
     fn array_var(&self, a: NodeId, loc: SrcLoc) -> Result<usize> {
-        env_index(self.aenv, a).ok_or_else(|| match graph::node(a).map(|n| n.kind) {
+        self.aenv.index(a).ok_or_else(|| match graph::node(a).map(|n| n.kind) {
             Some(NodeKind::AParam(_)) => Error::EscapedVariable { loc },
             Some(_) => Error::Internal(format!("array {a} read by scalar code at {loc} is not bound")),
             None => Error::StaleHandle { loc },
@@ -493,7 +544,7 @@ impl<'a> ExpConverter<'a> {
         let loc = node.loc;
         let kind = match &node.kind {
             NodeKind::Const(c) => ExpKind::Const(*c),
-            NodeKind::Param(_) => match env_index(&self.env, n) {
+            NodeKind::Param(_) => match self.env.index(n) {
                 Some(i) => ExpKind::Var(i),
                 None => return Err(Error::EscapedVariable { loc }),
             },

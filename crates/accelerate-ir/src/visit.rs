@@ -3,7 +3,7 @@
 use super::term::*;
 
 /// Calls `f` on every direct subterm of a scalar term.
-pub fn each_child(e: &OpenExp, mut f: impl FnMut(&OpenExp)) {
+pub fn each_child<'a>(e: &'a OpenExp, mut f: impl FnMut(&'a OpenExp)) {
     match &e.kind {
         ExpKind::Var(_) | ExpKind::Const(_) | ExpKind::Shape { .. } => {}
         ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().for_each(f),
@@ -23,6 +23,73 @@ pub fn each_child(e: &OpenExp, mut f: impl FnMut(&OpenExp)) {
             f(&cond.body);
             f(&body.body);
         }
+    }
+}
+
+/// The depth of a scalar term (a leaf is 1), found without recursion, so
+/// that a pass can tell before it recurses how much stack it needs.
+pub fn depth(e: &OpenExp) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(e, 1)];
+    while let Some((x, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        each_child(x, |c| stack.push((c, d + 1)));
+    }
+    deepest
+}
+
+/// Calls `f` on every scalar term of an array operation itself (its
+/// expressions and its functions' bodies, those of a delayed argument
+/// included), not on those of its other array subterms.
+pub fn each_exp(a: &OpenAcc, mut f: impl FnMut(&OpenExp)) {
+    let fun = |g: &Fun, f: &mut dyn FnMut(&OpenExp)| f(&g.body);
+    let delayed = |a: &OpenAcc, f: &mut dyn FnMut(&OpenExp)| {
+        if let AccKind::Delayed(DelayedArray { shape, index, linear }) = &a.kind {
+            f(shape);
+            f(&index.body);
+            f(&linear.body);
+        }
+    };
+    match &a.kind {
+        AccKind::Let(..)
+        | AccKind::Var(_)
+        | AccKind::Tuple(_)
+        | AccKind::Prj(..)
+        | AccKind::Use(_)
+        | AccKind::Awhile { .. } => {}
+        AccKind::Unit(e) => f(e),
+        AccKind::Reshape { shape, .. } => f(shape),
+        AccKind::Generate { shape, f: g } | AccKind::Backpermute { shape, f: g, .. } => {
+            f(shape);
+            fun(g, &mut f);
+        }
+        AccKind::Map { f: g, .. } | AccKind::ZipWith { f: g, .. } => fun(g, &mut f),
+        AccKind::Replicate { slix, .. } | AccKind::Slice { slix, .. } => f(slix),
+        AccKind::Fold { f: g, seed, array }
+        | AccKind::Scan { f: g, seed, array, .. }
+        | AccKind::FoldSeg { f: g, seed, array, .. } => {
+            fun(g, &mut f);
+            seed.iter().for_each(&mut f);
+            delayed(array, &mut f);
+        }
+        AccKind::Permute { combine, index, source, .. } => {
+            fun(combine, &mut f);
+            fun(index, &mut f);
+            delayed(source, &mut f);
+        }
+        AccKind::Stencil { f: g, args } => {
+            fun(g, &mut f);
+            for s in args {
+                match &s.boundary {
+                    Boundary::Constant(c) => f(c),
+                    Boundary::Function(b) => fun(b, &mut f),
+                    Boundary::Clamp | Boundary::Mirror | Boundary::Wrap => {}
+                }
+                delayed(&s.array, &mut f);
+            }
+        }
+        AccKind::Acond { cond, .. } => f(cond),
+        AccKind::Delayed(_) => delayed(a, &mut f),
     }
 }
 

@@ -12,6 +12,7 @@
 
 use accelerate_ir::visit::each_child;
 use accelerate_ir::*;
+use std::collections::HashMap;
 
 /// A direct part of an array term.
 pub enum Part<'a> {
@@ -194,4 +195,110 @@ fn count_exp(e: &mut OpenExp, var: usize, in_loop: bool, u: &mut Uses) {
         })
     }
     go(e, var, in_loop, u)
+}
+
+/// The uses of every let-bound array variable of a program body under
+/// `params` parameters, in one pass, keyed by the address of the let's
+/// bound term (Note [Array levels in fusion] in `trafo::fusion`): the
+/// counts `uses` gives each, without a traversal of each let's body.
+pub(crate) fn count_lets(body: &mut OpenAcc, params: usize) -> HashMap<*const OpenAcc, Uses> {
+    let mut c =
+        LetCounter { counts: HashMap::new(), branches: Vec::new(), scope: vec![None; params], loops: 0 };
+    c.acc(body);
+    c.counts
+}
+
+struct LetCounter {
+    counts: HashMap<*const OpenAcc, Uses>,
+    /// The uses counted in the `acond` branches being visited, innermost
+    /// last: merged into the enclosing counts, each as the larger of the
+    /// two branches', when both are done.
+    branches: Vec<HashMap<*const OpenAcc, Uses>>,
+    /// For each variable in scope (innermost last): its let's key and the
+    /// `awhile` functions around the let, or `None` for a parameter.
+    scope: Vec<Option<(*const OpenAcc, usize)>>,
+    /// The `awhile` functions around the term being counted.
+    loops: usize,
+}
+
+impl LetCounter {
+    fn record(&mut self, var: usize, add: impl FnOnce(&mut Uses, bool)) {
+        let Some(Some((key, loops))) = self.scope.len().checked_sub(var + 1).map(|i| self.scope[i]) else {
+            return;
+        };
+        let in_loop = self.loops > loops;
+        let counts = self.branches.last_mut().unwrap_or(&mut self.counts);
+        add(counts.entry(key).or_default(), in_loop);
+    }
+
+    fn acc(&mut self, a: &mut OpenAcc) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &mut a.kind {
+            AccKind::Var(k) => self.record(*k, |u, in_loop| {
+                u.arrays += 1;
+                u.in_loop |= in_loop;
+            }),
+            AccKind::Let(b, body) => {
+                self.acc(b);
+                let key: *const OpenAcc = &**b;
+                self.counts.entry(key).or_default();
+                self.scope.push(Some((key, self.loops)));
+                self.acc(body);
+                self.scope.pop();
+            }
+            AccKind::Acond { cond, then_, else_ } => {
+                self.exp(cond);
+                self.branches.push(HashMap::new());
+                self.acc(then_);
+                let t = self.branches.pop().unwrap_or_default();
+                self.branches.push(HashMap::new());
+                self.acc(else_);
+                let e = self.branches.pop().unwrap_or_default();
+                let counts = self.branches.last_mut().unwrap_or(&mut self.counts);
+                for key in t.keys().chain(e.keys().filter(|k| !t.contains_key(*k))) {
+                    let (x, y) =
+                        (t.get(key).copied().unwrap_or_default(), e.get(key).copied().unwrap_or_default());
+                    let u = counts.entry(*key).or_default();
+                    u.arrays += x.arrays.max(y.arrays);
+                    u.reads += x.reads.max(y.reads);
+                    u.shapes += x.shapes.max(y.shapes);
+                    u.in_loop |= x.in_loop | y.in_loop;
+                }
+            }
+            AccKind::Awhile { pred, body, init } => {
+                self.acc(init);
+                self.loops += 1;
+                for f in [pred, body] {
+                    self.scope.push(None);
+                    self.acc(&mut f.body);
+                    self.scope.pop();
+                }
+                self.loops -= 1;
+            }
+            _ => {
+                for p in parts_mut(a) {
+                    match p {
+                        Part::Exp(e) => self.exp(e),
+                        Part::Fun(f) => self.exp(&f.body),
+                        Part::Acc(x, _) => self.acc(x),
+                    }
+                }
+            }
+        })
+    }
+
+    fn exp(&mut self, e: &OpenExp) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            match &e.kind {
+                ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } => {
+                    self.record(*array, |u, in_loop| {
+                        u.reads += 1;
+                        u.in_loop |= in_loop;
+                    })
+                }
+                ExpKind::Shape { array } => self.record(*array, |u, _| u.shapes += 1),
+                _ => {}
+            }
+            each_child(e, |c| self.exp(c));
+        })
+    }
 }

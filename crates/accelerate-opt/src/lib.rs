@@ -9,4 +9,5 @@ pub mod avars;
 pub mod cse;
 pub mod debruijn;
 pub mod fusion;
+mod shrink;
 pub mod simplify;

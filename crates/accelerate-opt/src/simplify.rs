@@ -11,7 +11,9 @@
 //! - *Shrinking*: a let whose variable is unused is dropped (its failure,
 //!   if any, was deferred to uses that do not exist); a let used once, not
 //!   inside a loop function, or bound to a variable or constant, is
-//!   inlined.
+//!   inlined. These and let-floating are `trafo::shrink`'s two linear
+//!   passes (Note [Shrinking without substitution]), the rest one
+//!   bottom-up pass per round.
 //! - *Constant folding*: a primitive applied to constants is evaluated by
 //!   the interpreter's own primitive (`backend::interp`), so the result is
 //!   bit-for-bit what the program would compute at run time: wrapping,
@@ -35,7 +37,7 @@
 //!   reach their fixed point together.
 
 use super::cse::cse_body;
-use super::debruijn::{shift, subst_top, uses};
+use super::shrink::shrink_body;
 use accelerate_base::array::{ScalarVal, Val};
 use accelerate_ir::*;
 
@@ -182,7 +184,8 @@ fn simplify_body(e: &mut OpenExp, params: usize, opts: SimplifyOptions) {
     // which variables may carry a deferred error: parameters never do
     let mut env = vec![false; params];
     for r in 0..MAX_ROUNDS {
-        let mut changed = round(e, &mut env);
+        let mut changed = shrink_body(e, params);
+        changed |= round(e, &mut env);
         // Note [When CSE runs]
         if opts.cse && (r == 0 || !changed) {
             changed |= cse_body(e, params);
@@ -193,7 +196,8 @@ fn simplify_body(e: &mut OpenExp, params: usize, opts: SimplifyOptions) {
     }
 }
 
-/// One bottom-up round of rewrites; whether anything changed. `env` says,
+/// One bottom-up round of the rewrites other than the lets' (which
+/// `shrink_body` does); whether anything changed. `env` says,
 /// for each variable in scope (innermost last), whether it may carry a
 /// deferred error (a let whose bound term can fail).
 fn round(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
@@ -233,36 +237,6 @@ fn rewrite(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
     let loc = e.loc;
     let placeholder = || OpenExp::new(ExpKind::Var(0), loc);
     match &mut e.kind {
-        ExpKind::Let(b, body) => {
-            // let x = (let y = a in b) in c  ==>  let y = a in let x = b in c
-            if let ExpKind::Let(..) = b.kind {
-                let ExpKind::Let(inner_a, inner_b) = std::mem::replace(&mut b.kind, ExpKind::Var(0)) else {
-                    unreachable!("matched a let above")
-                };
-                let mut c = std::mem::replace(&mut **body, placeholder());
-                shift(&mut c, 1, 1);
-                let x_loc = b.loc;
-                let rebound = OpenExp::new(ExpKind::Let(inner_b, Box::new(c)), x_loc);
-                *e = OpenExp::new(ExpKind::Let(inner_a, Box::new(rebound)), loc);
-                return true;
-            }
-            let (n, in_loop) = uses(body, 0);
-            let trivial = matches!(b.kind, ExpKind::Var(_) | ExpKind::Const(_));
-            if n == 0 {
-                let mut c = std::mem::replace(&mut **body, placeholder());
-                shift(&mut c, 1, -1);
-                *e = c;
-                return true;
-            }
-            if trivial || (n == 1 && !in_loop) {
-                let value = std::mem::replace(&mut **b, placeholder());
-                let mut c = std::mem::replace(&mut **body, placeholder());
-                subst_top(&mut c, &value);
-                *e = c;
-                return true;
-            }
-            false
-        }
         ExpKind::Prim(op, args) => {
             if let Some(vals) = args.iter().map(const_of).collect::<Option<Vec<Val>>>() {
                 if let Ok(Val::Scalar(s)) = accelerate_ir::eval::apply(*op, &vals, loc) {

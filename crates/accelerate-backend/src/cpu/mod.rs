@@ -39,6 +39,7 @@ use accelerate_base::array::ArraysVal;
 use accelerate_base::error::Result;
 use accelerate_plan::{self as plan, Cmd};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 skeleton_files_target!(CpuTarget);
 
@@ -81,17 +82,23 @@ pub struct CpuProgram {
     module: Arc<compile::Module>,
     source: String,
     pool: Arc<rayon::ThreadPool>,
+    /// How long generating the C and compiling (or loading) it took.
+    phases: [(&'static str, Duration); 2],
 }
 
 impl CpuProgram {
     /// Writes a plan's kernels and loads them (from the kernel cache or
     /// compiled now).
     pub fn new(p: &plan::Program, options: &CpuOptions) -> Result<CpuProgram> {
+        let t = Instant::now();
         let l = write_kernels::<CpuTarget>(p);
+        let codegen = t.elapsed();
+        let t = Instant::now();
         let symbols: Vec<String> = l.kernels.iter().flat_map(symbols).collect();
         let module = compile::load(&l.source, &symbols, options)?;
+        let phases = [("codegen", codegen), ("cc", t.elapsed())];
         let pool = exec::pool(options.threads);
-        Ok(CpuProgram { body: p.body.clone(), kernels: l.kernels, module, source: l.source, pool })
+        Ok(CpuProgram { body: p.body.clone(), kernels: l.kernels, module, source: l.source, pool, phases })
     }
 
     /// Runs the program on its arguments.
@@ -124,6 +131,9 @@ impl Prepared for CpuProgram {
     }
     fn kernel_count(&self) -> Option<usize> {
         Some(CpuProgram::kernel_count(self))
+    }
+    fn phases(&self) -> &[(&'static str, Duration)] {
+        &self.phases
     }
 }
 

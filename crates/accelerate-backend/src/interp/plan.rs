@@ -13,6 +13,7 @@ use accelerate_base::error::{Error, Result};
 use accelerate_ir::OpenAcc;
 use accelerate_plan::{self as plan, Skeleton};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Runs a plan on its arguments.
 pub fn run_plan(p: &plan::Program, args: Vec<ArraysVal>) -> Result<ArraysVal> {
@@ -100,17 +101,24 @@ pub struct Interpreter;
 struct Prepared {
     plan: Arc<plan::Program>,
     kernels: Vec<Kernel>,
+    /// How long converting the kernels took.
+    phases: [(&'static str, Duration); 1],
 }
 
 impl crate::Prepare for Interpreter {
     type Options = ();
     fn prepare(plan: &Arc<plan::Program>, _: &(), _: bool) -> Result<Box<dyn crate::Prepared>> {
-        Ok(Box::new(Prepared { plan: plan.clone(), kernels: plan.kernels.iter().map(Kernel::of).collect() }))
+        let t = Instant::now();
+        let kernels = plan.kernels.iter().map(Kernel::of).collect();
+        Ok(Box::new(Prepared { plan: plan.clone(), kernels, phases: [("kernels", t.elapsed())] }))
     }
 }
 
 impl crate::Prepared for Prepared {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
         run_kernels(&self.plan, &self.kernels, args)
+    }
+    fn phases(&self) -> &[(&'static str, Duration)] {
+        &self.phases
     }
 }

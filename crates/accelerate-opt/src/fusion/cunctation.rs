@@ -9,11 +9,15 @@
 //! delayed argument, the substitution that inlines a producer into its
 //! use, and the cost rule.
 //!
-//! Every term inside a cunctation lives in one array environment; scalar
-//! functions are closed in scalar variables (Note [Two environments]), so
-//! applying one is binding its argument with a scalar `let`.
+//! Every term inside a cunctation names arrays in one convention, which
+//! the combinators never look at: fusion's are de Bruijn *levels* (Note
+//! [Array levels in fusion] in `fusion/mod.rs`), the scheduler's the IR's
+//! indices. Scalar functions are closed in scalar variables (Note [Two
+//! environments]), so applying one is binding its argument with a scalar
+//! `let`. The combinators take their cunctations by value and move their
+//! terms into the result: a chain of n producers builds its functions in
+//! O(n), never copying what the chain built so far.
 
-use crate::avars::{self, parts_mut, Part};
 use crate::debruijn;
 use accelerate_base::array::{ArraysTy, EltTy, ScalarTy, ScalarVal, SliceDim, SliceSpec};
 use accelerate_base::error::SrcLoc;
@@ -49,40 +53,36 @@ pub(crate) fn prim(op: PrimFun, args: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
     exp(ExpKind::Prim(op, args), loc)
 }
 
+fn unit(loc: SrcLoc) -> OpenExp {
+    exp(ExpKind::Tuple(vec![]), loc)
+}
+
 fn prj(i: usize, t: OpenExp, loc: SrcLoc) -> OpenExp {
     exp(ExpKind::Prj(i, Box::new(t)), loc)
 }
 
 /// `f arg`: the argument bound to the function's parameter.
-fn apply1(f: &Fun, arg: OpenExp) -> OpenExp {
+fn apply1(f: Fun, arg: OpenExp) -> OpenExp {
     let loc = f.body.loc;
-    exp(ExpKind::Let(Box::new(arg), Box::new(f.body.clone())), loc)
+    exp(ExpKind::Let(Box::new(arg), Box::new(f.body)), loc)
 }
 
 /// `f a b` for a function of two parameters (the first bound outermost).
-fn apply2(f: &Fun, a: OpenExp, mut b: OpenExp) -> OpenExp {
+fn apply2(f: Fun, a: OpenExp, mut b: OpenExp) -> OpenExp {
     let loc = f.body.loc;
     debruijn::shift(&mut b, 0, 1);
-    let inner = exp(ExpKind::Let(Box::new(b), Box::new(f.body.clone())), loc);
+    let inner = exp(ExpKind::Let(Box::new(b), Box::new(f.body)), loc);
     exp(ExpKind::Let(Box::new(a), Box::new(inner)), loc)
 }
 
-/// `f . g`. `f` is applied at the end of `g`'s chain of lets rather than
-/// around it, so that a chain of n maps composes into a chain of lets (not
-/// n lets nested in each other's bound terms, which the simplifier would
-/// have to float out one at a time); `f`'s body mentions only its
-/// parameter, so it needs no shifting under `g`'s lets.
-fn compose(f: &Fun, g: Fun) -> Fun {
-    let Fun { params, mut body } = g;
-    let mut tail = &mut body;
-    while matches!(tail.kind, ExpKind::Let(..)) {
-        let ExpKind::Let(_, next) = &mut tail.kind else { unreachable!("a let") };
-        tail = next;
-    }
-    let loc = tail.loc;
-    let last = std::mem::replace(tail, var(0, loc));
-    *tail = apply1(f, last);
-    Fun { params, body }
+/// `f . g`: `f` applied to `g`'s body, `let x = g.body in f.body` (`f`'s
+/// body mentions only its parameter, so it needs no shifting). When `g`
+/// is a chain of lets, as a chain of n maps makes it, this nests it in a
+/// bound term rather than walking it to its end: the simplifier floats
+/// the lets back into one chain in one pass (`trafo::shrink`), where
+/// walking to the end at each step costs O(n^2).
+fn compose(f: Fun, g: Fun) -> Fun {
+    Fun { params: g.params, body: apply1(f, g.body) }
 }
 
 /// `g` with its result checked to lie inside `shape` (a closed expression).
@@ -134,35 +134,6 @@ fn checked_shape(shape: OpenExp) -> OpenExp {
 }
 
 impl Cunctation {
-    /// Moves the cunctation under `by` new array binders.
-    pub(crate) fn shift(&mut self, cutoff: usize, by: isize) {
-        if by == 0 {
-            return;
-        }
-        let bump = |v: &mut usize| {
-            if *v >= cutoff {
-                *v = (*v as isize + by) as usize
-            }
-        };
-        match self {
-            Cunctation::Done(v) => bump(v),
-            Cunctation::Yield { shape, index, linear } => {
-                avars::shift_exp(shape, cutoff, by);
-                avars::shift_exp(&mut index.body, cutoff, by);
-                if let Some(l) = linear {
-                    avars::shift_exp(&mut l.body, cutoff, by);
-                }
-            }
-            Cunctation::Step { shape, ixmap, f, var, .. } => {
-                avars::shift_exp(shape, cutoff, by);
-                for g in ixmap.iter_mut().chain(f.iter_mut()) {
-                    avars::shift_exp(&mut g.body, cutoff, by);
-                }
-                bump(var);
-            }
-        }
-    }
-
     /// The shape, as a closed scalar expression.
     pub(crate) fn shape(&self, loc: SrcLoc) -> OpenExp {
         match self {
@@ -171,9 +142,10 @@ impl Cunctation {
         }
     }
 
-    /// The rank, given the types of the array environment.
+    /// The rank, given the types of the array environment by level
+    /// (fusion's convention).
     pub(crate) fn rank(&self, aenv: &[ArraysTy]) -> usize {
-        let of_var = |v: usize| match &aenv[aenv.len() - 1 - v] {
+        let of_var = |v: usize| match &aenv[v] {
             ArraysTy::Array(t) => t.rank,
             ArraysTy::Tuple(_) => 0,
         };
@@ -188,15 +160,20 @@ impl Cunctation {
     /// The element at index `ix` (an expression of the scalar context the
     /// result is used in), not checked against this array's own shape.
     pub(crate) fn index_at(&self, ix: OpenExp, loc: SrcLoc) -> OpenExp {
+        self.clone().into_index_at(ix, loc)
+    }
+
+    /// `index_at`, taking the functions out.
+    pub(crate) fn into_index_at(self, ix: OpenExp, loc: SrcLoc) -> OpenExp {
         match self {
-            Cunctation::Done(v) => exp(ExpKind::Index { array: *v, index: Box::new(ix) }, loc),
+            Cunctation::Done(v) => exp(ExpKind::Index { array: v, index: Box::new(ix) }, loc),
             Cunctation::Yield { index, .. } => apply1(index, ix),
             Cunctation::Step { ixmap, f, var, at, .. } => {
                 let from = match ixmap {
                     Some(p) => apply1(p, ix),
                     None => ix,
                 };
-                let x = exp(ExpKind::Index { array: *var, index: Box::new(from) }, *at);
+                let x = exp(ExpKind::Index { array: var, index: Box::new(from) }, at);
                 match f {
                     Some(f) => apply1(f, x),
                     None => x,
@@ -206,18 +183,26 @@ impl Cunctation {
     }
 
     /// The element at row-major position `i`, not checked.
-    fn linear_at(&self, i: OpenExp, loc: SrcLoc) -> OpenExp {
+    pub(crate) fn linear_at(&self, i: OpenExp, loc: SrcLoc) -> OpenExp {
+        self.clone().into_linear_at(i, loc)
+    }
+
+    /// `linear_at`, taking the functions out.
+    fn into_linear_at(self, i: OpenExp, loc: SrcLoc) -> OpenExp {
         match self {
-            Cunctation::Done(v) => exp(ExpKind::LinearIndex { array: *v, index: Box::new(i) }, loc),
+            Cunctation::Done(v) => exp(ExpKind::LinearIndex { array: v, index: Box::new(i) }, loc),
             Cunctation::Yield { linear: Some(l), .. } => apply1(l, i),
             Cunctation::Step { ixmap: None, f, var, .. } => {
-                let x = exp(ExpKind::LinearIndex { array: *var, index: Box::new(i) }, loc);
+                let x = exp(ExpKind::LinearIndex { array: var, index: Box::new(i) }, loc);
                 match f {
                     Some(f) => apply1(f, x),
                     None => x,
                 }
             }
-            _ => self.index_at(prim(PrimFun::FromIndex, vec![self.shape(loc), i], loc), loc),
+            other => {
+                let ix = prim(PrimFun::FromIndex, vec![other.shape(loc), i], loc);
+                other.into_index_at(ix, loc)
+            }
         }
     }
 
@@ -244,13 +229,14 @@ impl Cunctation {
             }
             Cunctation::Step { shape, ixmap, f: g, var, at } => {
                 let f = match g {
-                    Some(g) => compose(&f, g),
+                    Some(g) => compose(f, g),
                     None => f,
                 };
                 Cunctation::Step { shape, ixmap, f: Some(f), var, at }
             }
             Cunctation::Yield { shape, index, linear } => {
-                Cunctation::Yield { shape, linear: linear.map(|l| compose(&f, l)), index: compose(&f, index) }
+                let linear = linear.map(|l| compose(f.clone(), l));
+                Cunctation::Yield { shape, linear, index: compose(f, index) }
             }
         }
     }
@@ -266,13 +252,13 @@ impl Cunctation {
             }
             Cunctation::Step { shape: inner, ixmap: Some(q), f, var, at: inner_at } => Cunctation::Step {
                 shape,
-                ixmap: Some(compose(&q, checked(inner, p, at))),
+                ixmap: Some(compose(q, checked(inner, p, at))),
                 f,
                 var,
                 at: inner_at,
             },
             Cunctation::Yield { shape: inner, index, .. } => {
-                Cunctation::Yield { shape, index: compose(&index, checked(inner, p, at)), linear: None }
+                Cunctation::Yield { shape, index: compose(index, checked(inner, p, at)), linear: None }
             }
         }
     }
@@ -282,21 +268,25 @@ impl Cunctation {
     /// it, so that it keeps linear indexing.
     pub fn zip_with(f: Fun, a: Cunctation, b: Cunctation, rank: usize, loc: SrcLoc) -> Cunctation {
         let elementwise = |c: &Cunctation| match c {
-            Cunctation::Done(v) => Some((*v, None)),
-            Cunctation::Step { ixmap: None, f, var, .. } => Some((*var, f.clone())),
+            Cunctation::Done(v) | Cunctation::Step { ixmap: None, var: v, .. } => Some(*v),
             _ => None,
         };
-        if let (Some((u, fa)), Some((v, fb))) = (elementwise(&a), elementwise(&b)) {
+        if let (Some(u), Some(v)) = (elementwise(&a), elementwise(&b)) {
             if u == v {
+                let element_fn = |c: Cunctation| match c {
+                    Cunctation::Step { f, .. } => f,
+                    _ => None,
+                };
+                let (fa, fb) = (element_fn(a), element_fn(b));
                 let elt = match &fa {
                     Some(g) => g.params[0].clone(),
                     None => f.params[0].clone(),
                 };
-                let at = |g: &Option<Fun>| match g {
+                let at = |g: Option<Fun>| match g {
                     Some(g) => apply1(g, var(0, loc)),
                     None => var(0, loc),
                 };
-                let body = apply2(&f, at(&fa), at(&fb));
+                let body = apply2(f, at(fa), at(fb));
                 return Cunctation::Step {
                     shape: exp(ExpKind::Shape { array: u }, loc),
                     ixmap: None,
@@ -306,10 +296,30 @@ impl Cunctation {
                 };
             }
         }
-        let shape =
-            prim(PrimFun::Intersect, vec![checked_shape(a.shape(loc)), checked_shape(b.shape(loc))], loc);
-        let body = apply2(&f, a.index_at(var(0, loc), loc), b.index_at(var(0, loc), loc));
+        let (sa, ia) = a.into_shape_and_element(var(0, loc), loc);
+        let (sb, ib) = b.into_shape_and_element(var(0, loc), loc);
+        let shape = prim(PrimFun::Intersect, vec![checked_shape(sa), checked_shape(sb)], loc);
+        let body = apply2(f, ia, ib);
         Cunctation::Yield { shape, index: Fun { params: vec![EltTy::shape(rank)], body }, linear: None }
+    }
+
+    /// The shape and the element at `ix`, taken out.
+    fn into_shape_and_element(self, ix: OpenExp, loc: SrcLoc) -> (OpenExp, OpenExp) {
+        match self {
+            Cunctation::Done(v) => (
+                exp(ExpKind::Shape { array: v }, loc),
+                exp(ExpKind::Index { array: v, index: Box::new(ix) }, loc),
+            ),
+            // (`into_index_at` reads no shape: an empty tuple stands in)
+            Cunctation::Yield { shape, index, linear } => {
+                let element = Cunctation::Yield { shape: unit(loc), index, linear };
+                (shape, element.into_index_at(ix, loc))
+            }
+            Cunctation::Step { shape, ixmap, f, var, at } => {
+                let element = Cunctation::Step { shape: unit(loc), ixmap, f, var, at };
+                (shape, element.into_index_at(ix, loc))
+            }
+        }
     }
 
     /// `reshape to` of this (delayed) array, of `rank` dimensions: read
@@ -319,7 +329,7 @@ impl Cunctation {
         let shape = prim(PrimFun::ReshapeCheck, vec![self.shape(loc), to.clone()], loc);
         let pos = prim(PrimFun::ToIndex, vec![to, var(0, loc)], loc);
         let index = Fun { params: vec![EltTy::shape(rank)], body: self.linear_at(pos, loc) };
-        let linear = self.linear_fun(src_rank, loc);
+        let linear = self.into_linear_fun(src_rank, loc);
         Cunctation::Yield { shape, index, linear: Some(linear) }
     }
 
@@ -347,10 +357,10 @@ impl Cunctation {
         // the kept dimensions are within the source by construction
         match self {
             Cunctation::Yield { index, .. } => {
-                Cunctation::Yield { shape, index: compose(&index, p), linear: None }
+                Cunctation::Yield { shape, index: compose(index, p), linear: None }
             }
             Cunctation::Step { ixmap: Some(q), f, var, at, .. } => {
-                Cunctation::Step { shape, ixmap: Some(compose(&q, p)), f, var, at }
+                Cunctation::Step { shape, ixmap: Some(compose(q, p)), f, var, at }
             }
             other => other.backpermute(shape, p, loc),
         }
@@ -383,8 +393,9 @@ impl Cunctation {
     // Back to the IR
 
     /// The most specific manifest term computing this array (Accelerate's
-    /// `compute`): a variable, `map`, `backpermute` or `generate`.
-    pub(crate) fn compute(self, loc: SrcLoc) -> OpenAcc {
+    /// `compute`): a variable, `map`, `backpermute` or `generate`, naming
+    /// arrays in the cunctation's convention.
+    pub fn compute(self, loc: SrcLoc) -> OpenAcc {
         let acc = |kind| OpenAcc::new(kind, loc);
         let avar = |v| Box::new(OpenAcc::new(AccKind::Var(v), loc));
         match self {
@@ -397,10 +408,10 @@ impl Cunctation {
             Cunctation::Step { shape, ixmap: Some(p), f: None, var, at } => {
                 OpenAcc::new(AccKind::Backpermute { shape, f: p, array: avar(var) }, at)
             }
-            Cunctation::Step { ref ixmap, .. } => {
-                let params = ixmap.as_ref().map(|p| p.params.clone()).unwrap_or_default();
-                let body = self.index_at(var(0, loc), loc);
-                let shape = self.shape(loc);
+            Cunctation::Step { shape, ixmap: Some(p), f: Some(f), var: v, at } => {
+                let params = p.params.clone();
+                let element = Cunctation::Step { shape: unit(loc), ixmap: Some(p), f: Some(f), var: v, at };
+                let body = element.into_index_at(var(0, loc), loc);
                 acc(AccKind::Generate { shape, f: Fun { params, body } })
             }
             Cunctation::Yield { shape, index, .. } => acc(AccKind::Generate { shape, f: index }),
@@ -413,22 +424,49 @@ impl Cunctation {
         if self.is_done() {
             return self.compute(loc);
         }
+        let shape = self.shape(loc);
         let index = Fun { params: vec![EltTy::shape(rank)], body: self.index_at(var(0, loc), loc) };
-        let linear = self.linear_fun(rank, loc);
-        OpenAcc::new(AccKind::Delayed(DelayedArray { shape: self.shape(loc), index, linear }), loc)
+        let linear = self.into_linear_fun(rank, loc);
+        OpenAcc::new(AccKind::Delayed(DelayedArray { shape, index, linear }), loc)
     }
 
     /// The function from a row-major position to the element, for an
     /// array of `rank` dimensions.
-    fn linear_fun(&self, rank: usize, loc: SrcLoc) -> Fun {
+    fn into_linear_fun(self, rank: usize, loc: SrcLoc) -> Fun {
         // of a vector, the index at position i is (i,): no from_index
-        let body = match (rank, self) {
+        let body = match (rank, &self) {
             (1, Cunctation::Yield { linear: None, .. } | Cunctation::Step { ixmap: Some(_), .. }) => {
-                self.index_at(exp(ExpKind::Tuple(vec![var(0, loc)]), loc), loc)
+                self.into_index_at(exp(ExpKind::Tuple(vec![var(0, loc)]), loc), loc)
             }
-            _ => self.linear_at(var(0, loc), loc),
+            _ => self.into_linear_at(var(0, loc), loc),
         };
         Fun { params: vec![EltTy::Scalar(ScalarTy::I64)], body }
+    }
+
+    /// A manifest term as a cunctation, if it is one that `compute` makes,
+    /// as fusing it again would make it (so that fusing it again reads its
+    /// argument rather than the array it computes).
+    pub(crate) fn of_manifest(m: OpenAcc) -> std::result::Result<Cunctation, OpenAcc> {
+        let loc = m.loc;
+        let on_var = |a: &OpenAcc| matches!(a.kind, AccKind::Var(_));
+        match &m.kind {
+            AccKind::Var(v) => return Ok(Cunctation::Done(*v)),
+            AccKind::Map { array, .. } | AccKind::Backpermute { array, .. } if on_var(array) => {}
+            AccKind::Generate { .. } => {}
+            _ => return Err(m),
+        }
+        let var_of = |a: Box<OpenAcc>| match a.kind {
+            AccKind::Var(v) => v,
+            _ => unreachable!("checked above"),
+        };
+        Ok(match m.kind_owned() {
+            AccKind::Map { f, array } => Cunctation::Done(var_of(array)).map(f),
+            AccKind::Backpermute { shape, f, array } => {
+                Cunctation::Done(var_of(array)).backpermute(shape, f, loc)
+            }
+            AccKind::Generate { shape, f } => Cunctation::Yield { shape, index: f, linear: None },
+            _ => unreachable!("matched above"),
+        })
     }
 
     // -----------------------------------------------------------------------
@@ -520,81 +558,4 @@ fn cheap_in(e: &OpenExp, budget: &mut usize, reads: &mut usize) -> bool {
         accelerate_ir::visit::each_child(e, |c| ok = ok && cheap_in(c, budget, reads));
     }
     ok
-}
-
-// ---------------------------------------------------------------------------
-// Inlining a producer into its uses
-
-/// Replaces array variable 0 of `body` by the array `cc` (a cunctation of
-/// the environment outside that binder) and removes the binder: uses as
-/// an array become `cc`'s manifest term, which fusion then embeds again;
-/// element reads by scalar code become `cc`'s element, checked against its
-/// shape as the read was; shape reads become its shape expression.
-pub(crate) fn inline(body: &mut OpenAcc, cc: &Cunctation) {
-    subst_acc(body, 0, cc)
-}
-
-fn subst_acc(a: &mut OpenAcc, depth: usize, cc: &Cunctation) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-        if let AccKind::Var(k) = &mut a.kind {
-            if *k == depth {
-                let mut c = cc.clone();
-                c.shift(0, depth as isize);
-                *a = c.compute(a.loc);
-            } else if *k > depth {
-                *k -= 1;
-            }
-            return;
-        }
-        for p in parts_mut(a) {
-            match p {
-                Part::Exp(e) => subst_exp(e, depth, cc),
-                Part::Fun(f) => subst_exp(&mut f.body, depth, cc),
-                Part::Acc(x, binders) => subst_acc(x, depth + binders, cc),
-            }
-        }
-    })
-}
-
-fn subst_exp(e: &mut OpenExp, depth: usize, cc: &Cunctation) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-        debruijn::for_each_child(e, |c| subst_exp(c, depth, cc));
-        let loc = e.loc;
-        let here = || {
-            let mut c = cc.clone();
-            c.shift(0, depth as isize);
-            c
-        };
-        let take = |x: &mut Box<OpenExp>| std::mem::replace(&mut **x, var(0, loc));
-        match &mut e.kind {
-            ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } if *array > depth => {
-                let _ = index;
-                *array -= 1
-            }
-            ExpKind::Shape { array } if *array > depth => *array -= 1,
-            ExpKind::Shape { array } if *array == depth => *e = here().shape(loc),
-            ExpKind::Index { array, index } if *array == depth => {
-                let c = here();
-                let ix = if c.is_done() {
-                    take(index)
-                } else {
-                    prim(PrimFun::BoundsCheck, vec![c.shape(loc), take(index)], loc)
-                };
-                *e = c.index_at(ix, loc);
-            }
-            ExpKind::LinearIndex { array, index } if *array == depth => {
-                let c = here();
-                *e = if c.is_done() {
-                    c.linear_at(take(index), loc)
-                } else {
-                    // checked as a rank-1 index into the array's size
-                    let size = prim(PrimFun::ShapeSize, vec![c.shape(loc)], loc);
-                    let tuple1 = |x| exp(ExpKind::Tuple(vec![x]), loc);
-                    let i = prim(PrimFun::BoundsCheck, vec![tuple1(size), tuple1(take(index))], loc);
-                    c.linear_at(prj(0, i, loc), loc)
-                };
-            }
-            _ => {}
-        }
-    })
 }

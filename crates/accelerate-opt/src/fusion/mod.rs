@@ -33,6 +33,10 @@
 //!   programs of their own: nothing floats out of them, since it would run
 //!   whether or not the branch is taken or the loop iterates.
 //!
+//! The pass never shifts or substitutes into a term it has already built
+//! (Note [Array levels in fusion]), so its cost is linear in the program,
+//! however long its chains of producers and lets.
+//!
 //! Invariants guaranteed: the output type-checks (`ir::verify`), every
 //! `Delayed` is a consumer's argument, and the program computes what its
 //! input did, except that an element no result depends on is no longer
@@ -41,31 +45,77 @@
 
 mod cunctation;
 
-use crate::avars::{self, parts_mut, Part};
+use crate::avars::{self, parts_mut, Part, Uses};
 use accelerate_base::array::ArraysTy;
-use accelerate_base::error::{Error, Result};
+use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_ir::verify::{acc_ty, exp_ty};
 use accelerate_ir::*;
 pub use cunctation::Cunctation;
+use std::collections::HashMap;
+
+// Note [Array levels in fusion]
+// Fusion floats bindings out of producer chains, so the array environment
+// of its output (`Fuser::aenv`: the enclosing binders and the bindings
+// floated so far) is not that of its input. Writing both with de Bruijn
+// indices meant shifting: every term built so far when a binding floated
+// out below it (in `zip_with` of a chain and a `use`, the whole chain's
+// index function, once per input), and every let's body when its bound
+// term was inlined into it (a traversal of the rest of the program, once
+// per let). For 10^4 chained operations that was minutes. Instead:
+//
+// - Terms inside cunctations name arrays by *level*, their position in
+//   `aenv` counted from the outermost: a level stays right however many
+//   bindings float out after it, so no cunctation is ever shifted.
+// - The input's variables are resolved through `Fuser::scope`, one entry
+//   per input binder in scope: the level it was bound at, or the
+//   cunctation of a producer inlined there (`Entry::Inline`), which a use
+//   as an array takes (or copies, when there are several uses) and a read
+//   by scalar code turns into its element or shape (`resolve_exp`). So an
+//   inlined let costs nothing for the body it is inlined into.
+// - Output terms are written in the IR's indices when they are placed at
+//   a known depth of `aenv` (`to_indices`): once per term.
+// - The uses of every array let's variable are counted in one pass before
+//   (`avars::count_lets`), keyed by the address of its bound term.
 
 /// An array term during fusion: manifest terms let-bound outside it (each
-/// in the scope of those before it) and the array itself, in the scope of
-/// all of them.
+/// in the scope of those before it, in the IR's indices) and the array
+/// itself, naming arrays by level.
 struct Embed {
     binds: Vec<OpenAcc>,
     cc: Cunctation,
 }
 
+/// What an input array variable became (Note [Array levels in fusion]).
+enum Entry {
+    /// Bound in the output at this level.
+    Level(usize),
+    /// A producer inlined at its uses. Taken (`None`) by its one use as
+    /// an array when `take` (a single use, at the nesting of its let),
+    /// after which its shape is what scalar code reads.
+    Inline { cc: Option<Cunctation>, shape: Option<OpenExp>, take: bool, nest: usize },
+    /// A variable nothing reads (a component of an empty tuple).
+    Unused,
+}
+
 struct Fuser {
-    /// The types of the array variables in scope, innermost last: the
+    /// The types of the array variables of the output, by level: the
     /// enclosing binders, then the bindings floated so far.
     aenv: Vec<ArraysTy>,
+    /// What each input variable in scope became, innermost last.
+    scope: Vec<Entry>,
+    /// The uses of each input let's variable (Note [Counting uses]).
+    uses: HashMap<*const OpenAcc, Uses>,
+    /// How many `acond` branches and `awhile` functions enclose the term
+    /// being fused.
+    nest: usize,
 }
 
 /// Fuses a program.
 pub fn fuse_program(p: Program) -> Result<Program> {
-    let Program { params, body } = p;
-    let mut f = Fuser { aenv: params.clone() };
+    let Program { params, mut body } = p;
+    let uses = avars::count_lets(&mut body, params.len());
+    let scope = (0..params.len()).map(Entry::Level).collect();
+    let mut f = Fuser { aenv: params.clone(), scope, uses, nest: 0 };
     let body = f.fuse(body)?;
     Ok(Program { params, body })
 }
@@ -94,13 +144,58 @@ fn arg_kinds(a: &OpenAcc) -> Vec<ArgKind> {
     }
 }
 
+/// Turns every array level of a scalar term into the IR's index at output
+/// depth `depth`, or back: the map is its own inverse.
+fn flip_exp(e: &mut OpenExp, depth: usize) {
+    avars::exp_arrays_mut(e, &mut |k| *k = depth - 1 - *k)
+}
+
+/// `flip_exp` for an array term placed at output depth `depth` (its own
+/// binders counted below it).
+fn flip_acc(a: &mut OpenAcc, depth: usize) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if let AccKind::Var(k) = &mut a.kind {
+            *k = depth - 1 - *k;
+        }
+        for p in parts_mut(a) {
+            match p {
+                Part::Exp(e) => flip_exp(e, depth),
+                Part::Fun(f) => flip_exp(&mut f.body, depth),
+                Part::Acc(x, binders) => flip_acc(x, depth + binders),
+            }
+        }
+    })
+}
+
 impl Fuser {
-    /// The fused manifest term of `a`, with its floated bindings let-bound
-    /// around it.
+    /// The output depth: the number of array variables in scope there.
+    fn depth(&self) -> usize {
+        self.aenv.len()
+    }
+
+    /// A term naming arrays by level, in the IR's indices at the current
+    /// output depth.
+    fn to_indices(&self, mut a: OpenAcc) -> OpenAcc {
+        flip_acc(&mut a, self.depth());
+        a
+    }
+
+    fn entry(&mut self, k: usize) -> Result<&mut Entry> {
+        let n = self.scope.len();
+        match n.checked_sub(k + 1) {
+            Some(i) => Ok(&mut self.scope[i]),
+            None => Err(Error::Internal(format!("fusion: array variable {k} unbound"))),
+        }
+    }
+
+    /// The fused manifest term of `a` (an input term), with its floated
+    /// bindings let-bound around it, in the IR's indices at the current
+    /// output depth.
     fn fuse(&mut self, a: OpenAcc) -> Result<OpenAcc> {
         let loc = a.loc;
         let e = self.embed(a)?;
-        Ok(self.wrap(e.binds, e.cc.compute(loc)))
+        let body = self.to_indices(e.cc.compute(loc));
+        Ok(self.wrap(e.binds, body))
     }
 
     /// `let binds in body`, dropping the bindings' types from the
@@ -119,21 +214,122 @@ impl Fuser {
         body
     }
 
-    /// Binds a manifest term (pushing its type).
-    fn bind(&mut self, binds: &mut Vec<OpenAcc>, m: OpenAcc) -> Result<()> {
+    /// Binds a manifest term, in the IR's indices at the current output
+    /// depth (pushing its type); its level.
+    fn bind(&mut self, binds: &mut Vec<OpenAcc>, m: OpenAcc) -> Result<usize> {
         let t = acc_ty(&m, &mut self.aenv).map_err(internal)?;
         self.aenv.push(t);
         binds.push(m);
-        Ok(())
+        Ok(self.aenv.len() - 1)
     }
 
-    /// A manifest term as an embedding: bound, and `Done`.
+    /// A manifest term (naming arrays by level) as an embedding: bound,
+    /// and `Done`.
     fn done(&mut self, mut binds: Vec<OpenAcc>, m: OpenAcc) -> Result<Embed> {
         if let AccKind::Var(v) = m.kind {
             return Ok(Embed { binds, cc: Cunctation::Done(v) });
         }
-        self.bind(&mut binds, m)?;
-        Ok(Embed { binds, cc: Cunctation::Done(0) })
+        let m = self.to_indices(m);
+        let level = self.bind(&mut binds, m)?;
+        Ok(Embed { binds, cc: Cunctation::Done(level) })
+    }
+
+    /// An input scalar term naming arrays by level: each variable resolved
+    /// through the scope, the reads of an inlined producer replaced by its
+    /// element (checked against its shape, as the read was) or its shape.
+    fn resolve_exp(&mut self, e: &mut OpenExp) -> Result<()> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            let mut r = Ok(());
+            crate::debruijn::for_each_child(e, |c| {
+                if r.is_ok() {
+                    r = self.resolve_exp(c);
+                }
+            });
+            r?;
+            let loc = e.loc;
+            let take = |x: &mut Box<OpenExp>| std::mem::replace(&mut **x, cunctation::var(0, loc));
+            let array = match &e.kind {
+                ExpKind::Index { array, .. }
+                | ExpKind::LinearIndex { array, .. }
+                | ExpKind::Shape { array } => *array,
+                _ => return Ok(()),
+            };
+            let replaced = match self.entry(array)? {
+                Entry::Level(l) => {
+                    let l = *l;
+                    if let ExpKind::Index { array, .. }
+                    | ExpKind::LinearIndex { array, .. }
+                    | ExpKind::Shape { array } = &mut e.kind
+                    {
+                        *array = l;
+                    }
+                    return Ok(());
+                }
+                Entry::Unused => return Err(Error::Internal("fusion: a read of an unused variable".into())),
+                Entry::Inline { cc: None, shape: Some(shape), .. }
+                    if matches!(e.kind, ExpKind::Shape { .. }) =>
+                {
+                    shape.clone()
+                }
+                Entry::Inline { cc: None, .. } => {
+                    return Err(Error::Internal(
+                        "fusion: an element read of a producer already inlined".into(),
+                    ))
+                }
+                Entry::Inline { cc: Some(c), .. } => match &mut e.kind {
+                    ExpKind::Shape { .. } => c.shape(loc),
+                    ExpKind::Index { index, .. } => {
+                        let ix = if c.is_done() {
+                            take(index)
+                        } else {
+                            cunctation::prim(PrimFun::BoundsCheck, vec![c.shape(loc), take(index)], loc)
+                        };
+                        c.index_at(ix, loc)
+                    }
+                    ExpKind::LinearIndex { index, .. } => {
+                        if c.is_done() {
+                            c.linear_at(take(index), loc)
+                        } else {
+                            // checked as a rank-1 index into the array's size
+                            let size = cunctation::prim(PrimFun::ShapeSize, vec![c.shape(loc)], loc);
+                            let tuple1 = |x| OpenExp::new(ExpKind::Tuple(vec![x]), loc);
+                            let i = cunctation::prim(
+                                PrimFun::BoundsCheck,
+                                vec![tuple1(size), tuple1(take(index))],
+                                loc,
+                            );
+                            c.linear_at(OpenExp::new(ExpKind::Prj(0, Box::new(i)), loc), loc)
+                        }
+                    }
+                    _ => unreachable!("a read of an array"),
+                },
+            };
+            *e = replaced;
+            Ok(())
+        })
+    }
+
+    fn resolve_fun(&mut self, f: &mut Fun) -> Result<()> {
+        self.resolve_exp(&mut f.body)
+    }
+
+    /// The array of input variable `k` used as an array.
+    fn use_var(&mut self, k: usize, loc: SrcLoc) -> Result<Cunctation> {
+        let nest = self.nest;
+        match self.entry(k)? {
+            Entry::Level(l) => Ok(Cunctation::Done(*l)),
+            Entry::Inline { cc, shape, take, nest: at } => {
+                if *take && *at == nest {
+                    let c =
+                        cc.take().ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))?;
+                    *shape = Some(c.shape(loc));
+                    Ok(c)
+                } else {
+                    cc.clone().ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))
+                }
+            }
+            Entry::Unused => Err(Error::Internal("fusion: a use of an unused variable".into())),
+        }
     }
 
     fn embed(&mut self, a: OpenAcc) -> Result<Embed> {
@@ -145,69 +341,68 @@ impl Fuser {
         let placeholder = || OpenAcc::new(AccKind::Var(0), loc);
         let take = |x: &mut Box<OpenAcc>| std::mem::replace(&mut **x, placeholder());
         match &mut a.kind {
-            AccKind::Var(v) => Ok(Embed { binds: vec![], cc: Cunctation::Done(*v) }),
+            AccKind::Var(v) => Ok(Embed { binds: vec![], cc: self.use_var(*v, loc)? }),
             AccKind::Let(..) => self.embed_let(a),
             AccKind::Generate { shape, f } => {
-                let (shape, index) = (take_exp(shape), take_fun(f));
+                let (mut shape, mut index) = (take_exp(shape), take_fun(f));
+                self.resolve_exp(&mut shape)?;
+                self.resolve_fun(&mut index)?;
                 Ok(Embed { binds: vec![], cc: Cunctation::Yield { shape, index, linear: None } })
             }
             AccKind::Map { f, array } => {
                 let (mut f, array) = (take_fun(f), take(array));
-                self.producer(array, |cc, n| {
-                    avars::shift_exp(&mut f.body, 0, n);
-                    cc.map(f)
-                })
+                self.resolve_fun(&mut f)?;
+                let e = self.embed(array)?;
+                Ok(Embed { cc: e.cc.map(f), binds: e.binds })
             }
             AccKind::Backpermute { shape, f, array } => {
                 let (mut shape, mut p, array) = (take_exp(shape), take_fun(f), take(array));
-                self.producer(array, |cc, n| {
-                    avars::shift_exp(&mut shape, 0, n);
-                    avars::shift_exp(&mut p.body, 0, n);
-                    cc.backpermute(shape, p, loc)
-                })
+                self.resolve_exp(&mut shape)?;
+                self.resolve_fun(&mut p)?;
+                let e = self.embed(array)?;
+                Ok(Embed { cc: e.cc.backpermute(shape, p, loc), binds: e.binds })
             }
             AccKind::Replicate { spec, slix, array } => {
                 let (spec, mut slix, array) = (spec.clone(), take_exp(slix), take(array));
-                self.producer(array, |cc, n| {
-                    avars::shift_exp(&mut slix, 0, n);
-                    cc.replicate(&spec, &slix, loc)
-                })
+                self.resolve_exp(&mut slix)?;
+                let e = self.embed(array)?;
+                Ok(Embed { cc: e.cc.replicate(&spec, &slix, loc), binds: e.binds })
             }
             AccKind::Slice { spec, array, slix } => {
                 let (spec, mut slix, array) = (spec.clone(), take_exp(slix), take(array));
-                self.producer(array, |cc, n| {
-                    avars::shift_exp(&mut slix, 0, n);
-                    cc.slice(&spec, &slix, loc)
-                })
+                self.resolve_exp(&mut slix)?;
+                let e = self.embed(array)?;
+                Ok(Embed { cc: e.cc.slice(&spec, &slix, loc), binds: e.binds })
             }
             AccKind::Reshape { shape, array } => {
                 let (mut shape, array) = (take_exp(shape), take(array));
+                self.resolve_exp(&mut shape)?;
                 let e = self.embed(array)?;
-                avars::shift_exp(&mut shape, 0, e.binds.len() as isize);
                 if e.cc.is_done() {
                     // a manifest array is reshaped where it lies
                     let m = OpenAcc::new(AccKind::Reshape { shape, array: Box::new(e.cc.compute(loc)) }, loc);
                     return self.done(e.binds, m);
                 }
-                let t = exp_ty(&shape, &mut Vec::new(), &self.aenv).map_err(internal)?;
+                // typed in the IR's indices
+                let depth = self.depth();
+                flip_exp(&mut shape, depth);
+                let t = exp_ty(&shape, &mut Vec::new(), &self.aenv).map_err(internal);
+                flip_exp(&mut shape, depth);
+                let t = t?;
                 let rank = t.shape_rank().ok_or_else(|| internal(format!("reshape to a {t}")))?;
                 let src_rank = e.cc.rank(&self.aenv);
                 Ok(Embed { cc: e.cc.reshape(shape, rank, src_rank, loc), binds: e.binds })
             }
             AccKind::ZipWith { f, a: x, b: y } => {
-                let (f, x, mut y) = (take_fun(f), take(x), take(y));
+                let (mut f, x, y) = (take_fun(f), take(x), take(y));
+                self.resolve_fun(&mut f)?;
                 let ex = self.embed(x)?;
-                let n1 = ex.binds.len() as isize;
-                avars::shift_acc(&mut y, 0, n1);
                 let ey = self.embed(y)?;
-                let n2 = ey.binds.len() as isize;
-                let mut f = f;
-                avars::shift_exp(&mut f.body, 0, n1 + n2);
-                let mut cx = ex.cc;
-                cx.shift(0, n2);
-                let rank = cx.rank(&self.aenv);
-                let cc = Cunctation::zip_with(f, cx, ey.cc, rank, loc);
-                Ok(Embed { binds: ex.binds.into_iter().chain(ey.binds).collect(), cc })
+                let rank = ex.cc.rank(&self.aenv);
+                let cc = Cunctation::zip_with(f, ex.cc, ey.cc, rank, loc);
+                let mut binds = ex.binds;
+                binds.extend(ey.binds);
+                Ok(Embed { binds, cc })
             }
             AccKind::Prj(i, t) if matches!(t.kind, AccKind::Tuple(_)) => {
                 let AccKind::Tuple(mut ts) = take(t).kind_owned() else { unreachable!("matched a tuple") };
@@ -218,11 +413,18 @@ impl Fuser {
                 self.embed(ts.swap_remove(i))
             }
             AccKind::Acond { cond, then_, else_ } => {
-                let (t, e) = (take(then_), take(else_));
-                let (t, e) = (self.fuse(t)?, self.fuse(e)?);
-                let cond = take_exp(cond);
+                let (mut cond, t, e) = (take_exp(cond), take(then_), take(else_));
+                self.resolve_exp(&mut cond)?;
+                self.nest += 1;
+                let branches = self.fuse(t).and_then(|t| Ok((t, self.fuse(e)?)));
+                self.nest -= 1;
+                let (t, e) = branches?;
+                // the branches are in the IR's indices already
+                flip_exp(&mut cond, self.depth());
                 let m = OpenAcc::new(AccKind::Acond { cond, then_: Box::new(t), else_: Box::new(e) }, loc);
-                self.done(vec![], m)
+                let mut binds = Vec::new();
+                let level = self.bind(&mut binds, m)?;
+                Ok(Embed { binds, cc: Cunctation::Done(level) })
             }
             AccKind::Awhile { .. } => self.embed_awhile(a),
             AccKind::Delayed(_) => Err(Error::Internal("fusion met a delayed array in its input".into())),
@@ -230,41 +432,34 @@ impl Fuser {
         }
     }
 
-    /// A producer of one argument: the argument's embedding, transformed
-    /// by `step`, which is given the number of bindings floated out of the
-    /// argument (the producer's own scalar terms were written outside them
-    /// and must be shifted past them).
-    fn producer(
-        &mut self,
-        array: OpenAcc,
-        step: impl FnOnce(Cunctation, isize) -> Cunctation,
-    ) -> Result<Embed> {
-        let e = self.embed(array)?;
-        let n = e.binds.len() as isize;
-        Ok(Embed { cc: step(e.cc, n), binds: e.binds })
-    }
-
-    /// A manifest operation: each array argument embedded in turn (its
-    /// bindings floated), then given as a delayed array where the operation
-    /// is a consumer of it, or computed otherwise.
+    /// A manifest operation: its own scalar terms resolved, each array
+    /// argument embedded in turn (its bindings floated), then given as a
+    /// delayed array where the operation is a consumer of it, or computed
+    /// otherwise.
     fn embed_manifest(&mut self, mut a: OpenAcc) -> Result<Embed> {
         let loc = a.loc;
         let kinds = arg_kinds(&a);
+        // (before the arguments, so that a read of a producer inlined into
+        // an argument sees it before the argument takes it)
+        for p in parts_mut(&mut a) {
+            match p {
+                Part::Exp(e) => self.resolve_exp(e)?,
+                Part::Fun(f) => self.resolve_fun(f)?,
+                Part::Acc(..) => {}
+            }
+        }
         let mut binds = Vec::new();
-        // each argument's cunctation, valid under the first `k` bindings
         let mut embedded = Vec::new();
         for p in parts_mut(&mut a) {
             if let Part::Acc(x, 0) = p {
-                let mut arg = std::mem::replace(x, OpenAcc::new(AccKind::Var(0), loc));
-                avars::shift_acc(&mut arg, 0, binds.len() as isize);
+                let arg = std::mem::replace(x, OpenAcc::new(AccKind::Var(0), loc));
                 let e = self.embed(arg)?;
                 binds.extend(e.binds);
-                embedded.push((e.cc, binds.len()));
+                embedded.push(e.cc);
             }
         }
         let mut args = Vec::new();
-        for (k, (mut cc, valid)) in embedded.into_iter().enumerate() {
-            cc.shift(0, (binds.len() - valid) as isize);
+        for (k, cc) in embedded.into_iter().enumerate() {
             let kind = kinds.get(k).copied().unwrap_or(ArgKind::Manifest);
             let delayed = match kind {
                 ArgKind::Delayed => true,
@@ -273,28 +468,20 @@ impl Fuser {
             };
             if delayed || cc.is_done() {
                 let rank = cc.rank(&self.aenv);
-                args.push((cc.into_arg(rank, loc), binds.len()));
+                args.push(cc.into_arg(rank, loc));
             } else if kind == ArgKind::Manifest {
-                args.push((cc.compute(loc), binds.len()));
+                args.push(cc.compute(loc));
             } else {
                 // a consumer reads a variable or a delayed array
-                let m = cc.compute(loc);
-                self.bind(&mut binds, m)?;
-                args.push((OpenAcc::new(AccKind::Var(0), loc), binds.len()));
+                let m = self.to_indices(cc.compute(loc));
+                let level = self.bind(&mut binds, m)?;
+                args.push(OpenAcc::new(AccKind::Var(level), loc));
             }
         }
-        let total = binds.len();
         let mut args = args.into_iter();
         for p in parts_mut(&mut a) {
-            match p {
-                Part::Exp(e) => avars::shift_exp(e, 0, total as isize),
-                Part::Fun(f) => avars::shift_exp(&mut f.body, 0, total as isize),
-                Part::Acc(x, 0) => {
-                    let (mut arg, valid) = args.next().expect("one argument per array part");
-                    avars::shift_acc(&mut arg, 0, (total - valid) as isize);
-                    *x = arg;
-                }
-                Part::Acc(..) => {}
+            if let Part::Acc(x, 0) = p {
+                *x = args.next().ok_or_else(|| Error::Internal("fusion: an argument lost".into()))?;
             }
         }
         self.done(binds, a)
@@ -304,48 +491,119 @@ impl Fuser {
         let loc = a.loc;
         let AccKind::Awhile { mut pred, mut body, init } = a.kind_owned() else { unreachable!("an awhile") };
         let e = self.embed(*init)?;
-        let n = e.binds.len() as isize;
-        let init = e.cc.compute(loc);
+        let init = self.to_indices(e.cc.compute(loc));
+        // the functions see the output's variables and their parameter
+        let depth = self.depth();
+        self.nest += 1;
+        let mut fused = Ok(());
         for f in [&mut pred, &mut body] {
-            avars::shift_acc(&mut f.body, 1, n);
             let b = std::mem::replace(&mut *f.body, OpenAcc::new(AccKind::Var(0), loc));
             self.aenv.push(f.param.clone());
-            let fused = self.fuse(b);
+            self.scope.push(Entry::Level(depth));
+            let r = self.fuse(b);
+            self.scope.pop();
             self.aenv.pop();
-            *f.body = fused?;
+            match r {
+                Ok(b) => *f.body = b,
+                Err(err) => fused = Err(err),
+            }
         }
+        self.nest -= 1;
+        fused?;
         let m = OpenAcc::new(AccKind::Awhile { pred, body, init: Box::new(init) }, loc);
-        self.done(e.binds, m)
+        let mut binds = e.binds;
+        let level = self.bind(&mut binds, m)?;
+        Ok(Embed { binds, cc: Cunctation::Done(level) })
     }
 
     /// `let x = bound in body` (ICFP'13 §4.4, Accelerate's `aletD`).
     fn embed_let(&mut self, a: OpenAcc) -> Result<Embed> {
         let loc = a.loc;
         let AccKind::Let(bound, body) = a.kind_owned() else { unreachable!("a let") };
+        let key: *const OpenAcc = &*bound;
+        let counted = self.uses.get(&key).copied();
         let (bound, mut body) = (*bound, *body);
-        let mut e1 = self.embed(bound)?;
+        let e1 = self.embed(bound)?;
         let is_tuple = |b: Option<&OpenAcc>| matches!(b.map(|b| &b.kind), Some(AccKind::Tuple(_)));
-        if matches!(e1.cc, Cunctation::Done(0)) && is_tuple(e1.binds.last()) && only_projected(&mut body, 0) {
-            // a tuple whose components are used apart: one let each
-            let tuple = e1.binds.pop().expect("a tuple binding");
-            self.aenv.pop();
-            avars::shift_acc(&mut body, 1, e1.binds.len() as isize);
-            let eb = self.embed(split_tuple_let(tuple, body))?;
-            return Ok(Embed { binds: e1.binds.into_iter().chain(eb.binds).collect(), cc: eb.cc });
+        if let Cunctation::Done(l) = e1.cc {
+            if l + 1 == self.depth() && is_tuple(e1.binds.last()) && only_projected(&mut body, 0) {
+                return self.embed_tuple_let(e1.binds, body);
+            }
         }
-        let n1 = e1.binds.len();
-        avars::shift_acc(&mut body, 1, n1 as isize);
-        let mut binds = e1.binds;
-        let u = avars::uses(&mut body, 0);
-        let repeats = u.in_loop || u.reads > 0 || u.arrays > 1;
-        let eb = if e1.cc.is_done() || e1.cc.is_cheap() || !repeats {
-            cunctation::inline(&mut body, &e1.cc);
-            self.embed(body)?
-        } else {
-            let m = e1.cc.compute(loc);
-            self.bind(&mut binds, m)?;
-            self.embed(body)?
+        let u = match counted {
+            Some(u) => u,
+            None => avars::uses(&mut body, 0),
         };
+        let mut binds = e1.binds;
+        let entry = self.bind_or_inline(e1.cc, u, loc, &mut binds)?;
+        self.scope.push(entry);
+        let eb = self.embed(body);
+        self.scope.pop();
+        let eb = eb?;
+        binds.extend(eb.binds);
+        Ok(Embed { binds, cc: eb.cc })
+    }
+
+    /// What a let-bound producer becomes, given the uses of its variable:
+    /// inlined where that repeats no work (Note [Counting uses]) or it is
+    /// cheap (Note [The cost rule]), else computed and bound.
+    fn bind_or_inline(
+        &mut self,
+        cc: Cunctation,
+        u: Uses,
+        loc: SrcLoc,
+        binds: &mut Vec<OpenAcc>,
+    ) -> Result<Entry> {
+        if let Cunctation::Done(l) = cc {
+            return Ok(Entry::Level(l));
+        }
+        let repeats = u.in_loop || u.reads > 0 || u.arrays > 1;
+        if cc.is_cheap() || !repeats {
+            let take = u.arrays <= 1 && u.reads == 0 && !u.in_loop;
+            return Ok(Entry::Inline { cc: Some(cc), shape: None, take, nest: self.nest });
+        }
+        let m = self.to_indices(cc.compute(loc));
+        Ok(Entry::Level(self.bind(binds, m)?))
+    }
+
+    /// `let t = (c0, .., cn-1) in body` (the tuple the last of `binds`),
+    /// with `t` only projected: each component bound or inlined on its own,
+    /// as `let c0 = c0 in .. let cn-1 = cn-1 in body` would be, so that each
+    /// fuses with its uses.
+    fn embed_tuple_let(&mut self, mut binds: Vec<OpenAcc>, mut body: OpenAcc) -> Result<Embed> {
+        let tuple = binds.pop().ok_or_else(|| Error::Internal("fusion: a tuple binding lost".into()))?;
+        self.aenv.pop();
+        let AccKind::Tuple(comps) = tuple.kind_owned() else { unreachable!("a tuple") };
+        let n = comps.len();
+        if n == 0 {
+            self.scope.push(Entry::Unused);
+            let eb = self.embed(body);
+            self.scope.pop();
+            let eb = eb?;
+            binds.extend(eb.binds);
+            return Ok(Embed { binds, cc: eb.cc });
+        }
+        // body: variable 0 is the tuple; component i becomes variable n-1-i
+        project_components(&mut body, n);
+        // the components were written at this depth, in the IR's indices
+        let depth = self.depth();
+        for (i, mut c) in comps.into_iter().enumerate() {
+            let loc = c.loc;
+            flip_acc(&mut c, depth);
+            let cc = match Cunctation::of_manifest(c) {
+                Ok(cc) => cc,
+                Err(m) => {
+                    let m = self.to_indices(m);
+                    Cunctation::Done(self.bind(&mut binds, m)?)
+                }
+            };
+            let u = avars::uses(&mut body, n - 1 - i);
+            let entry = self.bind_or_inline(cc, u, loc, &mut binds)?;
+            self.scope.push(entry);
+        }
+        let eb = self.embed(body);
+        self.scope.truncate(self.scope.len() - n);
+        let eb = eb?;
         binds.extend(eb.binds);
         Ok(Embed { binds, cc: eb.cc })
     }
@@ -376,13 +634,9 @@ fn only_projected(a: &mut OpenAcc, var: usize) -> bool {
     })
 }
 
-/// `let t = (c0, .., cn-1) in body`, with `t` only projected, as
-/// `let c0 = c0 in .. let cn-1 = cn-1 in body` (`prj i t` the variable of
-/// component `i`).
-fn split_tuple_let(bound: OpenAcc, mut body: OpenAcc) -> OpenAcc {
-    let AccKind::Tuple(comps) = bound.kind_owned() else { unreachable!("a tuple") };
-    let n = comps.len();
-    // body: variable 0 is the tuple; it becomes n variables
+/// `body` with its variable 0, a tuple of `n` arrays only projected,
+/// split into `n` variables: `prj i t` becomes variable `n - 1 - i`.
+fn project_components(body: &mut OpenAcc, n: usize) {
     fn go(a: &mut OpenAcc, depth: usize, n: usize) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             if let AccKind::Prj(i, t) = &a.kind {
@@ -391,40 +645,23 @@ fn split_tuple_let(bound: OpenAcc, mut body: OpenAcc) -> OpenAcc {
                     return;
                 }
             }
-            if let AccKind::Var(k) = &mut a.kind {
+            let outer = |k: &mut usize| {
                 if *k > depth {
-                    *k += n - 1;
+                    *k += n - 1
                 }
+            };
+            if let AccKind::Var(k) = &mut a.kind {
+                outer(k);
                 return;
             }
             for p in parts_mut(a) {
                 match p {
-                    Part::Exp(e) => avars::exp_arrays_mut(e, &mut |k| {
-                        if *k > depth {
-                            *k += n - 1
-                        }
-                    }),
-                    Part::Fun(f) => avars::exp_arrays_mut(&mut f.body, &mut |k| {
-                        if *k > depth {
-                            *k += n - 1
-                        }
-                    }),
+                    Part::Exp(e) => avars::exp_arrays_mut(e, &mut |k| outer(k)),
+                    Part::Fun(f) => avars::exp_arrays_mut(&mut f.body, &mut |k| outer(k)),
                     Part::Acc(x, binders) => go(x, depth + binders, n),
                 }
             }
         })
     }
-    if n == 0 {
-        // nothing is bound: drop the binder
-        avars::shift_acc(&mut body, 1, -1);
-        return body;
-    }
-    go(&mut body, 0, n);
-    let mut out = body;
-    for (i, mut c) in comps.into_iter().enumerate().rev() {
-        avars::shift_acc(&mut c, 0, i as isize);
-        let loc = c.loc;
-        out = OpenAcc::new(AccKind::Let(Box::new(c), Box::new(out)), loc);
-    }
-    out
+    go(body, 0, n)
 }

@@ -190,6 +190,18 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
         &self.compiled.phases
     }
 
+    /// How long scheduling (the plan) took.
+    pub fn plan_time(&self) -> std::time::Duration {
+        self.compiled.plan_time
+    }
+
+    /// How long each of the backend's steps took to prepare the plan
+    /// (on the CPU backend: `codegen`, writing the C, and `cc`, compiling
+    /// it, or finding it in the kernel cache, and loading it).
+    pub fn backend_phases(&self) -> &[(&'static str, std::time::Duration)] {
+        self.exe.phases()
+    }
+
     /// The number of kernels, and the intermediate arrays (and their bytes)
     /// a run on these arguments writes, measured by running the reference
     /// interpreter on them.
