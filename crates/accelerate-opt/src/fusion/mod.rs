@@ -92,7 +92,7 @@ enum Entry {
     /// A producer inlined at its uses. Taken (`None`) by its one use as
     /// an array when `take` (a single use, at the nesting of its let),
     /// after which its shape is what scalar code reads.
-    Inline { cc: Option<Cunctation>, shape: Option<OpenExp>, take: bool, nest: usize },
+    Inline { cc: Option<Box<Cunctation>>, shape: Option<OpenExp>, take: bool, nest: usize },
     /// A variable nothing reads (a component of an empty tuple).
     Unused,
 }
@@ -323,9 +323,11 @@ impl Fuser {
                     let c =
                         cc.take().ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))?;
                     *shape = Some(c.shape(loc));
-                    Ok(c)
+                    Ok(*c)
                 } else {
-                    cc.clone().ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))
+                    cc.as_deref()
+                        .cloned()
+                        .ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))
                 }
             }
             Entry::Unused => Err(Error::Internal("fusion: a use of an unused variable".into())),
@@ -560,7 +562,7 @@ impl Fuser {
         let repeats = u.in_loop || u.reads > 0 || u.arrays > 1;
         if cc.is_cheap() || !repeats {
             let take = u.arrays <= 1 && u.reads == 0 && !u.in_loop;
-            return Ok(Entry::Inline { cc: Some(cc), shape: None, take, nest: self.nest });
+            return Ok(Entry::Inline { cc: Some(Box::new(cc)), shape: None, take, nest: self.nest });
         }
         let m = self.to_indices(cc.compute(loc));
         Ok(Entry::Level(self.bind(binds, m)?))
@@ -593,7 +595,7 @@ impl Fuser {
             let cc = match Cunctation::of_manifest(c) {
                 Ok(cc) => cc,
                 Err(m) => {
-                    let m = self.to_indices(m);
+                    let m = self.to_indices(*m);
                     Cunctation::Done(self.bind(&mut binds, m)?)
                 }
             };
