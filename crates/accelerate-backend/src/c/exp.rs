@@ -35,7 +35,9 @@ use accelerate_base::array::ScalarVal;
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+
+mod outline;
 
 /// A value in C: its type and one C atom (a variable or a literal) per leaf.
 #[derive(Clone, Debug)]
@@ -64,12 +66,34 @@ pub(crate) struct Bound {
 }
 
 /// An array the kernel reads: its C buffer pointers (one per leaf), its
-/// extents, and its element type.
+/// extents, its element type, and where its buffers and extents are in
+/// the kernel's arguments (`A->bufs`, `A->extents`).
 #[derive(Clone, Debug)]
 pub(crate) struct ArraySlot {
     pub leaves: Vec<String>,
     pub extents: Vec<String>,
     pub elt: EltTy,
+    pub first_buf: usize,
+    pub first_extent: usize,
+}
+
+impl ArraySlot {
+    /// The C declarations of its buffers and extents from the kernel's
+    /// arguments (`B`, `X`), as a C function's prologue writes them.
+    pub fn declaration(&self) -> String {
+        let mut out = String::new();
+        for (l, (name, t)) in self.leaves.iter().zip(self.elt.leaves()).enumerate() {
+            let ct = c_type(t);
+            out.push_str(&format!(
+                "    const {ct} *restrict {name} = (const {ct} *)B[{}];\n",
+                self.first_buf + l
+            ));
+        }
+        for (d, name) in self.extents.iter().enumerate() {
+            out.push_str(&format!("    const int64_t {name} = X[{}];\n", self.first_extent + d));
+        }
+        out
+    }
 }
 
 /// Note [Hoisted literals]
@@ -107,20 +131,48 @@ impl Hoisted {
         format!("K{n}")
     }
 
-    /// The declarations of the locals `K<n>`, read from `A->consts`.
-    pub fn declarations(&self) -> String {
-        let mut out = String::new();
-        for (n, (t, _)) in self.lits.iter().enumerate() {
-            let value = literal_from_word(*t, &format!("A->consts[{n}]"));
-            out.push_str(&format!("    const {} K{n} = {value};\n", c_type(*t)));
-        }
-        out
+    /// The declarations of the locals `K<n>` for these `n`, read from
+    /// `A->consts`.
+    pub fn declarations(&self, which: &[usize]) -> String {
+        which.iter().map(|&n| self.declaration(n)).collect()
+    }
+
+    /// The declaration of the local `K<n>`.
+    pub fn declaration(&self, n: usize) -> String {
+        let (t, _) = self.lits[n];
+        let value = literal_from_word(t, &format!("A->consts[{n}]"));
+        format!("    const {} K{n} = {value};\n", c_type(t))
+    }
+
+    /// The `n` of an atom `K<n>` naming one of these literals.
+    pub fn index_of(&self, atom: &str) -> Option<usize> {
+        atom.strip_prefix('K').and_then(|n| n.parse().ok()).filter(|&n| n < self.lits.len())
     }
 
     /// The words passed to the kernel as `A->consts`.
     pub fn words(&self) -> Vec<i64> {
         self.lits.iter().map(|(_, w)| *w).collect()
     }
+}
+
+/// Lines are indented up to this many levels (deeper code, 10^4 nested
+/// conditionals, is not indented further: the text stays linear in size).
+const MAX_INDENT: usize = 12;
+
+/// What a generator wrote (`ExpGen::into_parts`).
+pub(crate) struct Body {
+    /// The statements.
+    pub code: String,
+    /// The fresh-name counter, for the kernel's next function.
+    pub fresh: usize,
+    /// Whether the code can raise an error.
+    pub raised: bool,
+    /// The functions the code calls (Note [Outlined chunks]), to be
+    /// written before the function the code is the body of.
+    pub functions: String,
+    /// The hoisted literals the code reads (those its functions read
+    /// they declare themselves).
+    pub consts: Vec<usize>,
 }
 
 /// Generates the statements of scalar code, appended to `out`.
@@ -132,7 +184,10 @@ pub(crate) struct ExpGen<'a> {
     pub sites: &'a mut Vec<SrcLoc>,
     /// The kernel's hoisted literals (Note [Hoisted literals]).
     pub hoisted: &'a mut Hoisted,
-    pub out: String,
+    /// The code written so far, in pieces (Note [Code with holes]),
+    /// before the piece being written, `out`.
+    code: Vec<String>,
+    out: String,
     indent: usize,
     fresh: usize,
     contexts: Vec<String>,
@@ -142,15 +197,22 @@ pub(crate) struct ExpGen<'a> {
     errors: usize,
     /// Positions (C atoms) known to lie inside these arrays, so that a
     /// linear read at them needs no check.
-    pub trusted_linear: Vec<(String, usize)>,
+    pub trusted_linear: HashMap<String, Vec<usize>>,
     /// Indices (C atoms per dimension) known to lie inside these arrays.
-    pub trusted_index: Vec<(Vec<String>, usize)>,
+    pub trusted_index: HashMap<Vec<String>, Vec<usize>>,
     /// In a fast function (Note [Optimistic checks]), the flag that a
     /// failed check sets instead of raising an error.
     pub optimistic: Option<String>,
     /// C atoms that do not change inside the innermost loop being
     /// generated (a row's number and outer index).
     pub loop_invariant: Vec<String>,
+    /// Splitting very large scalar code into functions (Note [Outlined
+    /// chunks]): the prefix of their names, where the target allows it.
+    pub outline: Option<String>,
+    /// What `outline` knows of the terms being generated.
+    outlining: outline::State,
+    /// How many of the variables in scope have a deferred error.
+    deferred_in_scope: usize,
 }
 
 impl<'a> ExpGen<'a> {
@@ -168,48 +230,123 @@ impl<'a> ExpGen<'a> {
             arrays,
             sites,
             hoisted,
+            code: Vec::new(),
             out: String::new(),
             indent,
             fresh: prefix_counter,
             contexts: vec![err.into()],
             raised: false,
             errors: 0,
-            trusted_linear: Vec::new(),
-            trusted_index: Vec::new(),
+            trusted_linear: HashMap::new(),
+            trusted_index: HashMap::new(),
             optimistic: None,
             loop_invariant: Vec::new(),
+            outline: None,
+            outlining: outline::State::default(),
+            deferred_in_scope: 0,
         }
     }
 
     /// The code generated, the fresh-name counter (to continue the
-    /// numbering in the kernel's next function), and whether the code can
-    /// raise an error.
-    pub fn into_parts(self) -> (String, usize, bool) {
-        (self.out, self.fresh, self.raised)
+    /// numbering in the kernel's next function), whether the code can
+    /// raise an error, and the functions it calls (Note [Outlined chunks]).
+    pub fn into_parts(mut self) -> Body {
+        let code = self.take_code();
+        let functions = std::mem::take(&mut self.outlining.functions);
+        let consts = std::mem::take(&mut self.outlining.consts).into_iter().collect();
+        Body { code, fresh: self.fresh, raised: self.raised, functions, consts }
     }
 
     pub fn line(&mut self, s: &str) {
-        let line = self.indented(s);
-        self.out.push_str(&line);
+        self.push_indent();
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    /// Appends code written elsewhere (`aside`), as it is.
+    pub fn push_code(&mut self, code: &str) {
+        self.out.push_str(code);
     }
 
     /// Generates code with `f` if that code reports no error; otherwise
     /// generates nothing and returns `None`.
     pub fn without_errors<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
-        let (out, sites, errors, raised) = (self.out.len(), self.sites.len(), self.errors, self.raised);
+        let (at, sites, errors, raised) = (self.mark(), self.sites.len(), self.errors, self.raised);
+        let functions = self.outlining.functions.len();
         let r = f(self);
         if self.errors == errors {
             return Some(r);
         }
-        self.out.truncate(out);
+        self.truncate(at);
+        self.outlining.functions.truncate(functions);
         self.sites.truncate(sites);
         (self.errors, self.raised) = (errors, raised);
         None
     }
 
+    /// The current indentation, up to `MAX_INDENT` levels.
+    fn push_indent(&mut self) {
+        for _ in 0..self.indent.min(MAX_INDENT) {
+            self.out.push_str("    ");
+        }
+    }
+
     /// A line of code at the current indentation.
     fn indented(&self, s: &str) -> String {
-        format!("{}{s}\n", "    ".repeat(self.indent))
+        format!("{}{s}\n", "    ".repeat(self.indent.min(MAX_INDENT)))
+    }
+
+    // Note [Code with holes]
+    // Code is written once, in order, into one buffer, except where a
+    // declaration must come before code that decides it: a conditional's
+    // result variables (their types are those of its branches' values) and
+    // a let's own error context (needed only if its bound term's code can
+    // fail). There the buffer is cut and a *hole* left, filled once the
+    // code after it is written, and the pieces are joined at the end.
+    // Writing such code into a buffer of its own and copying it into its
+    // parent's copied each level of 10^4 nested conditionals into every
+    // level above it: quadratic.
+
+    /// Where the code is now (`truncate` goes back to it).
+    fn mark(&self) -> (usize, usize) {
+        (self.code.len(), self.out.len())
+    }
+
+    /// Drops the code written since `mark`.
+    fn truncate(&mut self, (pieces, len): (usize, usize)) {
+        if self.code.len() > pieces {
+            self.out = self.code.swap_remove(pieces);
+            self.code.truncate(pieces);
+        }
+        self.out.truncate(len);
+    }
+
+    /// Leaves a hole here, filled by `fill`.
+    fn hole(&mut self) -> usize {
+        self.code.push(std::mem::take(&mut self.out));
+        self.code.push(String::new());
+        self.code.len() - 1
+    }
+
+    fn fill(&mut self, hole: usize, text: String) {
+        self.code[hole] = text;
+    }
+
+    /// The code written so far, taken out.
+    fn take_code(&mut self) -> String {
+        let mut code = std::mem::take(&mut self.code);
+        code.push(std::mem::take(&mut self.out));
+        code.concat()
+    }
+
+    /// Code generated by `f` on its own, taken out (at the current
+    /// indentation): for code whose declarations must precede it.
+    pub fn aside<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> (String, T) {
+        let saved = (std::mem::take(&mut self.code), std::mem::take(&mut self.out));
+        let r = f(self);
+        let code = self.take_code();
+        (self.code, self.out) = saved;
+        (code, r)
     }
 
     pub fn open(&mut self, s: &str) {
@@ -288,7 +425,7 @@ impl<'a> ExpGen<'a> {
 
     /// Whether the node `e` itself (not its subterms) may raise an error:
     /// a checked primitive, or a read (reads of rank-0 arrays cannot fail).
-    fn raises_here(&self, e: &OpenExp) -> bool {
+    pub(super) fn raises_here(&self, e: &OpenExp) -> bool {
         use PrimFun::*;
         match &e.kind {
             ExpKind::Index { array, .. } => !self.arrays.get(array).is_some_and(|s| s.extents.is_empty()),
@@ -301,6 +438,14 @@ impl<'a> ExpGen<'a> {
     /// Whether evaluating `e` in `env` may raise an error (anywhere inside
     /// it, or by using a variable whose binding's error is deferred).
     pub fn may_raise(&self, e: &OpenExp, env: &[Bound]) -> bool {
+        // with no deferred binding in scope, only the term's own nodes can
+        // (known for every node at once: asking each let of a chain nested
+        // in its bound terms was quadratic)
+        if self.deferred_in_scope == 0 {
+            if let Some(raises) = self.raises_within(e) {
+                return raises;
+            }
+        }
         self.may_raise_under(e, env, 0)
     }
 
@@ -378,39 +523,49 @@ impl<'a> ExpGen<'a> {
     }
 
     pub fn exp(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(e, env))
+        // Note [Outlined chunks]
+        if let Some(call) = self.enter(e, env) {
+            return call;
+        }
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(e, env));
+        self.leave();
+        r
     }
 
     fn exp_inner(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
         match &e.kind {
             ExpKind::Let(b, body) => {
                 // (a binding that cannot fail needs no context of its own)
-                if self.optimistic.is_some() || !self.may_raise(b, env) || strict(body, 0) {
+                if self.optimistic.is_some() || !self.may_raise(b, env) || self.strict_let(e) {
                     let val = self.exp(b, env);
                     env.push(Bound { val, deferred: None });
                 } else {
                     // the context is declared only if the bound term's code
                     // can report an error into it (a read found inside its
-                    // array's bounds cannot)
+                    // array's bounds cannot): in a hole (Note [Code with holes])
                     let ctx = self.fresh("d");
-                    let (at, errors) = (self.out.len(), self.errors);
+                    let errors = self.errors;
                     let declaration = self.indented(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
+                    let hole = self.hole();
                     self.contexts.push(ctx.clone());
                     let val = self.exp(b, env);
                     self.contexts.pop();
                     if self.errors == errors {
                         env.push(Bound { val, deferred: None });
                     } else {
-                        self.out.insert_str(at, &declaration);
+                        self.fill(hole, declaration);
                         env.push(Bound { val, deferred: Some(ctx) });
+                        self.deferred_in_scope += 1;
                     }
                 }
                 let r = self.exp(body, env);
-                env.pop();
+                if env.pop().is_some_and(|b| b.deferred.is_some()) {
+                    self.deferred_in_scope -= 1;
+                }
                 r
             }
             ExpKind::Var(i) => {
-                let b = env[env.len() - 1 - i].clone();
+                let b = self.variable(env, *i);
                 if let Some(d) = &b.deferred {
                     self.raised = true;
                     self.errors += 1;
@@ -419,7 +574,11 @@ impl<'a> ExpGen<'a> {
                 }
                 b.val
             }
-            ExpKind::Const(c) => CVal::scalar(c.ty(), self.hoisted.atom(*c)),
+            ExpKind::Const(c) => {
+                let atom = self.hoisted.atom(*c);
+                self.note_literal(&atom);
+                CVal::scalar(c.ty(), atom)
+            }
             ExpKind::Tuple(es) => {
                 let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
                 CVal {
@@ -455,25 +614,29 @@ impl<'a> ExpGen<'a> {
             }
             ExpKind::Cond(c, t, f) => {
                 let c = self.exp(c, env);
-                let (then_code, tv) = self.nested(|g| g.exp(t, env));
-                let (else_code, ev) = self.nested(|g| g.exp(f, env));
+                // the results are declared once the branches' values are
+                // known (Note [Code with holes])
+                let hole = self.hole();
+                self.open(&format!("if ({}) {{", c.leaves[0]));
+                let tv = self.exp(t, env);
                 let leaves = tv.ty.leaves();
                 let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
-                for (r, t) in rs.iter().zip(&leaves) {
-                    self.line(&format!("{} {r};", c_type(*t)));
-                }
-                self.open(&format!("if ({}) {{", c.leaves[0]));
-                self.out.push_str(&then_code);
                 for (r, v) in rs.iter().zip(&tv.leaves) {
                     self.line(&format!("{r} = {v};"));
                 }
                 self.close("} else {");
                 self.indent += 1;
-                self.out.push_str(&else_code);
+                let ev = self.exp(f, env);
                 for (r, v) in rs.iter().zip(&ev.leaves) {
                     self.line(&format!("{r} = {v};"));
                 }
                 self.close("}");
+                let declarations: String = rs
+                    .iter()
+                    .zip(&leaves)
+                    .map(|(r, t)| self.indented(&format!("{} {r};", c_type(*t))))
+                    .collect();
+                self.fill(hole, declarations);
                 CVal { ty: tv.ty, leaves: rs }
             }
             ExpKind::While { cond, body, init } => {
@@ -500,29 +663,20 @@ impl<'a> ExpGen<'a> {
             }
             ExpKind::Index { array, index } => {
                 let ix = self.exp(index, env);
-                let trusted = self.trusted_index.iter().any(|(t, a)| *a == *array && *t == ix.leaves);
+                let trusted = self.trusted_index.get(&ix.leaves).is_some_and(|a| a.contains(array));
                 self.read_index(*array, &ix.leaves, e.loc, !trusted)
             }
             ExpKind::LinearIndex { array, index } => {
                 let i = self.exp(index, env);
-                let trusted = self.trusted_linear.iter().any(|(t, a)| *a == *array && *t == i.leaves[0]);
+                let trusted = self.trusted_linear.get(&i.leaves[0]).is_some_and(|a| a.contains(array));
                 self.read_linear(*array, &i.leaves[0], e.loc, !trusted)
             }
             ExpKind::Shape { array } => CVal::index(self.slot(*array).extents),
         }
     }
 
-    /// Code generated into a buffer of its own, one level deeper, for a
-    /// branch of a conditional.
-    fn nested<T>(&mut self, f: impl FnOnce(&mut ExpGen<'a>) -> T) -> (String, T) {
-        let saved = std::mem::take(&mut self.out);
-        self.indent += 1;
-        let r = f(self);
-        self.indent -= 1;
-        (std::mem::replace(&mut self.out, saved), r)
-    }
-
-    pub fn slot(&self, array: usize) -> ArraySlot {
+    pub fn slot(&mut self, array: usize) -> ArraySlot {
+        self.note_array(array);
         self.arrays.get(&array).cloned().expect("every array a kernel reads has a slot")
     }
 
@@ -863,51 +1017,4 @@ fn cast(from: ScalarTy, to: ScalarTy, a: &str) -> String {
         _ if from.is_float() => format!("acc_{}_to_{}({a})", helper_suffix(from), c_type(to)),
         _ => format!("({}){a}", c_type(to)),
     }
-}
-
-/// Is `var` used on every evaluation path of `e`? Then a failure of its
-/// binding can be raised where it is bound (Note [Error contexts in
-/// generated code]).
-pub(crate) fn strict(e: &OpenExp, var: usize) -> bool {
-    strict_vars(e).contains(&var)
-}
-
-/// The variables (de Bruijn indices in `e`'s environment) that `e` uses on
-/// every evaluation path, in one bottom-up pass.
-fn strict_vars(e: &OpenExp) -> BTreeSet<usize> {
-    // the variables of a body under one binder, seen from outside it
-    let unbind =
-        |s: BTreeSet<usize>| s.into_iter().filter(|&v| v > 0).map(|v| v - 1).collect::<BTreeSet<_>>();
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
-        ExpKind::Var(k) => BTreeSet::from([*k]),
-        ExpKind::Let(b, body) => {
-            let inner = strict_vars(body);
-            // the binding runs on every path only if its variable is used
-            // on every path: else it has a context of its own, where the
-            // errors of the variables it reads are deferred too
-            let bound = inner.contains(&0);
-            let mut s = unbind(inner);
-            if bound {
-                s.extend(strict_vars(b));
-            }
-            s
-        }
-        ExpKind::Const(_) | ExpKind::Shape { .. } => BTreeSet::new(),
-        ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, es) => strict_vars(&es[0]),
-        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().flat_map(strict_vars).collect(),
-        ExpKind::Prj(_, t) => strict_vars(t),
-        ExpKind::Cond(c, t, f) => {
-            let (t, f) = (strict_vars(t), strict_vars(f));
-            let mut s = strict_vars(c);
-            s.extend(t.intersection(&f));
-            s
-        }
-        // the condition runs at least once, on the initial value
-        ExpKind::While { cond, init, .. } => {
-            let mut s = strict_vars(init);
-            s.extend(unbind(strict_vars(&cond.body)));
-            s
-        }
-        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => strict_vars(index),
-    })
 }

@@ -12,7 +12,7 @@
 //! both write a kernel's body with `backend::c`'s `ExpGen`, which is all
 //! the functions here need.
 
-use super::{c_type, linear_of, ArraySlot, CVal, ExpGen, Hoisted};
+use super::{c_type, linear_of, ArraySlot, Body, CVal, ExpGen, Hoisted};
 use accelerate_base::array::{ArrayTy, EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
@@ -123,12 +123,15 @@ impl KernelCore {
         let mut slots = HashMap::new();
         let mut input_tys = Vec::new();
         let mut inputs = Vec::new();
+        let (mut first_buf, mut first_extent) = (0, 0);
         for (j, (v, ty)) in k.inputs.iter().enumerate() {
             let (v, ty) = (*v, ty.clone());
             inputs.push(v);
-            let leaves = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
+            let leaves: Vec<String> = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
             let extents = (0..ty.rank).map(|d| format!("a{j}_s{d}")).collect();
-            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone() });
+            let n_leaves = leaves.len();
+            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone(), first_buf, first_extent });
+            (first_buf, first_extent) = (first_buf + n_leaves, first_extent + ty.rank);
             input_tys.push(ty);
         }
         let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
@@ -192,13 +195,18 @@ impl KernelCore {
     }
 
     /// Appends a function's body (`ExpGen::into_parts`), after declaring
-    /// the hoisted literals it named; the caller closes the function.
-    pub fn close_body(&mut self, out: &mut String, code: &str, fresh: usize) {
-        self.fresh = fresh;
+    /// the hoisted literals it reads, and writes the functions it calls
+    /// (Note [Outlined chunks]) before the function, which starts at
+    /// `start` in `out`; the caller closes the function.
+    pub fn close_body(&mut self, out: &mut String, start: usize, body: &Body) {
+        self.fresh = body.fresh;
         if let Some(at) = out.rfind(CONSTS_MARK) {
-            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations());
+            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations(&body.consts));
         }
-        out.push_str(code);
+        out.push_str(&body.code);
+        if !body.functions.is_empty() {
+            out.insert_str(start, &body.functions);
+        }
     }
 
     /// Declares buffers `name_l` of the element type from `B[first ..]`,
@@ -301,19 +309,19 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
         let rank = g.arrays.get(&a).map(|s| s.extents.len());
         match ix {
             Some(ix) => {
-                g.trusted_index.push((ix.to_vec(), a));
+                g.trusted_index.entry(ix.to_vec()).or_default().push(a);
                 if ix.len() == 1 {
-                    g.trusted_linear.push((ix[0].clone(), a));
+                    g.trusted_linear.entry(ix[0].clone()).or_default().push(a);
                 }
             }
             None => {
                 // a position inside an intersection is a position inside
                 // each array only for vectors (or the exact shape)
                 if exact == Some(a) || rank == Some(1) {
-                    g.trusted_linear.push((pos.to_string(), a));
+                    g.trusted_linear.entry(pos.to_string()).or_default().push(a);
                 }
                 if rank == Some(1) {
-                    g.trusted_index.push((vec![pos.to_string()], a));
+                    g.trusted_index.entry(vec![pos.to_string()]).or_default().push(a);
                 }
             }
         }
