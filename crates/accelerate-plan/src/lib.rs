@@ -272,7 +272,12 @@ impl Skeleton {
 impl Kernel {
     /// The type of an input variable.
     pub fn input_ty(&self, v: usize) -> Option<&ArrayTy> {
-        self.inputs.iter().find(|(x, _)| *x == v).map(|(_, t)| t)
+        // scheduling sorts the inputs by variable; a plan made otherwise
+        // is searched in full
+        match self.inputs.binary_search_by_key(&v, |(x, _)| *x) {
+            Ok(i) => Some(&self.inputs[i].1),
+            Err(_) => self.inputs.iter().find(|(x, _)| *x == v).map(|(_, t)| t),
+        }
     }
 
     /// The IR operation the kernel computes, over the variables of the

@@ -105,7 +105,10 @@ impl ArraySlot {
 /// rebuilt with other constants (a time step, a seed, a threshold) reuses
 /// its compiled kernels, as a compiled `Program` does for other arrays.
 /// The integers whose values the C compiler exploits (-1, 0, 1 and small
-/// powers of two: strides, shifts, masks) stay in the source (`embedded`).
+/// powers of two: strides, shifts, masks) stay in the source (`embedded`),
+/// and so does every shift amount: a shift by a value the compiler does
+/// not know costs it more than a load (GCC took 3.4 s, not 1.0, over 40
+/// functions of 32 `x ^ (x >> 7)` each, the 7 read from `A->consts`).
 /// A hoisted literal is loaded once per function, outside every loop, so
 /// it costs the loop one register.
 #[derive(Clone, Debug, Default)]
@@ -609,7 +612,17 @@ impl<'a> ExpGen<'a> {
                 CVal::scalar(ScalarTy::Bool, r)
             }
             ExpKind::Prim(op, args) => {
-                let vals: Vec<CVal> = args.iter().map(|x| self.exp(x, env)).collect();
+                let vals: Vec<CVal> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(k, x)| match (op, k, &x.kind) {
+                        // a shift amount stays in the source (Note [Hoisted literals])
+                        (PrimFun::Shl | PrimFun::Shr, 1, ExpKind::Const(c)) => {
+                            CVal::scalar(c.ty(), literal(*c))
+                        }
+                        _ => self.exp(x, env),
+                    })
+                    .collect();
                 self.prim(*op, vals, e.loc)
             }
             ExpKind::Cond(c, t, f) => {

@@ -50,7 +50,7 @@ typedef struct {
     acc_err *err;
 } acc_args;
 
-ACC_FN void acc_raise(acc_err *e, int32_t code, int32_t site, int n, const int64_t *vals) {
+ACC_COLD void acc_raise(acc_err *e, int32_t code, int32_t site, int n, const int64_t *vals) {
     if (e->code != ACC_ERR_NONE)
         return;
     e->code = code;
