@@ -35,7 +35,8 @@ use accelerate_base::array::ScalarVal;
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 mod outline;
 
@@ -158,6 +159,41 @@ impl Hoisted {
     }
 }
 
+/// C atoms (a position, or an index) known to lie inside arrays. The sets
+/// are shared between the names of one value (an outlined function's
+/// parameter and its argument): the index of a `zip_with` of 10^5 inputs
+/// lies inside 10^5 arrays, and each of 10^3 chunks receives it.
+#[derive(Debug)]
+pub(crate) struct Trusted<K>(HashMap<K, Rc<HashSet<usize>>>);
+
+impl<K> Default for Trusted<K> {
+    fn default() -> Self {
+        Trusted(HashMap::new())
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Trusted<K> {
+    /// Records that `at` lies inside `array`.
+    pub fn add(&mut self, at: K, array: usize) {
+        Rc::make_mut(self.0.entry(at).or_default()).insert(array);
+    }
+
+    pub fn contains(&self, at: &K, array: usize) -> bool {
+        self.0.get(at).is_some_and(|a| a.contains(&array))
+    }
+
+    /// Records that `new` lies inside whatever `old` does.
+    pub fn alias(&mut self, old: &K, new: K) {
+        let Some(arrays) = self.0.get(old).cloned() else { return };
+        match self.0.get_mut(&new) {
+            None => {
+                self.0.insert(new, arrays);
+            }
+            Some(mine) => Rc::make_mut(mine).extend(arrays.iter().copied()),
+        }
+    }
+}
+
 /// Lines are indented up to this many levels (deeper code, 10^4 nested
 /// conditionals, is not indented further: the text stays linear in size).
 const MAX_INDENT: usize = 12;
@@ -200,9 +236,9 @@ pub(crate) struct ExpGen<'a> {
     errors: usize,
     /// Positions (C atoms) known to lie inside these arrays, so that a
     /// linear read at them needs no check.
-    pub trusted_linear: HashMap<String, Vec<usize>>,
+    pub trusted_linear: Trusted<String>,
     /// Indices (C atoms per dimension) known to lie inside these arrays.
-    pub trusted_index: HashMap<Vec<String>, Vec<usize>>,
+    pub trusted_index: Trusted<Vec<String>>,
     /// In a fast function (Note [Optimistic checks]), the flag that a
     /// failed check sets instead of raising an error.
     pub optimistic: Option<String>,
@@ -240,8 +276,8 @@ impl<'a> ExpGen<'a> {
             contexts: vec![err.into()],
             raised: false,
             errors: 0,
-            trusted_linear: HashMap::new(),
-            trusted_index: HashMap::new(),
+            trusted_linear: Trusted::default(),
+            trusted_index: Trusted::default(),
             optimistic: None,
             loop_invariant: Vec::new(),
             outline: None,
@@ -676,12 +712,12 @@ impl<'a> ExpGen<'a> {
             }
             ExpKind::Index { array, index } => {
                 let ix = self.exp(index, env);
-                let trusted = self.trusted_index.get(&ix.leaves).is_some_and(|a| a.contains(array));
+                let trusted = self.trusted_index.contains(&ix.leaves, *array);
                 self.read_index(*array, &ix.leaves, e.loc, !trusted)
             }
             ExpKind::LinearIndex { array, index } => {
                 let i = self.exp(index, env);
-                let trusted = self.trusted_linear.get(&i.leaves[0]).is_some_and(|a| a.contains(array));
+                let trusted = self.trusted_linear.contains(&i.leaves[0], *array);
                 self.read_linear(*array, &i.leaves[0], e.loc, !trusted)
             }
             ExpKind::Shape { array } => CVal::index(self.slot(*array).extents),

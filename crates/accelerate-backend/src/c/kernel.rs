@@ -309,19 +309,19 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
         let rank = g.arrays.get(&a).map(|s| s.extents.len());
         match ix {
             Some(ix) => {
-                g.trusted_index.entry(ix.to_vec()).or_default().push(a);
+                g.trusted_index.add(ix.to_vec(), a);
                 if ix.len() == 1 {
-                    g.trusted_linear.entry(ix[0].clone()).or_default().push(a);
+                    g.trusted_linear.add(ix[0].clone(), a);
                 }
             }
             None => {
                 // a position inside an intersection is a position inside
                 // each array only for vectors (or the exact shape)
                 if exact == Some(a) || rank == Some(1) {
-                    g.trusted_linear.entry(pos.to_string()).or_default().push(a);
+                    g.trusted_linear.add(pos.to_string(), a);
                 }
                 if rank == Some(1) {
-                    g.trusted_index.entry(vec![pos.to_string()]).or_default().push(a);
+                    g.trusted_index.add(vec![pos.to_string()], a);
                 }
             }
         }

@@ -168,13 +168,9 @@ impl ExpGen<'_> {
             format!("(*{q})")
         });
         // what was known to lie inside arrays still is, under its new names
-        if let Some(arrays) = self.trusted_index.get(&outer.val.leaves).cloned() {
-            self.trusted_index.entry(leaves.clone()).or_default().extend(arrays);
-        }
+        self.trusted_index.alias(&outer.val.leaves, leaves.clone());
         for (old, new) in outer.val.leaves.iter().zip(&leaves) {
-            if let Some(arrays) = self.trusted_linear.get(old).cloned() {
-                self.trusted_linear.entry(new.clone()).or_default().extend(arrays);
-            }
+            self.trusted_linear.alias(old, new.clone());
         }
         let b = Bound { val: CVal { ty: outer.val.ty.clone(), leaves }, deferred };
         self.outlining.chunks[j].captured.insert(pos, b.clone());
