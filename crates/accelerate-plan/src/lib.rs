@@ -116,7 +116,7 @@ impl Drop for Cmd {
         let leaf = |c: &mut Box<Cmd>| std::mem::replace(&mut **c, Cmd::Var(0));
         let take = |c: &mut Cmd, stack: &mut Vec<Cmd>| match c {
             Cmd::Let(a, b) => stack.extend([leaf(a), leaf(b)]),
-            Cmd::Tuple(cs) => stack.extend(cs.drain(..)),
+            Cmd::Tuple(cs) => stack.append(cs),
             Cmd::Prj(_, c) | Cmd::Reshape { array: c, .. } => stack.push(leaf(c)),
             Cmd::Acond { then_, else_, .. } => stack.extend([leaf(then_), leaf(else_)]),
             Cmd::Awhile { pred, body, init } => stack.extend([leaf(pred), leaf(body), leaf(init)]),

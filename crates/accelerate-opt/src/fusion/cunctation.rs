@@ -403,14 +403,14 @@ impl Cunctation {
     /// A manifest term as a cunctation, if it is one that `compute` makes,
     /// as fusing it again would make it (so that fusing it again reads its
     /// argument rather than the array it computes).
-    pub(crate) fn of_manifest(m: OpenAcc) -> std::result::Result<Cunctation, OpenAcc> {
+    pub(crate) fn of_manifest(m: OpenAcc) -> std::result::Result<Cunctation, Box<OpenAcc>> {
         let loc = m.loc;
         let on_var = |a: &OpenAcc| matches!(a.kind, AccKind::Var(_));
         match &m.kind {
             AccKind::Var(v) => return Ok(Cunctation::Done(*v)),
             AccKind::Map { array, .. } | AccKind::Backpermute { array, .. } if on_var(array) => {}
             AccKind::Generate { .. } => {}
-            _ => return Err(m),
+            _ => return Err(Box::new(m)),
         }
         let var_of = |a: Box<OpenAcc>| match a.kind {
             AccKind::Var(v) => v,
