@@ -562,7 +562,7 @@ impl<'a> ExpGen<'a> {
     }
 
     pub fn exp(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
-        // Note [Outlined chunks]
+        // Note [Outlined chunks]; Note [Stack per level]
         if let Some(call) = self.enter(e, env) {
             return call;
         }
@@ -571,157 +571,185 @@ impl<'a> ExpGen<'a> {
         r
     }
 
+    // Note [Stack per level]
+    // Generating a term recurses once per level of it, and a term is as
+    // deep as a long program (2 x 10^5 levels for 10^5 fused maps). With
+    // every case written inside one function, each level took that
+    // function's frame for all of its cases' temporaries, 2.5 KB: half a
+    // gigabyte of stack for such a term, mapped and faulted in by stacker.
+    // So `exp_inner` only dispatches, and each case is a function of its
+    // own, not inlined, whose frame is the only one a level adds.
+
     fn exp_inner(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
         match &e.kind {
-            ExpKind::Let(b, body) => {
-                // (a binding that cannot fail needs no context of its own)
-                if self.optimistic.is_some() || !self.may_raise(b, env) || self.strict_let(e) {
-                    let val = self.exp(b, env);
-                    env.push(Bound { val, deferred: None });
-                } else {
-                    // the context is declared only if the bound term's code
-                    // can report an error into it (a read found inside its
-                    // array's bounds cannot): in a hole (Note [Code with holes])
-                    let ctx = self.fresh("d");
-                    let errors = self.errors;
-                    let declaration = self.indented(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
-                    let hole = self.hole();
-                    self.contexts.push(ctx.clone());
-                    let val = self.exp(b, env);
-                    self.contexts.pop();
-                    if self.errors == errors {
-                        env.push(Bound { val, deferred: None });
-                    } else {
-                        self.fill(hole, declaration);
-                        env.push(Bound { val, deferred: Some(ctx) });
-                        self.deferred_in_scope += 1;
-                    }
-                }
-                let r = self.exp(body, env);
-                if env.pop().is_some_and(|b| b.deferred.is_some()) {
-                    self.deferred_in_scope -= 1;
-                }
-                r
-            }
-            ExpKind::Var(i) => {
-                let b = self.variable(env, *i);
-                if let Some(d) = &b.deferred {
-                    self.raised = true;
-                    self.errors += 1;
-                    let ctx = self.contexts.last().expect("a context").clone();
-                    self.line(&format!("acc_propagate(&{ctx}, &{d});"));
-                }
-                b.val
-            }
+            ExpKind::Let(b, body) => self.let_exp(e, b, body, env),
+            ExpKind::Var(i) => self.var_exp(*i, env),
             ExpKind::Const(c) => {
                 let atom = self.hoisted.atom(*c);
                 self.note_literal(&atom);
                 CVal::scalar(c.ty(), atom)
             }
-            ExpKind::Tuple(es) => {
-                let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
-                CVal {
-                    ty: EltTy::Tuple(vals.iter().map(|v| v.ty.clone()).collect()),
-                    leaves: vals.into_iter().flat_map(|v| v.leaves).collect(),
-                }
-            }
+            ExpKind::Tuple(es) => self.tuple_exp(es, env),
             ExpKind::Prj(i, t) => project(self.exp(t, env), *i),
-            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args)
-                if self.cannot_fail(&args[1], env, 16) =>
-            {
-                // a small second argument that cannot fail is evaluated
-                // always: no branch, so a loop around it can be vectorised
-                let a = self.exp(&args[0], env);
-                let b = self.exp(&args[1], env);
-                let sym = if *op == PrimFun::LAnd { "&" } else { "|" };
-                let r = self.bind(ScalarTy::Bool, &format!("{} {sym} {}", a.leaves[0], b.leaves[0]));
-                CVal::scalar(ScalarTy::Bool, r)
-            }
-            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => {
-                let a = self.exp(&args[0], env);
-                let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
-                let test = if *op == PrimFun::LAnd { r.clone() } else { format!("!{r}") };
-                self.open(&format!("if ({test}) {{"));
-                let b = self.exp(&args[1], env);
-                self.line(&format!("{r} = {};", b.leaves[0]));
-                self.close("}");
-                CVal::scalar(ScalarTy::Bool, r)
-            }
-            ExpKind::Prim(op, args) => {
-                let vals: Vec<CVal> = args
-                    .iter()
-                    .enumerate()
-                    .map(|(k, x)| match (op, k, &x.kind) {
-                        // a shift amount stays in the source (Note [Hoisted literals])
-                        (PrimFun::Shl | PrimFun::Shr, 1, ExpKind::Const(c)) => {
-                            CVal::scalar(c.ty(), literal(*c))
-                        }
-                        _ => self.exp(x, env),
-                    })
-                    .collect();
-                self.prim(*op, vals, e.loc)
-            }
-            ExpKind::Cond(c, t, f) => {
-                let c = self.exp(c, env);
-                // the results are declared once the branches' values are
-                // known (Note [Code with holes])
-                let hole = self.hole();
-                self.open(&format!("if ({}) {{", c.leaves[0]));
-                let tv = self.exp(t, env);
-                let leaves = tv.ty.leaves();
-                let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
-                for (r, v) in rs.iter().zip(&tv.leaves) {
-                    self.line(&format!("{r} = {v};"));
-                }
-                self.close("} else {");
-                self.indent += 1;
-                let ev = self.exp(f, env);
-                for (r, v) in rs.iter().zip(&ev.leaves) {
-                    self.line(&format!("{r} = {v};"));
-                }
-                self.close("}");
-                let declarations: String = rs
-                    .iter()
-                    .zip(&leaves)
-                    .map(|(r, t)| self.indented(&format!("{} {r};", c_type(*t))))
-                    .collect();
-                self.fill(hole, declarations);
-                CVal { ty: tv.ty, leaves: rs }
-            }
-            ExpKind::While { cond, body, init } => {
-                let x = self.exp(init, env);
-                let leaves = x.ty.leaves();
-                let vars: Vec<String> = leaves.iter().map(|_| self.fresh("w")).collect();
-                for ((v, t), a) in vars.iter().zip(&leaves).zip(&x.leaves) {
-                    self.line(&format!("{} {v} = {a};", c_type(*t)));
-                }
-                let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
-                self.open("for (;;) {");
-                let c = self.apply_in(cond, state.clone(), env);
-                let failed = self.failed();
-                self.line(&format!("if (!{} || ({failed})) break;", c.leaves[0]));
-                let next = self.apply_in(body, state.clone(), env);
-                // every leaf of `next` is computed before any is assigned
-                let tmps: Vec<String> =
-                    next.leaves.iter().zip(&leaves).map(|(n, t)| self.bind(*t, n)).collect();
-                for (v, t) in vars.iter().zip(&tmps) {
-                    self.line(&format!("{v} = {t};"));
-                }
-                self.close("}");
-                state
-            }
-            ExpKind::Index { array, index } => {
-                let ix = self.exp(index, env);
-                let trusted = self.trusted_index.contains(&ix.leaves, *array);
-                self.read_index(*array, &ix.leaves, e.loc, !trusted)
-            }
-            ExpKind::LinearIndex { array, index } => {
-                let i = self.exp(index, env);
-                let trusted = self.trusted_linear.contains(&i.leaves[0], *array);
-                self.read_linear(*array, &i.leaves[0], e.loc, !trusted)
-            }
+            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => self.logic_exp(*op, args, env),
+            ExpKind::Prim(op, args) => self.prim_exp(*op, args, e.loc, env),
+            ExpKind::Cond(c, t, f) => self.cond_exp(c, t, f, env),
+            ExpKind::While { cond, body, init } => self.while_exp(cond, body, init, env),
+            ExpKind::Index { array, index } => self.index_exp(*array, index, e.loc, env),
+            ExpKind::LinearIndex { array, index } => self.linear_index_exp(*array, index, e.loc, env),
             ExpKind::Shape { array } => CVal::index(self.slot(*array).extents),
         }
+    }
+
+    #[inline(never)]
+    fn let_exp(&mut self, e: &OpenExp, b: &OpenExp, body: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        // (a binding that cannot fail needs no context of its own)
+        if self.optimistic.is_some() || !self.may_raise(b, env) || self.strict_let(e) {
+            let val = self.exp(b, env);
+            env.push(Bound { val, deferred: None });
+        } else {
+            // the context is declared only if the bound term's code can
+            // report an error into it (a read found inside its array's
+            // bounds cannot): in a hole (Note [Code with holes])
+            let ctx = self.fresh("d");
+            let errors = self.errors;
+            let declaration = self.indented(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
+            let hole = self.hole();
+            self.contexts.push(ctx.clone());
+            let val = self.exp(b, env);
+            self.contexts.pop();
+            if self.errors == errors {
+                env.push(Bound { val, deferred: None });
+            } else {
+                self.fill(hole, declaration);
+                env.push(Bound { val, deferred: Some(ctx) });
+                self.deferred_in_scope += 1;
+            }
+        }
+        let r = self.exp(body, env);
+        if env.pop().is_some_and(|b| b.deferred.is_some()) {
+            self.deferred_in_scope -= 1;
+        }
+        r
+    }
+
+    #[inline(never)]
+    fn var_exp(&mut self, i: usize, env: &[Bound]) -> CVal {
+        let b = self.variable(env, i);
+        if let Some(d) = &b.deferred {
+            self.raised = true;
+            self.errors += 1;
+            let ctx = self.contexts.last().expect("a context").clone();
+            self.line(&format!("acc_propagate(&{ctx}, &{d});"));
+        }
+        b.val
+    }
+
+    #[inline(never)]
+    fn tuple_exp(&mut self, es: &[OpenExp], env: &mut Vec<Bound>) -> CVal {
+        let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
+        CVal {
+            ty: EltTy::Tuple(vals.iter().map(|v| v.ty.clone()).collect()),
+            leaves: vals.into_iter().flat_map(|v| v.leaves).collect(),
+        }
+    }
+
+    #[inline(never)]
+    fn logic_exp(&mut self, op: PrimFun, args: &[OpenExp], env: &mut Vec<Bound>) -> CVal {
+        let sym = if op == PrimFun::LAnd { "&" } else { "|" };
+        if self.cannot_fail(&args[1], env, 16) {
+            // a small second argument that cannot fail is evaluated
+            // always: no branch, so a loop around it can be vectorised
+            let a = self.exp(&args[0], env);
+            let b = self.exp(&args[1], env);
+            let r = self.bind(ScalarTy::Bool, &format!("{} {sym} {}", a.leaves[0], b.leaves[0]));
+            return CVal::scalar(ScalarTy::Bool, r);
+        }
+        let a = self.exp(&args[0], env);
+        let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
+        let test = if op == PrimFun::LAnd { r.clone() } else { format!("!{r}") };
+        self.open(&format!("if ({test}) {{"));
+        let b = self.exp(&args[1], env);
+        self.line(&format!("{r} = {};", b.leaves[0]));
+        self.close("}");
+        CVal::scalar(ScalarTy::Bool, r)
+    }
+
+    #[inline(never)]
+    fn prim_exp(&mut self, op: PrimFun, args: &[OpenExp], loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
+        let vals: Vec<CVal> = args
+            .iter()
+            .enumerate()
+            .map(|(k, x)| match (op, k, &x.kind) {
+                // a shift amount stays in the source (Note [Hoisted literals])
+                (PrimFun::Shl | PrimFun::Shr, 1, ExpKind::Const(c)) => CVal::scalar(c.ty(), literal(*c)),
+                _ => self.exp(x, env),
+            })
+            .collect();
+        self.prim(op, vals, loc)
+    }
+
+    #[inline(never)]
+    fn cond_exp(&mut self, c: &OpenExp, t: &OpenExp, f: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        let c = self.exp(c, env);
+        // the results are declared once the branches' values are known
+        // (Note [Code with holes])
+        let hole = self.hole();
+        self.open(&format!("if ({}) {{", c.leaves[0]));
+        let tv = self.exp(t, env);
+        let leaves = tv.ty.leaves();
+        let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
+        for (r, v) in rs.iter().zip(&tv.leaves) {
+            self.line(&format!("{r} = {v};"));
+        }
+        self.close("} else {");
+        self.indent += 1;
+        let ev = self.exp(f, env);
+        for (r, v) in rs.iter().zip(&ev.leaves) {
+            self.line(&format!("{r} = {v};"));
+        }
+        self.close("}");
+        let declarations: String =
+            rs.iter().zip(&leaves).map(|(r, t)| self.indented(&format!("{} {r};", c_type(*t)))).collect();
+        self.fill(hole, declarations);
+        CVal { ty: tv.ty, leaves: rs }
+    }
+
+    #[inline(never)]
+    fn while_exp(&mut self, cond: &Fun, body: &Fun, init: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        let x = self.exp(init, env);
+        let leaves = x.ty.leaves();
+        let vars: Vec<String> = leaves.iter().map(|_| self.fresh("w")).collect();
+        for ((v, t), a) in vars.iter().zip(&leaves).zip(&x.leaves) {
+            self.line(&format!("{} {v} = {a};", c_type(*t)));
+        }
+        let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
+        self.open("for (;;) {");
+        let c = self.apply_in(cond, state.clone(), env);
+        let failed = self.failed();
+        self.line(&format!("if (!{} || ({failed})) break;", c.leaves[0]));
+        let next = self.apply_in(body, state.clone(), env);
+        // every leaf of `next` is computed before any is assigned
+        let tmps: Vec<String> = next.leaves.iter().zip(&leaves).map(|(n, t)| self.bind(*t, n)).collect();
+        for (v, t) in vars.iter().zip(&tmps) {
+            self.line(&format!("{v} = {t};"));
+        }
+        self.close("}");
+        state
+    }
+
+    #[inline(never)]
+    fn index_exp(&mut self, array: usize, index: &OpenExp, loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
+        let ix = self.exp(index, env);
+        let trusted = self.trusted_index.contains(&ix.leaves, array);
+        self.read_index(array, &ix.leaves, loc, !trusted)
+    }
+
+    #[inline(never)]
+    fn linear_index_exp(&mut self, array: usize, index: &OpenExp, loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
+        let i = self.exp(index, env);
+        let trusted = self.trusted_linear.contains(&i.leaves[0], array);
+        self.read_linear(array, &i.leaves[0], loc, !trusted)
     }
 
     pub fn slot(&mut self, array: usize) -> ArraySlot {
@@ -731,6 +759,7 @@ impl<'a> ExpGen<'a> {
 
     /// The element of an array at a multidimensional index; `checked`
     /// unless the caller knows the index lies inside.
+    #[inline(never)]
     pub fn read_index(&mut self, array: usize, ix: &[String], loc: SrcLoc, checked: bool) -> CVal {
         let slot = self.slot(array);
         let pos = linear_of(ix, &slot.extents);
@@ -753,6 +782,7 @@ impl<'a> ExpGen<'a> {
     }
 
     /// The element of an array at a row-major position.
+    #[inline(never)]
     pub fn read_linear(&mut self, array: usize, i: &str, loc: SrcLoc, checked: bool) -> CVal {
         let slot = self.slot(array);
         if !checked {
@@ -793,6 +823,7 @@ impl<'a> ExpGen<'a> {
         CVal { ty: slot.elt.clone(), leaves }
     }
 
+    #[inline(never)]
     fn prim(&mut self, op: PrimFun, args: Vec<CVal>, loc: SrcLoc) -> CVal {
         use PrimFun::*;
         let tys: Vec<EltTy> = args.iter().map(|a| a.ty.clone()).collect();

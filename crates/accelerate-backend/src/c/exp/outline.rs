@@ -92,6 +92,7 @@ pub(super) struct State {
 impl ExpGen<'_> {
     /// Before generating `e`: its facts (found for the whole term when the
     /// skeleton's code asks for it), and its call if it is outlined.
+    #[inline(never)]
     pub(super) fn enter(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> Option<CVal> {
         let key: *const OpenExp = e;
         if self.outlining.nesting == 0 {
@@ -195,6 +196,7 @@ impl ExpGen<'_> {
     }
 
     /// Writes `e` as a chunk and returns its call's result.
+    #[inline(never)]
     fn outline_chunk(&mut self, e: &OpenExp, fact: Fact, env: &mut Vec<Bound>) -> CVal {
         let prefix = self.outline.clone().unwrap_or_default();
         let name = format!("{prefix}_{}", self.fresh("x"));
