@@ -212,6 +212,8 @@ pub(crate) struct Body {
     /// The hoisted literals the code reads (those its functions read
     /// they declare themselves).
     pub consts: Vec<usize>,
+    /// How deeply the functions it calls call each other.
+    pub chunk_depth: usize,
 }
 
 /// Generates the statements of scalar code, appended to `out`.
@@ -293,7 +295,8 @@ impl<'a> ExpGen<'a> {
         let code = self.take_code();
         let functions = std::mem::take(&mut self.outlining.functions);
         let consts = std::mem::take(&mut self.outlining.consts).into_iter().collect();
-        Body { code, fresh: self.fresh, raised: self.raised, functions, consts }
+        let chunk_depth = self.outlining.deepest;
+        Body { code, fresh: self.fresh, raised: self.raised, functions, consts, chunk_depth }
     }
 
     pub fn line(&mut self, s: &str) {

@@ -86,6 +86,9 @@ pub(crate) struct Kernel {
     pub loc: SrcLoc,
     /// The words of its hoisted literals (Note [Hoisted literals]).
     pub consts: Vec<i64>,
+    /// How deeply its functions' outlined chunks call each other (Note
+    /// [Outlined chunks]), so that it is run on a stack that holds them.
+    pub chunk_depth: usize,
 }
 
 /// What a backend's kernel generator hands back once a kernel's functions
@@ -94,6 +97,7 @@ pub(crate) struct KernelParts {
     pub inputs: Vec<usize>,
     pub sites: Vec<SrcLoc>,
     pub consts: Vec<i64>,
+    pub chunk_depth: usize,
 }
 
 /// Where `open_function` leaves room for the hoisted literals, which
@@ -112,6 +116,8 @@ pub(crate) struct KernelCore {
     pub sites: Vec<SrcLoc>,
     pub hoisted: Hoisted,
     pub fresh: usize,
+    /// The deepest nesting of outlined chunks of its functions so far.
+    pub chunk_depth: usize,
     n_leaves: usize,
     n_extents: usize,
     input_tys: Vec<ArrayTy>,
@@ -143,6 +149,7 @@ impl KernelCore {
             sites: Vec::new(),
             hoisted: Hoisted::default(),
             fresh: 0,
+            chunk_depth: 0,
             n_leaves,
             n_extents,
             input_tys,
@@ -152,7 +159,12 @@ impl KernelCore {
     /// The kernel's inputs, the source locations its errors name and the
     /// words of its hoisted literals, once its functions are written.
     pub fn finish(self) -> KernelParts {
-        KernelParts { inputs: self.inputs, sites: self.sites, consts: self.hoisted.words() }
+        KernelParts {
+            inputs: self.inputs,
+            sites: self.sites,
+            consts: self.hoisted.words(),
+            chunk_depth: self.chunk_depth,
+        }
     }
 
     /// The index in the arguments' buffers of the first after the inputs.
@@ -200,6 +212,7 @@ impl KernelCore {
     /// `start` in `out`; the caller closes the function.
     pub fn close_body(&mut self, out: &mut String, start: usize, body: &Body) {
         self.fresh = body.fresh;
+        self.chunk_depth = self.chunk_depth.max(body.chunk_depth);
         if let Some(at) = out.rfind(CONSTS_MARK) {
             out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations(&body.consts));
         }

@@ -87,6 +87,8 @@ pub(super) struct State {
     pub functions: String,
     /// The hoisted literals read outside chunks.
     pub consts: BTreeSet<usize>,
+    /// The deepest nesting of chunks so far.
+    pub deepest: usize,
 }
 
 impl ExpGen<'_> {
@@ -222,6 +224,7 @@ impl ExpGen<'_> {
             }
         }
         self.outlining.chunks.push(chunk);
+        self.outlining.deepest = self.outlining.deepest.max(self.outlining.chunks.len());
         let saved_indent = std::mem::replace(&mut self.indent, 1);
         self.outlining.nesting += 1;
         self.outlining.parents.push(fact.size);
