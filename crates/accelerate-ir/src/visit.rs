@@ -94,18 +94,24 @@ pub fn each_exp(a: &OpenAcc, mut f: impl FnMut(&OpenExp)) {
 }
 
 /// The array variables a scalar term reads (its elements or its shape),
-/// each once, in the order first read.
+/// each once, in the order first read, after those already in `out`.
 pub fn arrays_read(e: &OpenExp, out: &mut Vec<usize>) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+    // (a set of those seen: a zip_with of 10^5 inputs reads 10^5 arrays)
+    let mut seen: std::collections::HashSet<usize> = out.iter().copied().collect();
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
         if let ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } | ExpKind::Shape { array } =
-            e.kind
+            x.kind
         {
-            if !out.contains(&array) {
+            if seen.insert(array) {
                 out.push(array);
             }
         }
-        each_child(e, |c| arrays_read(c, out));
-    })
+        // children pushed last first, so that they are visited in order
+        let at = stack.len();
+        each_child(x, |c| stack.push(c));
+        stack[at..].reverse();
+    }
 }
 
 /// The direct array subterms of an array term (under binders or not).

@@ -1,6 +1,7 @@
 //! The optimiser of accelerate: the IR-to-IR phases, in pipeline order
 //! after the front end's conversion: simplification (with
-//! common-subexpression elimination, `simplify`, `cse`) and array fusion
+//! common-subexpression elimination and the let rewrites, `simplify`,
+//! `cse`, `shrink`) and array fusion
 //! (ICFP'13 §4, `fusion`), with the de Bruijn and array-variable
 //! utilities they share (`debruijn`, `avars`). Every phase takes and
 //! returns an `accelerate_ir::Program`; the IR verifier checks each.

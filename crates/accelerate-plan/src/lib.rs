@@ -50,7 +50,7 @@ pub struct Program {
 }
 
 /// A command of the host program.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Cmd {
     /// `let`: the bound command's value is array variable 0 in the body;
     /// a binding whose evaluation fails fails only its uses (Note
@@ -81,6 +81,53 @@ pub enum Cmd {
     },
     /// Launches kernel number `k` in the current environment.
     Kernel(usize),
+}
+
+// A host program is as deep as the user's program is long (10^5 arrays
+// `use`d and combined are 10^5 nested lets), so cloning grows the stack
+// and dropping takes the commands apart with a stack of its own, as the
+// IR's terms do (Note [Dropping deep terms] in `ir/term.rs`).
+impl Clone for Cmd {
+    fn clone(&self) -> Self {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match self {
+            Cmd::Let(b, body) => Cmd::Let(b.clone(), body.clone()),
+            Cmd::Var(v) => Cmd::Var(*v),
+            Cmd::Tuple(cs) => Cmd::Tuple(cs.clone()),
+            Cmd::Prj(i, c) => Cmd::Prj(*i, c.clone()),
+            Cmd::Use(d) => Cmd::Use(d.clone()),
+            Cmd::Unit(e, t) => Cmd::Unit(e.clone(), t.clone()),
+            Cmd::Reshape { shape, array, loc } => {
+                Cmd::Reshape { shape: shape.clone(), array: array.clone(), loc: *loc }
+            }
+            Cmd::Acond { cond, then_, else_ } => {
+                Cmd::Acond { cond: cond.clone(), then_: then_.clone(), else_: else_.clone() }
+            }
+            Cmd::Awhile { pred, body, init } => {
+                Cmd::Awhile { pred: pred.clone(), body: body.clone(), init: init.clone() }
+            }
+            Cmd::Kernel(k) => Cmd::Kernel(*k),
+        })
+    }
+}
+
+impl Drop for Cmd {
+    fn drop(&mut self) {
+        // each child is swapped for a leaf and dropped from the stack
+        let leaf = |c: &mut Box<Cmd>| std::mem::replace(&mut **c, Cmd::Var(0));
+        let take = |c: &mut Cmd, stack: &mut Vec<Cmd>| match c {
+            Cmd::Let(a, b) => stack.extend([leaf(a), leaf(b)]),
+            Cmd::Tuple(cs) => stack.append(cs),
+            Cmd::Prj(_, c) | Cmd::Reshape { array: c, .. } => stack.push(leaf(c)),
+            Cmd::Acond { then_, else_, .. } => stack.extend([leaf(then_), leaf(else_)]),
+            Cmd::Awhile { pred, body, init } => stack.extend([leaf(pred), leaf(body), leaf(init)]),
+            Cmd::Var(_) | Cmd::Use(_) | Cmd::Unit(..) | Cmd::Kernel(_) => {}
+        };
+        let mut stack = Vec::new();
+        take(self, &mut stack);
+        while let Some(mut c) = stack.pop() {
+            take(&mut c, &mut stack);
+        }
+    }
 }
 
 /// One kernel: what it computes, from what, for whom.
@@ -272,7 +319,12 @@ impl Skeleton {
 impl Kernel {
     /// The type of an input variable.
     pub fn input_ty(&self, v: usize) -> Option<&ArrayTy> {
-        self.inputs.iter().find(|(x, _)| *x == v).map(|(_, t)| t)
+        // scheduling sorts the inputs by variable; a plan made otherwise
+        // is searched in full
+        match self.inputs.binary_search_by_key(&v, |(x, _)| *x) {
+            Ok(i) => Some(&self.inputs[i].1),
+            Err(_) => self.inputs.iter().find(|(x, _)| *x == v).map(|(_, t)| t),
+        }
     }
 
     /// The IR operation the kernel computes, over the variables of the

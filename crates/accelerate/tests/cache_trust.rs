@@ -12,12 +12,12 @@ mod common;
 
 use accelerate::prelude::*;
 use accelerate::{compile_with, Backend};
-use common::compilations;
+use common::{compilations, run_with_limit};
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 /// Set in a child process: the role it plays.
 const ROLE: &str = "ACCELERATE_CACHE_TRUST_ROLE";
@@ -304,26 +304,9 @@ fn run_with(cmd: &mut Command, role: &str, keep_backend: bool) -> Output {
     if !keep_backend {
         cmd.env_remove("ACCELERATE_BACKEND");
     }
-    let mut child = cmd
-        .args(["--exact", "the_kernel_cache_trusts_only_this_user_and_checks_every_entry", "--nocapture"])
-        .env(ROLE, role)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "the child ({role}) hung: killed after {LIMIT:?}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    cmd.args(["--exact", "the_kernel_cache_trusts_only_this_user_and_checks_every_entry", "--nocapture"])
+        .env(ROLE, role);
+    let out = run_with_limit(cmd, role, LIMIT);
     assert!(
         out.status.success(),
         "the child ({role}) failed:\n{}\n{}",

@@ -109,8 +109,9 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
             }
         }
     };
-    let KernelParts { inputs, sites, consts } = T::finish(g);
-    Kernel { name: k.name.clone(), skeleton, inputs, elt: k.out.elt.clone(), sites, loc: k.loc, consts }
+    let KernelParts { inputs, sites, consts, chunk_depth } = T::finish(g);
+    let (name, elt, loc) = (k.name.clone(), k.out.elt.clone(), k.loc);
+    Kernel { name, skeleton, inputs, elt, sites, loc, consts, chunk_depth }
 }
 
 impl ShapeOf {

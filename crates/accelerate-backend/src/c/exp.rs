@@ -35,7 +35,10 @@ use accelerate_base::array::ScalarVal;
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+mod outline;
 
 /// A value in C: its type and one C atom (a variable or a literal) per leaf.
 #[derive(Clone, Debug)]
@@ -64,12 +67,34 @@ pub(crate) struct Bound {
 }
 
 /// An array the kernel reads: its C buffer pointers (one per leaf), its
-/// extents, and its element type.
+/// extents, its element type, and where its buffers and extents are in
+/// the kernel's arguments (`A->bufs`, `A->extents`).
 #[derive(Clone, Debug)]
 pub(crate) struct ArraySlot {
     pub leaves: Vec<String>,
     pub extents: Vec<String>,
     pub elt: EltTy,
+    pub first_buf: usize,
+    pub first_extent: usize,
+}
+
+impl ArraySlot {
+    /// The C declarations of its buffers and extents from the kernel's
+    /// arguments (`B`, `X`), as a C function's prologue writes them.
+    pub fn declaration(&self) -> String {
+        let mut out = String::new();
+        for (l, (name, t)) in self.leaves.iter().zip(self.elt.leaves()).enumerate() {
+            let ct = c_type(t);
+            out.push_str(&format!(
+                "    const {ct} *restrict {name} = (const {ct} *)B[{}];\n",
+                self.first_buf + l
+            ));
+        }
+        for (d, name) in self.extents.iter().enumerate() {
+            out.push_str(&format!("    const int64_t {name} = X[{}];\n", self.first_extent + d));
+        }
+        out
+    }
 }
 
 /// Note [Hoisted literals]
@@ -81,7 +106,10 @@ pub(crate) struct ArraySlot {
 /// rebuilt with other constants (a time step, a seed, a threshold) reuses
 /// its compiled kernels, as a compiled `Program` does for other arrays.
 /// The integers whose values the C compiler exploits (-1, 0, 1 and small
-/// powers of two: strides, shifts, masks) stay in the source (`embedded`).
+/// powers of two: strides, shifts, masks) stay in the source (`embedded`),
+/// and so does every shift amount: a shift by a value the compiler does
+/// not know costs it more than a load (GCC took 3.4 s, not 1.0, over 40
+/// functions of 32 `x ^ (x >> 7)` each, the 7 read from `A->consts`).
 /// A hoisted literal is loaded once per function, outside every loop, so
 /// it costs the loop one register.
 #[derive(Clone, Debug, Default)]
@@ -107,20 +135,85 @@ impl Hoisted {
         format!("K{n}")
     }
 
-    /// The declarations of the locals `K<n>`, read from `A->consts`.
-    pub fn declarations(&self) -> String {
-        let mut out = String::new();
-        for (n, (t, _)) in self.lits.iter().enumerate() {
-            let value = literal_from_word(*t, &format!("A->consts[{n}]"));
-            out.push_str(&format!("    const {} K{n} = {value};\n", c_type(*t)));
-        }
-        out
+    /// The declarations of the locals `K<n>` for these `n`, read from
+    /// `A->consts`.
+    pub fn declarations(&self, which: &[usize]) -> String {
+        which.iter().map(|&n| self.declaration(n)).collect()
+    }
+
+    /// The declaration of the local `K<n>`.
+    pub fn declaration(&self, n: usize) -> String {
+        let (t, _) = self.lits[n];
+        let value = literal_from_word(t, &format!("A->consts[{n}]"));
+        format!("    const {} K{n} = {value};\n", c_type(t))
+    }
+
+    /// The `n` of an atom `K<n>` naming one of these literals.
+    pub fn index_of(&self, atom: &str) -> Option<usize> {
+        atom.strip_prefix('K').and_then(|n| n.parse().ok()).filter(|&n| n < self.lits.len())
     }
 
     /// The words passed to the kernel as `A->consts`.
     pub fn words(&self) -> Vec<i64> {
         self.lits.iter().map(|(_, w)| *w).collect()
     }
+}
+
+/// C atoms (a position, or an index) known to lie inside arrays. The sets
+/// are shared between the names of one value (an outlined function's
+/// parameter and its argument): the index of a `zip_with` of 10^5 inputs
+/// lies inside 10^5 arrays, and each of 10^3 chunks receives it.
+#[derive(Debug)]
+pub(crate) struct Trusted<K>(HashMap<K, Rc<HashSet<usize>>>);
+
+impl<K> Default for Trusted<K> {
+    fn default() -> Self {
+        Trusted(HashMap::new())
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Trusted<K> {
+    /// Records that `at` lies inside `array`.
+    pub fn add(&mut self, at: K, array: usize) {
+        Rc::make_mut(self.0.entry(at).or_default()).insert(array);
+    }
+
+    pub fn contains(&self, at: &K, array: usize) -> bool {
+        self.0.get(at).is_some_and(|a| a.contains(&array))
+    }
+
+    /// Records that `new` lies inside whatever `old` does.
+    pub fn alias(&mut self, old: &K, new: K) {
+        let Some(arrays) = self.0.get(old).cloned() else { return };
+        match self.0.get_mut(&new) {
+            None => {
+                self.0.insert(new, arrays);
+            }
+            Some(mine) => Rc::make_mut(mine).extend(arrays.iter().copied()),
+        }
+    }
+}
+
+/// Lines are indented up to this many levels (deeper code, 10^4 nested
+/// conditionals, is not indented further: the text stays linear in size).
+const MAX_INDENT: usize = 12;
+
+/// What a generator wrote (`ExpGen::into_parts`).
+pub(crate) struct Body {
+    /// The statements.
+    pub code: String,
+    /// The fresh-name counter, for the kernel's next function.
+    pub fresh: usize,
+    /// Whether the code can raise an error.
+    pub raised: bool,
+    /// The functions the code calls (Note [Outlined chunks]), to be
+    /// written before the function the code is the body of.
+    pub functions: String,
+    /// The hoisted literals the code reads (those its functions read
+    /// they declare themselves).
+    pub consts: Vec<usize>,
+    /// How deeply the functions it calls call each other.
+    pub chunk_depth: usize,
 }
 
 /// Generates the statements of scalar code, appended to `out`.
@@ -132,7 +225,10 @@ pub(crate) struct ExpGen<'a> {
     pub sites: &'a mut Vec<SrcLoc>,
     /// The kernel's hoisted literals (Note [Hoisted literals]).
     pub hoisted: &'a mut Hoisted,
-    pub out: String,
+    /// The code written so far, in pieces (Note [Code with holes]),
+    /// before the piece being written, `out`.
+    code: Vec<String>,
+    out: String,
     indent: usize,
     fresh: usize,
     contexts: Vec<String>,
@@ -142,15 +238,22 @@ pub(crate) struct ExpGen<'a> {
     errors: usize,
     /// Positions (C atoms) known to lie inside these arrays, so that a
     /// linear read at them needs no check.
-    pub trusted_linear: Vec<(String, usize)>,
+    pub trusted_linear: Trusted<String>,
     /// Indices (C atoms per dimension) known to lie inside these arrays.
-    pub trusted_index: Vec<(Vec<String>, usize)>,
+    pub trusted_index: Trusted<Vec<String>>,
     /// In a fast function (Note [Optimistic checks]), the flag that a
     /// failed check sets instead of raising an error.
     pub optimistic: Option<String>,
     /// C atoms that do not change inside the innermost loop being
     /// generated (a row's number and outer index).
     pub loop_invariant: Vec<String>,
+    /// Splitting very large scalar code into functions (Note [Outlined
+    /// chunks]): the prefix of their names, where the target allows it.
+    pub outline: Option<String>,
+    /// What `outline` knows of the terms being generated.
+    outlining: outline::State,
+    /// How many of the variables in scope have a deferred error.
+    deferred_in_scope: usize,
 }
 
 impl<'a> ExpGen<'a> {
@@ -168,48 +271,124 @@ impl<'a> ExpGen<'a> {
             arrays,
             sites,
             hoisted,
+            code: Vec::new(),
             out: String::new(),
             indent,
             fresh: prefix_counter,
             contexts: vec![err.into()],
             raised: false,
             errors: 0,
-            trusted_linear: Vec::new(),
-            trusted_index: Vec::new(),
+            trusted_linear: Trusted::default(),
+            trusted_index: Trusted::default(),
             optimistic: None,
             loop_invariant: Vec::new(),
+            outline: None,
+            outlining: outline::State::default(),
+            deferred_in_scope: 0,
         }
     }
 
     /// The code generated, the fresh-name counter (to continue the
-    /// numbering in the kernel's next function), and whether the code can
-    /// raise an error.
-    pub fn into_parts(self) -> (String, usize, bool) {
-        (self.out, self.fresh, self.raised)
+    /// numbering in the kernel's next function), whether the code can
+    /// raise an error, and the functions it calls (Note [Outlined chunks]).
+    pub fn into_parts(mut self) -> Body {
+        let code = self.take_code();
+        let functions = std::mem::take(&mut self.outlining.functions);
+        let consts = std::mem::take(&mut self.outlining.consts).into_iter().collect();
+        let chunk_depth = self.outlining.deepest;
+        Body { code, fresh: self.fresh, raised: self.raised, functions, consts, chunk_depth }
     }
 
     pub fn line(&mut self, s: &str) {
-        let line = self.indented(s);
-        self.out.push_str(&line);
+        self.push_indent();
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    /// Appends code written elsewhere (`aside`), as it is.
+    pub fn push_code(&mut self, code: &str) {
+        self.out.push_str(code);
     }
 
     /// Generates code with `f` if that code reports no error; otherwise
     /// generates nothing and returns `None`.
     pub fn without_errors<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
-        let (out, sites, errors, raised) = (self.out.len(), self.sites.len(), self.errors, self.raised);
+        let (at, sites, errors, raised) = (self.mark(), self.sites.len(), self.errors, self.raised);
+        let functions = self.outlining.functions.len();
         let r = f(self);
         if self.errors == errors {
             return Some(r);
         }
-        self.out.truncate(out);
+        self.truncate(at);
+        self.outlining.functions.truncate(functions);
         self.sites.truncate(sites);
         (self.errors, self.raised) = (errors, raised);
         None
     }
 
+    /// The current indentation, up to `MAX_INDENT` levels.
+    fn push_indent(&mut self) {
+        for _ in 0..self.indent.min(MAX_INDENT) {
+            self.out.push_str("    ");
+        }
+    }
+
     /// A line of code at the current indentation.
     fn indented(&self, s: &str) -> String {
-        format!("{}{s}\n", "    ".repeat(self.indent))
+        format!("{}{s}\n", "    ".repeat(self.indent.min(MAX_INDENT)))
+    }
+
+    // Note [Code with holes]
+    // Code is written once, in order, into one buffer, except where a
+    // declaration must come before code that decides it: a conditional's
+    // result variables (their types are those of its branches' values) and
+    // a let's own error context (needed only if its bound term's code can
+    // fail). There the buffer is cut and a *hole* left, filled once the
+    // code after it is written, and the pieces are joined at the end.
+    // Writing such code into a buffer of its own and copying it into its
+    // parent's copied each level of 10^4 nested conditionals into every
+    // level above it: quadratic.
+
+    /// Where the code is now (`truncate` goes back to it).
+    fn mark(&self) -> (usize, usize) {
+        (self.code.len(), self.out.len())
+    }
+
+    /// Drops the code written since `mark`.
+    fn truncate(&mut self, (pieces, len): (usize, usize)) {
+        if self.code.len() > pieces {
+            self.out = self.code.swap_remove(pieces);
+            self.code.truncate(pieces);
+        }
+        self.out.truncate(len);
+    }
+
+    /// Leaves a hole here, filled by `fill`.
+    fn hole(&mut self) -> usize {
+        self.code.push(std::mem::take(&mut self.out));
+        self.code.push(String::new());
+        self.code.len() - 1
+    }
+
+    fn fill(&mut self, hole: usize, text: String) {
+        self.code[hole] = text;
+    }
+
+    /// The code written so far, taken out.
+    fn take_code(&mut self) -> String {
+        let mut code = std::mem::take(&mut self.code);
+        code.push(std::mem::take(&mut self.out));
+        code.concat()
+    }
+
+    /// Code generated by `f` on its own, taken out (at the current
+    /// indentation): for code whose declarations must precede it.
+    pub fn aside<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> (String, T) {
+        let saved = (std::mem::take(&mut self.code), std::mem::take(&mut self.out));
+        let r = f(self);
+        let code = self.take_code();
+        (self.code, self.out) = saved;
+        (code, r)
     }
 
     pub fn open(&mut self, s: &str) {
@@ -288,7 +467,7 @@ impl<'a> ExpGen<'a> {
 
     /// Whether the node `e` itself (not its subterms) may raise an error:
     /// a checked primitive, or a read (reads of rank-0 arrays cannot fail).
-    fn raises_here(&self, e: &OpenExp) -> bool {
+    pub(super) fn raises_here(&self, e: &OpenExp) -> bool {
         use PrimFun::*;
         match &e.kind {
             ExpKind::Index { array, .. } => !self.arrays.get(array).is_some_and(|s| s.extents.is_empty()),
@@ -304,6 +483,14 @@ impl<'a> ExpGen<'a> {
     /// Whether evaluating `e` in `env` may raise an error (anywhere inside
     /// it, or by using a variable whose binding's error is deferred).
     pub fn may_raise(&self, e: &OpenExp, env: &[Bound]) -> bool {
+        // with no deferred binding in scope, only the term's own nodes can
+        // (known for every node at once: asking each let of a chain nested
+        // in its bound terms was quadratic)
+        if self.deferred_in_scope == 0 {
+            if let Some(raises) = self.raises_within(e) {
+                return raises;
+            }
+        }
         self.may_raise_under(e, env, 0)
     }
 
@@ -381,156 +568,204 @@ impl<'a> ExpGen<'a> {
     }
 
     pub fn exp(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(e, env))
+        // Note [Outlined chunks]; Note [Stack per level]
+        if let Some(call) = self.enter(e, env) {
+            return call;
+        }
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(e, env));
+        self.leave();
+        r
     }
+
+    // Note [Stack per level]
+    // Generating a term recurses once per level of it, and a term is as
+    // deep as a long program (2 x 10^5 levels for 10^5 fused maps). With
+    // every case written inside one function, each level took that
+    // function's frame for all of its cases' temporaries, 2.5 KB: half a
+    // gigabyte of stack for such a term, mapped and faulted in by stacker.
+    // So `exp_inner` only dispatches, and each case is a function of its
+    // own, not inlined, whose frame is the only one a level adds.
 
     fn exp_inner(&mut self, e: &OpenExp, env: &mut Vec<Bound>) -> CVal {
         match &e.kind {
-            ExpKind::Let(b, body) => {
-                // (a binding that cannot fail needs no context of its own)
-                if self.optimistic.is_some() || !self.may_raise(b, env) || strict(body, 0) {
-                    let val = self.exp(b, env);
-                    env.push(Bound { val, deferred: None });
-                } else {
-                    // the context is declared only if the bound term's code
-                    // can report an error into it (a read found inside its
-                    // array's bounds cannot)
-                    let ctx = self.fresh("d");
-                    let (at, errors) = (self.out.len(), self.errors);
-                    let declaration = self.indented(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
-                    self.contexts.push(ctx.clone());
-                    let val = self.exp(b, env);
-                    self.contexts.pop();
-                    if self.errors == errors {
-                        env.push(Bound { val, deferred: None });
-                    } else {
-                        self.out.insert_str(at, &declaration);
-                        env.push(Bound { val, deferred: Some(ctx) });
-                    }
-                }
-                let r = self.exp(body, env);
-                env.pop();
-                r
+            ExpKind::Let(b, body) => self.let_exp(e, b, body, env),
+            ExpKind::Var(i) => self.var_exp(*i, env),
+            ExpKind::Const(c) => {
+                let atom = self.hoisted.atom(*c);
+                self.note_literal(&atom);
+                CVal::scalar(c.ty(), atom)
             }
-            ExpKind::Var(i) => {
-                let b = env[env.len() - 1 - i].clone();
-                if let Some(d) = &b.deferred {
-                    self.raised = true;
-                    self.errors += 1;
-                    let ctx = self.contexts.last().expect("a context").clone();
-                    self.line(&format!("acc_propagate(&{ctx}, &{d});"));
-                }
-                b.val
-            }
-            ExpKind::Const(c) => CVal::scalar(c.ty(), self.hoisted.atom(*c)),
-            ExpKind::Tuple(es) => {
-                let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
-                CVal {
-                    ty: EltTy::Tuple(vals.iter().map(|v| v.ty.clone()).collect()),
-                    leaves: vals.into_iter().flat_map(|v| v.leaves).collect(),
-                }
-            }
+            ExpKind::Tuple(es) => self.tuple_exp(es, env),
             ExpKind::Prj(i, t) => project(self.exp(t, env), *i),
-            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args)
-                if self.cannot_fail(&args[1], env, 16) =>
-            {
-                // a small second argument that cannot fail is evaluated
-                // always: no branch, so a loop around it can be vectorised
-                let a = self.exp(&args[0], env);
-                let b = self.exp(&args[1], env);
-                let sym = if *op == PrimFun::LAnd { "&" } else { "|" };
-                let r = self.bind(ScalarTy::Bool, &format!("{} {sym} {}", a.leaves[0], b.leaves[0]));
-                CVal::scalar(ScalarTy::Bool, r)
-            }
-            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => {
-                let a = self.exp(&args[0], env);
-                let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
-                let test = if *op == PrimFun::LAnd { r.clone() } else { format!("!{r}") };
-                self.open(&format!("if ({test}) {{"));
-                let b = self.exp(&args[1], env);
-                self.line(&format!("{r} = {};", b.leaves[0]));
-                self.close("}");
-                CVal::scalar(ScalarTy::Bool, r)
-            }
-            ExpKind::Prim(op, args) => {
-                let vals: Vec<CVal> = args.iter().map(|x| self.exp(x, env)).collect();
-                self.prim(*op, vals, e.loc)
-            }
-            ExpKind::Cond(c, t, f) => {
-                let c = self.exp(c, env);
-                let (then_code, tv) = self.nested(|g| g.exp(t, env));
-                let (else_code, ev) = self.nested(|g| g.exp(f, env));
-                let leaves = tv.ty.leaves();
-                let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
-                for (r, t) in rs.iter().zip(&leaves) {
-                    self.line(&format!("{} {r};", c_type(*t)));
-                }
-                self.open(&format!("if ({}) {{", c.leaves[0]));
-                self.out.push_str(&then_code);
-                for (r, v) in rs.iter().zip(&tv.leaves) {
-                    self.line(&format!("{r} = {v};"));
-                }
-                self.close("} else {");
-                self.indent += 1;
-                self.out.push_str(&else_code);
-                for (r, v) in rs.iter().zip(&ev.leaves) {
-                    self.line(&format!("{r} = {v};"));
-                }
-                self.close("}");
-                CVal { ty: tv.ty, leaves: rs }
-            }
-            ExpKind::While { cond, body, init } => {
-                let x = self.exp(init, env);
-                let leaves = x.ty.leaves();
-                let vars: Vec<String> = leaves.iter().map(|_| self.fresh("w")).collect();
-                for ((v, t), a) in vars.iter().zip(&leaves).zip(&x.leaves) {
-                    self.line(&format!("{} {v} = {a};", c_type(*t)));
-                }
-                let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
-                self.open("for (;;) {");
-                let c = self.apply_in(cond, state.clone(), env);
-                let failed = self.failed();
-                self.line(&format!("if (!{} || ({failed})) break;", c.leaves[0]));
-                let next = self.apply_in(body, state.clone(), env);
-                // every leaf of `next` is computed before any is assigned
-                let tmps: Vec<String> =
-                    next.leaves.iter().zip(&leaves).map(|(n, t)| self.bind(*t, n)).collect();
-                for (v, t) in vars.iter().zip(&tmps) {
-                    self.line(&format!("{v} = {t};"));
-                }
-                self.close("}");
-                state
-            }
-            ExpKind::Index { array, index } => {
-                let ix = self.exp(index, env);
-                let trusted = self.trusted_index.iter().any(|(t, a)| *a == *array && *t == ix.leaves);
-                self.read_index(*array, &ix.leaves, e.loc, !trusted)
-            }
-            ExpKind::LinearIndex { array, index } => {
-                let i = self.exp(index, env);
-                let trusted = self.trusted_linear.iter().any(|(t, a)| *a == *array && *t == i.leaves[0]);
-                self.read_linear(*array, &i.leaves[0], e.loc, !trusted)
-            }
+            ExpKind::Prim(op @ (PrimFun::LAnd | PrimFun::LOr), args) => self.logic_exp(*op, args, env),
+            ExpKind::Prim(op, args) => self.prim_exp(*op, args, e.loc, env),
+            ExpKind::Cond(c, t, f) => self.cond_exp(c, t, f, env),
+            ExpKind::While { cond, body, init } => self.while_exp(cond, body, init, env),
+            ExpKind::Index { array, index } => self.index_exp(*array, index, e.loc, env),
+            ExpKind::LinearIndex { array, index } => self.linear_index_exp(*array, index, e.loc, env),
             ExpKind::Shape { array } => CVal::index(self.slot(*array).extents),
         }
     }
 
-    /// Code generated into a buffer of its own, one level deeper, for a
-    /// branch of a conditional.
-    fn nested<T>(&mut self, f: impl FnOnce(&mut ExpGen<'a>) -> T) -> (String, T) {
-        let saved = std::mem::take(&mut self.out);
-        self.indent += 1;
-        let r = f(self);
-        self.indent -= 1;
-        (std::mem::replace(&mut self.out, saved), r)
+    #[inline(never)]
+    fn let_exp(&mut self, e: &OpenExp, b: &OpenExp, body: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        // (a binding that cannot fail needs no context of its own)
+        if self.optimistic.is_some() || !self.may_raise(b, env) || self.strict_let(e) {
+            let val = self.exp(b, env);
+            env.push(Bound { val, deferred: None });
+        } else {
+            // the context is declared only if the bound term's code can
+            // report an error into it (a read found inside its array's
+            // bounds cannot): in a hole (Note [Code with holes])
+            let ctx = self.fresh("d");
+            let errors = self.errors;
+            let declaration = self.indented(&format!("acc_err {ctx}; {ctx}.code = ACC_ERR_NONE;"));
+            let hole = self.hole();
+            self.contexts.push(ctx.clone());
+            let val = self.exp(b, env);
+            self.contexts.pop();
+            if self.errors == errors {
+                env.push(Bound { val, deferred: None });
+            } else {
+                self.fill(hole, declaration);
+                env.push(Bound { val, deferred: Some(ctx) });
+                self.deferred_in_scope += 1;
+            }
+        }
+        let r = self.exp(body, env);
+        if env.pop().is_some_and(|b| b.deferred.is_some()) {
+            self.deferred_in_scope -= 1;
+        }
+        r
     }
 
-    pub fn slot(&self, array: usize) -> ArraySlot {
+    #[inline(never)]
+    fn var_exp(&mut self, i: usize, env: &[Bound]) -> CVal {
+        let b = self.variable(env, i);
+        if let Some(d) = &b.deferred {
+            self.raised = true;
+            self.errors += 1;
+            let ctx = self.contexts.last().expect("a context").clone();
+            self.line(&format!("acc_propagate(&{ctx}, &{d});"));
+        }
+        b.val
+    }
+
+    #[inline(never)]
+    fn tuple_exp(&mut self, es: &[OpenExp], env: &mut Vec<Bound>) -> CVal {
+        let vals: Vec<CVal> = es.iter().map(|x| self.exp(x, env)).collect();
+        CVal {
+            ty: EltTy::Tuple(vals.iter().map(|v| v.ty.clone()).collect()),
+            leaves: vals.into_iter().flat_map(|v| v.leaves).collect(),
+        }
+    }
+
+    #[inline(never)]
+    fn logic_exp(&mut self, op: PrimFun, args: &[OpenExp], env: &mut Vec<Bound>) -> CVal {
+        let sym = if op == PrimFun::LAnd { "&" } else { "|" };
+        if self.cannot_fail(&args[1], env, 16) {
+            // a small second argument that cannot fail is evaluated
+            // always: no branch, so a loop around it can be vectorised
+            let a = self.exp(&args[0], env);
+            let b = self.exp(&args[1], env);
+            let r = self.bind(ScalarTy::Bool, &format!("{} {sym} {}", a.leaves[0], b.leaves[0]));
+            return CVal::scalar(ScalarTy::Bool, r);
+        }
+        let a = self.exp(&args[0], env);
+        let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
+        let test = if op == PrimFun::LAnd { r.clone() } else { format!("!{r}") };
+        self.open(&format!("if ({test}) {{"));
+        let b = self.exp(&args[1], env);
+        self.line(&format!("{r} = {};", b.leaves[0]));
+        self.close("}");
+        CVal::scalar(ScalarTy::Bool, r)
+    }
+
+    #[inline(never)]
+    fn prim_exp(&mut self, op: PrimFun, args: &[OpenExp], loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
+        let vals: Vec<CVal> = args
+            .iter()
+            .enumerate()
+            .map(|(k, x)| match (op, k, &x.kind) {
+                // a shift amount stays in the source (Note [Hoisted literals])
+                (PrimFun::Shl | PrimFun::Shr, 1, ExpKind::Const(c)) => CVal::scalar(c.ty(), literal(*c)),
+                _ => self.exp(x, env),
+            })
+            .collect();
+        self.prim(op, vals, loc)
+    }
+
+    #[inline(never)]
+    fn cond_exp(&mut self, c: &OpenExp, t: &OpenExp, f: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        let c = self.exp(c, env);
+        // the results are declared once the branches' values are known
+        // (Note [Code with holes])
+        let hole = self.hole();
+        self.open(&format!("if ({}) {{", c.leaves[0]));
+        let tv = self.exp(t, env);
+        let leaves = tv.ty.leaves();
+        let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
+        for (r, v) in rs.iter().zip(&tv.leaves) {
+            self.line(&format!("{r} = {v};"));
+        }
+        self.close("} else {");
+        self.indent += 1;
+        let ev = self.exp(f, env);
+        for (r, v) in rs.iter().zip(&ev.leaves) {
+            self.line(&format!("{r} = {v};"));
+        }
+        self.close("}");
+        let declarations: String =
+            rs.iter().zip(&leaves).map(|(r, t)| self.indented(&format!("{} {r};", c_type(*t)))).collect();
+        self.fill(hole, declarations);
+        CVal { ty: tv.ty, leaves: rs }
+    }
+
+    #[inline(never)]
+    fn while_exp(&mut self, cond: &Fun, body: &Fun, init: &OpenExp, env: &mut Vec<Bound>) -> CVal {
+        let x = self.exp(init, env);
+        let leaves = x.ty.leaves();
+        let vars: Vec<String> = leaves.iter().map(|_| self.fresh("w")).collect();
+        for ((v, t), a) in vars.iter().zip(&leaves).zip(&x.leaves) {
+            self.line(&format!("{} {v} = {a};", c_type(*t)));
+        }
+        let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
+        self.open("for (;;) {");
+        let c = self.apply_in(cond, state.clone(), env);
+        let failed = self.failed();
+        self.line(&format!("if (!{} || ({failed})) break;", c.leaves[0]));
+        let next = self.apply_in(body, state.clone(), env);
+        // every leaf of `next` is computed before any is assigned
+        let tmps: Vec<String> = next.leaves.iter().zip(&leaves).map(|(n, t)| self.bind(*t, n)).collect();
+        for (v, t) in vars.iter().zip(&tmps) {
+            self.line(&format!("{v} = {t};"));
+        }
+        self.close("}");
+        state
+    }
+
+    #[inline(never)]
+    fn index_exp(&mut self, array: usize, index: &OpenExp, loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
+        let ix = self.exp(index, env);
+        let trusted = self.trusted_index.contains(&ix.leaves, array);
+        self.read_index(array, &ix.leaves, loc, !trusted)
+    }
+
+    #[inline(never)]
+    fn linear_index_exp(&mut self, array: usize, index: &OpenExp, loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
+        let i = self.exp(index, env);
+        let trusted = self.trusted_linear.contains(&i.leaves[0], array);
+        self.read_linear(array, &i.leaves[0], loc, !trusted)
+    }
+
+    pub fn slot(&mut self, array: usize) -> ArraySlot {
+        self.note_array(array);
         self.arrays.get(&array).cloned().expect("every array a kernel reads has a slot")
     }
 
     /// The element of an array at a multidimensional index; `checked`
     /// unless the caller knows the index lies inside.
+    #[inline(never)]
     pub fn read_index(&mut self, array: usize, ix: &[String], loc: SrcLoc, checked: bool) -> CVal {
         let slot = self.slot(array);
         let pos = linear_of(ix, &slot.extents);
@@ -553,6 +788,7 @@ impl<'a> ExpGen<'a> {
     }
 
     /// The element of an array at a row-major position.
+    #[inline(never)]
     pub fn read_linear(&mut self, array: usize, i: &str, loc: SrcLoc, checked: bool) -> CVal {
         let slot = self.slot(array);
         if !checked {
@@ -593,6 +829,7 @@ impl<'a> ExpGen<'a> {
         CVal { ty: slot.elt.clone(), leaves }
     }
 
+    #[inline(never)]
     fn prim(&mut self, op: PrimFun, args: Vec<CVal>, loc: SrcLoc) -> CVal {
         use PrimFun::*;
         let tys: Vec<EltTy> = args.iter().map(|a| a.ty.clone()).collect();
@@ -884,51 +1121,4 @@ fn cast(from: ScalarTy, to: ScalarTy, a: &str) -> String {
         _ if from.is_float() => format!("acc_{}_to_{}({a})", helper_suffix(from), c_type(to)),
         _ => format!("({}){a}", c_type(to)),
     }
-}
-
-/// Is `var` used on every evaluation path of `e`? Then a failure of its
-/// binding can be raised where it is bound (Note [Error contexts in
-/// generated code]).
-pub(crate) fn strict(e: &OpenExp, var: usize) -> bool {
-    strict_vars(e).contains(&var)
-}
-
-/// The variables (de Bruijn indices in `e`'s environment) that `e` uses on
-/// every evaluation path, in one bottom-up pass.
-fn strict_vars(e: &OpenExp) -> BTreeSet<usize> {
-    // the variables of a body under one binder, seen from outside it
-    let unbind =
-        |s: BTreeSet<usize>| s.into_iter().filter(|&v| v > 0).map(|v| v - 1).collect::<BTreeSet<_>>();
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
-        ExpKind::Var(k) => BTreeSet::from([*k]),
-        ExpKind::Let(b, body) => {
-            let inner = strict_vars(body);
-            // the binding runs on every path only if its variable is used
-            // on every path: else it has a context of its own, where the
-            // errors of the variables it reads are deferred too
-            let bound = inner.contains(&0);
-            let mut s = unbind(inner);
-            if bound {
-                s.extend(strict_vars(b));
-            }
-            s
-        }
-        ExpKind::Const(_) | ExpKind::Shape { .. } => BTreeSet::new(),
-        ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, es) => strict_vars(&es[0]),
-        ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().flat_map(strict_vars).collect(),
-        ExpKind::Prj(_, t) => strict_vars(t),
-        ExpKind::Cond(c, t, f) => {
-            let (t, f) = (strict_vars(t), strict_vars(f));
-            let mut s = strict_vars(c);
-            s.extend(t.intersection(&f));
-            s
-        }
-        // the condition runs at least once, on the initial value
-        ExpKind::While { cond, init, .. } => {
-            let mut s = strict_vars(init);
-            s.extend(unbind(strict_vars(&cond.body)));
-            s
-        }
-        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => strict_vars(index),
-    })
 }

@@ -12,7 +12,7 @@
 //! both write a kernel's body with `backend::c`'s `ExpGen`, which is all
 //! the functions here need.
 
-use super::{c_type, linear_of, ArraySlot, CVal, ExpGen, Hoisted};
+use super::{c_type, linear_of, ArraySlot, Body, CVal, ExpGen, Hoisted};
 use accelerate_base::array::{ArrayTy, EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
@@ -86,6 +86,9 @@ pub(crate) struct Kernel {
     pub loc: SrcLoc,
     /// The words of its hoisted literals (Note [Hoisted literals]).
     pub consts: Vec<i64>,
+    /// How deeply its functions' outlined chunks call each other (Note
+    /// [Outlined chunks]), so that it is run on a stack that holds them.
+    pub chunk_depth: usize,
 }
 
 /// What a backend's kernel generator hands back once a kernel's functions
@@ -94,6 +97,7 @@ pub(crate) struct KernelParts {
     pub inputs: Vec<usize>,
     pub sites: Vec<SrcLoc>,
     pub consts: Vec<i64>,
+    pub chunk_depth: usize,
 }
 
 /// Where `open_function` leaves room for the hoisted literals, which
@@ -112,6 +116,8 @@ pub(crate) struct KernelCore {
     pub sites: Vec<SrcLoc>,
     pub hoisted: Hoisted,
     pub fresh: usize,
+    /// The deepest nesting of outlined chunks of its functions so far.
+    pub chunk_depth: usize,
     n_leaves: usize,
     n_extents: usize,
     input_tys: Vec<ArrayTy>,
@@ -123,12 +129,15 @@ impl KernelCore {
         let mut slots = HashMap::new();
         let mut input_tys = Vec::new();
         let mut inputs = Vec::new();
+        let (mut first_buf, mut first_extent) = (0, 0);
         for (j, (v, ty)) in k.inputs.iter().enumerate() {
             let (v, ty) = (*v, ty.clone());
             inputs.push(v);
-            let leaves = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
+            let leaves: Vec<String> = (0..ty.elt.leaves().len()).map(|l| format!("a{j}_{l}")).collect();
             let extents = (0..ty.rank).map(|d| format!("a{j}_s{d}")).collect();
-            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone() });
+            let n_leaves = leaves.len();
+            slots.insert(v, ArraySlot { leaves, extents, elt: ty.elt.clone(), first_buf, first_extent });
+            (first_buf, first_extent) = (first_buf + n_leaves, first_extent + ty.rank);
             input_tys.push(ty);
         }
         let n_leaves = input_tys.iter().map(|t| t.elt.leaves().len()).sum();
@@ -140,6 +149,7 @@ impl KernelCore {
             sites: Vec::new(),
             hoisted: Hoisted::default(),
             fresh: 0,
+            chunk_depth: 0,
             n_leaves,
             n_extents,
             input_tys,
@@ -149,7 +159,12 @@ impl KernelCore {
     /// The kernel's inputs, the source locations its errors name and the
     /// words of its hoisted literals, once its functions are written.
     pub fn finish(self) -> KernelParts {
-        KernelParts { inputs: self.inputs, sites: self.sites, consts: self.hoisted.words() }
+        KernelParts {
+            inputs: self.inputs,
+            sites: self.sites,
+            consts: self.hoisted.words(),
+            chunk_depth: self.chunk_depth,
+        }
     }
 
     /// The index in the arguments' buffers of the first after the inputs.
@@ -192,13 +207,19 @@ impl KernelCore {
     }
 
     /// Appends a function's body (`ExpGen::into_parts`), after declaring
-    /// the hoisted literals it named; the caller closes the function.
-    pub fn close_body(&mut self, out: &mut String, code: &str, fresh: usize) {
-        self.fresh = fresh;
+    /// the hoisted literals it reads, and writes the functions it calls
+    /// (Note [Outlined chunks]) before the function, which starts at
+    /// `start` in `out`; the caller closes the function.
+    pub fn close_body(&mut self, out: &mut String, start: usize, body: &Body) {
+        self.fresh = body.fresh;
+        self.chunk_depth = self.chunk_depth.max(body.chunk_depth);
         if let Some(at) = out.rfind(CONSTS_MARK) {
-            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations());
+            out.replace_range(at..at + CONSTS_MARK.len(), &self.hoisted.declarations(&body.consts));
         }
-        out.push_str(code);
+        out.push_str(&body.code);
+        if !body.functions.is_empty() {
+            out.insert_str(start, &body.functions);
+        }
     }
 
     /// Declares buffers `name_l` of the element type from `B[first ..]`,
@@ -301,19 +322,19 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
         let rank = g.arrays.get(&a).map(|s| s.extents.len());
         match ix {
             Some(ix) => {
-                g.trusted_index.push((ix.to_vec(), a));
+                g.trusted_index.add(ix.to_vec(), a);
                 if ix.len() == 1 {
-                    g.trusted_linear.push((ix[0].clone(), a));
+                    g.trusted_linear.add(ix[0].clone(), a);
                 }
             }
             None => {
                 // a position inside an intersection is a position inside
                 // each array only for vectors (or the exact shape)
                 if exact == Some(a) || rank == Some(1) {
-                    g.trusted_linear.push((pos.to_string(), a));
+                    g.trusted_linear.add(pos.to_string(), a);
                 }
                 if rank == Some(1) {
-                    g.trusted_index.push((vec![pos.to_string()], a));
+                    g.trusted_index.add(vec![pos.to_string()], a);
                 }
             }
         }

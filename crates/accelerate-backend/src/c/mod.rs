@@ -29,7 +29,7 @@ pub(crate) mod host;
 pub(crate) mod kernel;
 pub(crate) mod stencil;
 
-pub(crate) use exp::{linear_of, product, project, ArraySlot, Bound, CVal, ExpGen, Hoisted};
+pub(crate) use exp::{linear_of, product, project, ArraySlot, Body, Bound, CVal, ExpGen, Hoisted};
 
 use accelerate_base::array::{ScalarTy, ScalarVal};
 use std::sync::OnceLock;

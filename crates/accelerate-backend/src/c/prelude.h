@@ -31,6 +31,9 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
 #endif
 
 #define ACC_FN static inline
+/* A helper on an error's path: out of line, so that a kernel of 10^4
+ * checks does not paste 10^4 copies of it into its code. */
+#define ACC_COLD static __attribute__((noinline, cold))
 
 /* Marks a reduction's lane loop outside a fast function: under GCC it
  * stays a loop until the vectoriser, which then vectorises it as a loop

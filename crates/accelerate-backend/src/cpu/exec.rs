@@ -82,6 +82,8 @@ struct Cpu<'a> {
 struct Call {
     f: KernelFn,
     args: AccArgs,
+    /// The stack the kernel's code needs.
+    stack: usize,
 }
 
 // SAFETY: the buffers behind the pointers are kept alive by the launching
@@ -93,10 +95,13 @@ unsafe impl Send for Call {}
 
 impl Call {
     fn chunk(&self, start: usize, end: usize) {
-        // SAFETY: the kernel was generated for exactly these arguments
-        // (lower.rs and this file agree on the layout) and reads and
-        // writes only inside the buffers' extents for `start .. end`.
-        unsafe { (self.f)(&self.args, start as i64, end as i64) }
+        // (Note [Stack for outlined chunks])
+        stacker::maybe_grow(self.stack, self.stack, || {
+            // SAFETY: the kernel was generated for exactly these arguments
+            // (lower.rs and this file agree on the layout) and reads and
+            // writes only inside the buffers' extents for `start .. end`.
+            unsafe { (self.f)(&self.args, start as i64, end as i64) }
+        })
     }
 }
 
@@ -196,7 +201,9 @@ impl Launch<'_> {
         extents.extend_from_slice(own_extents);
         let params = params.to_vec();
         let mut err = AccErr::NONE;
+        let stack = KERNEL_STACK + self.k.chunk_depth * STACK_PER_CHUNK;
         let call = Call {
+            stack,
             f,
             args: AccArgs {
                 bufs: bufs.as_ptr(),
@@ -217,6 +224,23 @@ impl Launch<'_> {
         Ok(())
     }
 }
+
+// Note [Stack for outlined chunks]
+// A kernel runs on the thread that launches it (a launch of one chunk) or
+// on a worker, and that thread may be deep in the host program's walk,
+// which grows its stack in segments (stacker): a program of 10^5 arrays
+// `use`d and combined launches its kernel under 10^5 nested lets, with
+// what is left of a segment. A kernel's outlined chunks (Note [Outlined
+// chunks]) call each other as deeply as its scalar code nests, a thousand
+// deep for 10^5 operations, with frames of up to 1.5 KB (GCC's
+// -fstack-usage on such kernels). So every call of a kernel function is
+// made with at least `KERNEL_STACK` and `STACK_PER_CHUNK` per level of
+// chunks free, on a segment of that size if the thread has less.
+
+/// The stack a kernel function may use besides its chunks.
+const KERNEL_STACK: usize = 256 * 1024;
+/// The stack one level of outlined chunks may use, with a margin.
+const STACK_PER_CHUNK: usize = 4 * 1024;
 
 /// Chunk boundaries for `0 .. n` on `workers` workers (Note [Chunks]).
 fn uniform(n: usize, grain: usize, workers: usize) -> Vec<usize> {

@@ -257,23 +257,24 @@ impl<'f> Lockstep<'f> {
         g.line(&format!("int64_t j0 = {lo};"));
         g.open(&format!("for (; j0 + {LANES} <= {hi}; j0 += {LANES}) {{"));
         // the initial states, generated aside to learn their type first
-        let saved = std::mem::take(&mut g.out);
-        pragma(g, None);
-        g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
-        let p = g.bind(ScalarTy::I64, "j0 + q");
-        let x = at(g, &p);
-        let mut env = self.env(g, x);
-        let s0 = g.exp(self.init, &mut env);
-        let lanes: Vec<String> = s0.leaves.iter().map(|_| g.fresh("lane")).collect();
-        for (l, v) in lanes.iter().zip(&s0.leaves) {
-            g.line(&format!("{l}[q] = {v};"));
-        }
-        g.close("}");
-        let first = std::mem::replace(&mut g.out, saved);
+        let (first, (s0, lanes)) = g.aside(|g| {
+            pragma(g, None);
+            g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+            let p = g.bind(ScalarTy::I64, "j0 + q");
+            let x = at(g, &p);
+            let mut env = self.env(g, x);
+            let s0 = g.exp(self.init, &mut env);
+            let lanes: Vec<String> = s0.leaves.iter().map(|_| g.fresh("lane")).collect();
+            for (l, v) in lanes.iter().zip(&s0.leaves) {
+                g.line(&format!("{l}[q] = {v};"));
+            }
+            g.close("}");
+            (s0, lanes)
+        });
         for (l, t) in lanes.iter().zip(s0.ty.leaves()) {
             g.line(&format!("{} {l}[{LANES}];", c_type(t)));
         }
-        g.out.push_str(&first);
+        g.push_code(&first);
         // the loops, one step of every lane at a time
         g.open("for (;;) {");
         g.line("int any = 0;");

@@ -17,7 +17,7 @@
 //! `backend::c::kernel`.
 
 use crate::c::kernel::{read_at, read_ix, unravel, uses_from_index, KernelCore, KernelParts, Source};
-use crate::c::{CVal, ExpGen};
+use crate::c::{Body, CVal, ExpGen};
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
 use accelerate_plan as plan;
@@ -38,6 +38,10 @@ pub(crate) struct KernelGen {
     function: String,
     /// Whether the last function closed can raise an error.
     raised: bool,
+    /// Where the last function opened starts in its output.
+    start: usize,
+    /// Whether the last function closed calls outlined chunks.
+    outlined: bool,
 }
 
 impl Deref for KernelGen {
@@ -56,7 +60,14 @@ impl DerefMut for KernelGen {
 impl KernelGen {
     /// The code generation state of a kernel of the plan.
     pub fn new(k: &plan::Kernel) -> KernelGen {
-        KernelGen { core: KernelCore::new(k), fast: false, function: String::new(), raised: false }
+        KernelGen {
+            core: KernelCore::new(k),
+            fast: false,
+            function: String::new(),
+            raised: false,
+            start: 0,
+            outlined: false,
+        }
     }
 
     /// The kernel's inputs, sites and hoisted literals (`KernelCore::finish`).
@@ -65,12 +76,16 @@ impl KernelGen {
     }
 
     /// A scalar-code generator writing at `indent`, with errors to `e0`
-    /// (or to the flag `acc_bad` of a fast function).
+    /// (or to the flag `acc_bad` of a fast function), which splits very
+    /// large scalar code into functions (Note [Outlined chunks]).
     pub fn exp_gen(&mut self, indent: usize) -> ExpGen<'_> {
+        let fast = self.fast;
+        let name = self.function.clone();
         let mut g = self.core.exp_gen(indent);
-        if self.fast {
+        if fast {
             g.optimistic = Some("acc_bad".into());
         }
+        g.outline = Some(if fast { format!("{name}_fast") } else { name });
         g
     }
 
@@ -81,7 +96,10 @@ impl KernelGen {
     pub fn with_fast_path(&mut self, out: &mut String, function: impl Fn(&mut KernelGen, &mut String)) {
         let mut checked = String::new();
         function(self, &mut checked);
-        if self.raised {
+        // a function large enough to be outlined (Note [Outlined chunks])
+        // is not vectorised either way: its fast form would double its
+        // compile time for nothing
+        if self.raised && !self.outlined {
             self.fast = true;
             function(self, out);
             self.fast = false;
@@ -96,6 +114,7 @@ impl KernelGen {
     /// context `e0`.
     pub fn open_function(&mut self, out: &mut String, suffix: &str, what: &str, loc: SrcLoc) {
         self.function = format!("{}{suffix}", self.name);
+        self.start = out.len();
         let _ = writeln!(out, "\n/* {} at {loc} */", crate::c::comment(what));
         let f = &self.function;
         if self.fast {
@@ -115,9 +134,10 @@ impl KernelGen {
 
     /// Closes a function with its body (`ExpGen::into_parts`): the error
     /// reaches the host.
-    pub fn close_function(&mut self, out: &mut String, (code, fresh, raised): (String, usize, bool)) {
-        self.raised = raised;
-        self.core.close_body(out, &code, fresh);
+    pub fn close_function(&mut self, out: &mut String, body: Body) {
+        self.raised = body.raised;
+        self.outlined = !body.functions.is_empty();
+        self.core.close_body(out, self.start, &body);
         out.push_str(if self.fast {
             "    return acc_bad;\n}\n"
         } else {

@@ -19,7 +19,7 @@
 //! lowering of a program) is in `backend::c` (`c::kernel`, `c::lower`).
 
 use crate::c::kernel::{declare, KernelCore, KernelParts};
-use crate::c::{CVal, ExpGen};
+use crate::c::{Body, CVal, ExpGen};
 use accelerate_base::array::EltTy;
 use accelerate_base::error::SrcLoc;
 use accelerate_plan as plan;
@@ -93,8 +93,10 @@ impl KernelGen {
     /// Closes a function with its body (`ExpGen::into_parts`): the
     /// thread's error reaches the host. Every thread reaches this point
     /// (kernels never return early: Note [No early exits]).
-    pub fn close_function(&mut self, out: &mut String, (code, fresh, _raised): (String, usize, bool)) {
-        self.core.close_body(out, &code, fresh);
+    pub fn close_function(&mut self, out: &mut String, body: Body) {
+        // (CUDA code is not outlined: `functions` is empty)
+        let start = out.len();
+        self.core.close_body(out, start, &body);
         out.push_str("    acc_publish(A->err, &e0);\n}\n");
     }
 }

@@ -35,6 +35,7 @@ typedef unsigned long long acc_uptr;
 #define UINT64_MAX 18446744073709551615ull
 
 #define ACC_FN static __device__ __forceinline__
+#define ACC_COLD ACC_FN
 
 /* Threads per block of every kernel (the host launches exactly this many)
  * and warps per block. */

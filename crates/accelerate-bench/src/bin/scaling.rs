@@ -16,6 +16,7 @@
 
 use accelerate_bench::scaling::{self, Measured, FAMILIES};
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{exit, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -115,6 +116,9 @@ fn run_child(family: &str, n: usize, backend: &str, limit: Duration) -> Outcome 
     let spawned = Command::new(exe)
         .args([CHILD_FLAG, family, &n.to_string(), backend])
         .env("ACCELERATE_CACHE", "off")
+        // a group of its own, so that a hang is ended with the C compiler
+        // it waits for
+        .process_group(0)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
@@ -140,6 +144,8 @@ fn run_child(family: &str, n: usize, backend: &str, limit: Duration) -> Outcome 
         match c.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) if start.elapsed() > limit => {
+                let group = format!("-{}", c.id());
+                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                 let _ = c.kill();
                 let _ = c.wait();
                 break None;

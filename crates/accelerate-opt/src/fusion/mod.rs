@@ -89,12 +89,20 @@ struct Embed {
 enum Entry {
     /// Bound in the output at this level.
     Level(usize),
-    /// A producer inlined at its uses. Taken (`None`) by its one use as
-    /// an array when `take` (a single use, at the nesting of its let),
-    /// after which its shape is what scalar code reads.
-    Inline { cc: Option<Box<Cunctation>>, shape: Option<OpenExp>, take: bool, nest: usize },
+    /// A producer inlined at its uses.
+    Inline(Box<Inlined>),
     /// A variable nothing reads (a component of an empty tuple).
     Unused,
+}
+
+/// A producer inlined at its uses. Taken (`None`) by its one use as an
+/// array when `take` (a single use, at the nesting of its let), after
+/// which its shape is what scalar code reads.
+struct Inlined {
+    cc: Option<Cunctation>,
+    shape: Option<OpenExp>,
+    take: bool,
+    nest: usize,
 }
 
 struct Fuser {
@@ -266,42 +274,40 @@ impl Fuser {
                     return Ok(());
                 }
                 Entry::Unused => return Err(Error::Internal("fusion: a read of an unused variable".into())),
-                Entry::Inline { cc: None, shape: Some(shape), .. }
-                    if matches!(e.kind, ExpKind::Shape { .. }) =>
-                {
-                    shape.clone()
-                }
-                Entry::Inline { cc: None, .. } => {
-                    return Err(Error::Internal(
-                        "fusion: an element read of a producer already inlined".into(),
-                    ))
-                }
-                Entry::Inline { cc: Some(c), .. } => match &mut e.kind {
-                    ExpKind::Shape { .. } => c.shape(loc),
-                    ExpKind::Index { index, .. } => {
-                        let ix = if c.is_done() {
-                            take(index)
-                        } else {
-                            cunctation::prim(PrimFun::BoundsCheck, vec![c.shape(loc), take(index)], loc)
-                        };
-                        c.index_at(ix, loc)
+                Entry::Inline(inlined) => match (&inlined.cc, &inlined.shape, &mut e.kind) {
+                    (None, Some(shape), ExpKind::Shape { .. }) => shape.clone(),
+                    (None, ..) => {
+                        return Err(Error::Internal(
+                            "fusion: an element read of a producer already inlined".into(),
+                        ))
                     }
-                    ExpKind::LinearIndex { index, .. } => {
-                        if c.is_done() {
-                            c.linear_at(take(index), loc)
-                        } else {
-                            // checked as a rank-1 index into the array's size
-                            let size = cunctation::prim(PrimFun::ShapeSize, vec![c.shape(loc)], loc);
-                            let tuple1 = |x| OpenExp::new(ExpKind::Tuple(vec![x]), loc);
-                            let i = cunctation::prim(
-                                PrimFun::BoundsCheck,
-                                vec![tuple1(size), tuple1(take(index))],
-                                loc,
-                            );
-                            c.linear_at(OpenExp::new(ExpKind::Prj(0, Box::new(i)), loc), loc)
+                    (Some(c), _, kind) => match kind {
+                        ExpKind::Shape { .. } => c.shape(loc),
+                        ExpKind::Index { index, .. } => {
+                            let ix = if c.is_done() {
+                                take(index)
+                            } else {
+                                cunctation::prim(PrimFun::BoundsCheck, vec![c.shape(loc), take(index)], loc)
+                            };
+                            c.index_at(ix, loc)
                         }
-                    }
-                    _ => unreachable!("a read of an array"),
+                        ExpKind::LinearIndex { index, .. } => {
+                            if c.is_done() {
+                                c.linear_at(take(index), loc)
+                            } else {
+                                // checked as a rank-1 index into the array's size
+                                let size = cunctation::prim(PrimFun::ShapeSize, vec![c.shape(loc)], loc);
+                                let tuple1 = |x| OpenExp::new(ExpKind::Tuple(vec![x]), loc);
+                                let i = cunctation::prim(
+                                    PrimFun::BoundsCheck,
+                                    vec![tuple1(size), tuple1(take(index))],
+                                    loc,
+                                );
+                                c.linear_at(OpenExp::new(ExpKind::Prj(0, Box::new(i)), loc), loc)
+                            }
+                        }
+                        _ => unreachable!("a read of an array"),
+                    },
                 },
             };
             *e = replaced;
@@ -318,16 +324,15 @@ impl Fuser {
         let nest = self.nest;
         match self.entry(k)? {
             Entry::Level(l) => Ok(Cunctation::Done(*l)),
-            Entry::Inline { cc, shape, take, nest: at } => {
+            Entry::Inline(inlined) => {
+                let Inlined { cc, shape, take, nest: at } = &mut **inlined;
                 if *take && *at == nest {
                     let c =
                         cc.take().ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))?;
                     *shape = Some(c.shape(loc));
-                    Ok(*c)
+                    Ok(c)
                 } else {
-                    cc.as_deref()
-                        .cloned()
-                        .ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))
+                    cc.clone().ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))
                 }
             }
             Entry::Unused => Err(Error::Internal("fusion: a use of an unused variable".into())),
@@ -562,7 +567,7 @@ impl Fuser {
         let repeats = u.in_loop || u.reads > 0 || u.arrays > 1;
         if cc.is_cheap() || !repeats {
             let take = u.arrays <= 1 && u.reads == 0 && !u.in_loop;
-            return Ok(Entry::Inline { cc: Some(Box::new(cc)), shape: None, take, nest: self.nest });
+            return Ok(Entry::Inline(Box::new(Inlined { cc: Some(cc), shape: None, take, nest: self.nest })));
         }
         let m = self.to_indices(cc.compute(loc));
         Ok(Entry::Level(self.bind(binds, m)?))

@@ -546,6 +546,56 @@ pub fn callput(x: Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
 // ---------------------------------------------------------------------------
 // Child processes
 
+/// Runs a child process to its end and returns its output, or fails the
+/// test, saying what hung, if it has not ended after `limit`. The child
+/// is put in a process group of its own, and the whole group is killed at
+/// the limit, so that a C compiler it waits for does not outlive it.
+pub fn run_with_limit(
+    cmd: &mut std::process::Command,
+    what: &str,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut child = cmd
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning the child ({what}): {e}"));
+    // the pipes are read as the child writes, so that a child writing much
+    // cannot block on a full pipe while this waits for it
+    let drain = |p: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = p {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let group = format!("-{}", child.id());
+            let _ = std::process::Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = stderr.join().unwrap_or_default();
+            panic!("the child ({what}) hung: killed after {limit:?}\n{}", String::from_utf8_lossy(&err));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    std::process::Output { status, stdout, stderr }
+}
+
 /// The compilation count a child process reported on a line
 /// `compilations=N` of its standard output.
 pub fn compilations(out: &std::process::Output) -> usize {
