@@ -208,9 +208,9 @@ fn scalar(n: usize, config: Config) -> Result<Measured, String> {
     let want: Vec<i64> = xs.iter().map(|&x| scalar_chain(x, n)).collect();
     let f = move |xs: Acc<Vector<i64>>| {
         xs.map(move |x| {
-            let mut e = x;
+            let mut e = x.clone();
             for k in 0..n {
-                e = (e ^ (e >> 7i64)) + step_constant(k);
+                e = (&e ^ (&e >> 7i64)) + step_constant(k);
             }
             e
         })
@@ -231,7 +231,7 @@ fn zips(n: usize, config: Config) -> Result<Measured, String> {
         let ys = xs.map(|x| x % 5i64 - 2i64);
         let mut acc = xs;
         for _ in 0..n {
-            acc = acc.zip_with(ys, |a, y| a * 3i64 + y);
+            acc = acc.zip_with(&ys, |a, y| a * 3i64 + y);
         }
         acc
     };

@@ -39,7 +39,7 @@
 //!   move each field into its own column and delegate to the field's type,
 //!   so an array of a struct of primitives is built and read back without
 //!   any per-element boxing.
-//! - `V trait SExp { fn a(self) -> Exp<A>; fn b(self) -> Exp<B>; }`,
+//! - `V trait SExp { fn a(&self) -> Exp<A>; fn b(&self) -> Exp<B>; }`,
 //!   implemented for `Exp<S>`: one accessor per field, named after it. A
 //!   trait, because the user's crate may not add inherent methods to the
 //!   foreign `Exp`; it is in scope wherever `S` was defined, and elsewhere
@@ -308,7 +308,7 @@ impl<'a> StructR<'a> {
             #vis trait #trait_ident #generics #where_clause {
                 #(
                     #[doc = #docs]
-                    fn #names(self) -> #exp<#tys>;
+                    fn #names(&self) -> #exp<#tys>;
                 )*
             }
 
@@ -317,7 +317,7 @@ impl<'a> StructR<'a> {
             impl #impl_generics #trait_ident #ty_generics for #exp<#ident #ty_generics> #where_clause {
                 #(
                     #[track_caller]
-                    fn #names(self) -> #exp<#tys> {
+                    fn #names(&self) -> #exp<#tys> {
                         #exp::<#ident #ty_generics>::__field::<#tys>(self, #indices)
                     }
                 )*
@@ -520,7 +520,7 @@ mod tests {
         ))
         .unwrap();
         assert!(out.contains("pub (crate) trait ParticleExp"), "{out}");
-        assert!(out.contains("fn pos (self) -> :: accelerate :: lang :: Exp < (f32 , f32) >"), "{out}");
+        assert!(out.contains("fn pos (& self) -> :: accelerate :: lang :: Exp < (f32 , f32) >"), "{out}");
         assert!(out.contains("pub (crate) fn lift (pos : impl"), "{out}");
     }
 
@@ -530,8 +530,8 @@ mod tests {
             struct Pair(f32, u8);
         ))
         .unwrap();
-        assert!(out.contains("fn _0 (self)"), "{out}");
-        assert!(out.contains("fn _1 (self)"), "{out}");
+        assert!(out.contains("fn _0 (& self)"), "{out}");
+        assert!(out.contains("fn _1 (& self)"), "{out}");
         assert!(out.contains("fn lift (_0 : impl"), "{out}");
     }
 

@@ -14,12 +14,21 @@
 //! nested data parallelism, rejected with the node's source location.
 
 use super::sharing::{recover, Level, SharingPlan};
-use crate::lang::graph::{self, BoundaryNode, Lam, Node, NodeId, NodeKind};
+use crate::lang::graph::{self, BoundaryNode, Lam, Node, NodeId, NodeKind, NodeRef};
 use accelerate_base::array::ArraysTy;
 use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_ir::*;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+
+/// A node of the snapshot being converted.
+fn snapshot_node(n: NodeId) -> Result<Node> {
+    graph::node(n).ok_or_else(|| outside_snapshot(n))
+}
+
+fn outside_snapshot(n: NodeId) -> Error {
+    Error::Internal(format!("node {n} is not in the snapshot being converted"))
+}
 
 /// Which sharing to recover (all of it, unless an ablation turns it off).
 #[derive(Clone, Copy, Debug)]
@@ -30,18 +39,15 @@ pub struct SharingOptions {
 
 /// Converts the graph of a program with array parameters `params` and
 /// result `root` to the IR.
-/// `loc` is where the user asked for the conversion (`run`, `compile`).
-pub fn convert_program(
-    params: &[(NodeId, ArraysTy)],
-    root: NodeId,
-    opts: SharingOptions,
-    loc: SrcLoc,
-) -> Result<Program> {
-    let level = AccLevel::build(root, opts.arrays, loc)?;
+pub fn convert_program(params: &[(NodeRef, ArraysTy)], root: &NodeRef, opts: SharingOptions) -> Result<Program> {
+    let roots: Vec<&NodeRef> = params.iter().map(|(p, _)| p).chain([root]).collect();
+    let (_snapshot, mut ids) = graph::snapshot(&roots);
+    let root = ids.pop().ok_or_else(|| Error::Internal("a snapshot without its root".into()))?;
+    let level = AccLevel::build(root, opts.arrays)?;
     let plan = recover(&level, root);
     let mut cx = AccConverter { level, plan, env: Env::default(), opts, current: root };
-    for (id, _) in params {
-        cx.env.push(*id);
+    for id in ids {
+        cx.env.push(id);
     }
     let body = cx.acc(root)?;
     Ok(Program { params: params.iter().map(|(_, t)| t.clone()).collect(), body })
@@ -179,20 +185,19 @@ impl Level for AccLevel {
 }
 
 impl AccLevel {
-    fn build(root: NodeId, sharing: bool, loc: SrcLoc) -> Result<AccLevel> {
+    fn build(root: NodeId, sharing: bool) -> Result<AccLevel> {
         let mut lv =
             AccLevel { nodes: HashMap::new(), children: HashMap::new(), forced: HashSet::new(), sharing };
-        // each node with the location of the node that refers to it, for
-        // the error if it is stale, and the parameters of the scalar
-        // functions it was reached inside (the arrays read by a node's
-        // scalar code are inside its functions), which tell nested
-        // parallelism from an escaped variable
-        let mut todo = vec![(root, loc, Rc::new(Enclosing::Outside))];
-        while let Some((n, referrer, enclosing)) = todo.pop() {
+        // each node with the parameters of the scalar functions it was
+        // reached inside (the arrays read by a node's scalar code are
+        // inside its functions), which tell nested parallelism from an
+        // escaped variable
+        let mut todo = vec![(root, Rc::new(Enclosing::Outside))];
+        while let Some((n, enclosing)) = todo.pop() {
             if lv.nodes.contains_key(&n) {
                 continue;
             }
-            let node = graph::node(n).ok_or(Error::StaleHandle { loc: referrer })?;
+            let node = snapshot_node(n)?;
             if !node.kind.is_acc() {
                 return Err(Error::Internal(format!("scalar node {n} in array position")));
             }
@@ -206,8 +211,8 @@ impl AccLevel {
                 let params = lams.iter().flat_map(|l| l.params.iter().copied()).collect();
                 Rc::new(Enclosing::Inside(params, enclosing.clone()))
             };
-            todo.extend(arrays.iter().map(|&c| (c, node.loc, enclosing.clone())));
-            todo.extend(reads.iter().map(|&c| (c, node.loc, inside.clone())));
+            todo.extend(arrays.iter().map(|&c| (c, enclosing.clone())));
+            todo.extend(reads.iter().map(|&c| (c, inside.clone())));
             let mut cs = arrays;
             cs.extend(reads);
             lv.children.insert(n, cs);
@@ -250,14 +255,14 @@ fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc, enclosing: &Enclosin
     let mut seen: HashSet<NodeId> = HashSet::new();
     let mut reads = Vec::new();
     let mut params_used = Vec::new();
-    let mut stack: Vec<(NodeId, SrcLoc)> = Vec::new();
+    let mut stack: Vec<NodeId> = Vec::new();
     for l in lams {
         bound.extend(l.params.iter().copied());
-        stack.push((l.body, loc));
+        stack.push(l.body);
     }
-    stack.extend(exps.iter().rev().map(|&e| (e, loc)));
+    stack.extend(exps.iter().rev());
     let mut cs = Vec::new();
-    while let Some((n, referrer)) = stack.pop() {
+    while let Some(n) = stack.pop() {
         if !seen.insert(n) {
             continue;
         }
@@ -274,9 +279,9 @@ fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc, enclosing: &Enclosin
             }
             cs.clear();
             node.kind.exp_children(&mut cs);
-            stack.extend(cs.iter().rev().map(|&c| (c, node.loc)));
+            stack.extend(cs.iter().rev());
         });
-        found.ok_or(Error::StaleHandle { loc: referrer })?;
+        found.ok_or_else(|| outside_snapshot(n))?;
     }
     let mut free = params_used.iter().filter(|p| !bound.contains(p));
     if let Some(first) = free.next() {
@@ -336,8 +341,7 @@ impl AccConverter {
     }
 
     fn exp(&self, root: NodeId) -> Result<OpenExp> {
-        let loc = self.level.nodes[&self.current].loc;
-        ExpConverter::new(root, &self.env, self.opts.scalars, loc)?.run(&[], root)
+        ExpConverter::new(root, &self.env, self.opts.scalars)?.run(&[], root)
     }
 
     fn fun(&self, l: &Lam) -> Result<Fun> {
@@ -349,8 +353,7 @@ impl AccConverter {
                 _ => Err(Error::Internal("scalar function without a scalar parameter".into())),
             })
             .collect::<Result<Vec<_>>>()?;
-        let loc = self.level.nodes[&self.current].loc;
-        let body = ExpConverter::new(l.body, &self.env, self.opts.scalars, loc)?.run(&l.params, l.body)?;
+        let body = ExpConverter::new(l.body, &self.env, self.opts.scalars)?.run(&l.params, l.body)?;
         Ok(Fun { params, body })
     }
 
@@ -470,21 +473,21 @@ struct ExpConverter<'a> {
 }
 
 impl<'a> ExpConverter<'a> {
-    fn new(root: NodeId, aenv: &'a Env, sharing: bool, loc: SrcLoc) -> Result<Self> {
+    fn new(root: NodeId, aenv: &'a Env, sharing: bool) -> Result<Self> {
         let mut level = ExpLevel { children: HashMap::new(), consts: HashSet::new(), sharing };
         let mut nodes = HashMap::new();
-        let mut todo = vec![(root, loc)];
-        while let Some((n, referrer)) = todo.pop() {
+        let mut todo = vec![root];
+        while let Some(n) = todo.pop() {
             if nodes.contains_key(&n) {
                 continue;
             }
-            let node = graph::node(n).ok_or(Error::StaleHandle { loc: referrer })?;
+            let node = snapshot_node(n)?;
             let mut cs = Vec::new();
             node.kind.exp_children(&mut cs);
             if matches!(node.kind, NodeKind::Const(_) | NodeKind::Param(_)) {
                 level.consts.insert(n);
             }
-            todo.extend(cs.iter().map(|&c| (c, node.loc)));
+            todo.extend(cs.iter());
             level.children.insert(n, cs);
             nodes.insert(n, node);
         }
@@ -535,7 +538,7 @@ impl<'a> ExpConverter<'a> {
         self.aenv.index(a).ok_or_else(|| match graph::node(a).map(|n| n.kind) {
             Some(NodeKind::AParam(_)) => Error::EscapedVariable { loc },
             Some(_) => Error::Internal(format!("array {a} read by scalar code at {loc} is not bound")),
-            None => Error::StaleHandle { loc },
+            None => outside_snapshot(a),
         })
     }
 

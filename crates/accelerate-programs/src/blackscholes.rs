@@ -33,40 +33,40 @@ pub const RSQRT2PI: f32 = 0.39894228040143267793994605993438;
 
 /// `horner coeff x = x * foldr1 madd coeff where madd a b = a + x*b`:
 /// `x * (c0 + x * (c1 + x * (c2 + x * (c3 + x * c4))))`.
-fn horner(coeff: &[f32], x: Exp<f32>) -> Exp<f32> {
+fn horner(coeff: &[f32], x: &Exp<f32>) -> Exp<f32> {
     let (&last, init) = coeff.split_last().expect("at least one coefficient");
     let madd = |a: f32, b: Exp<f32>| a + x * b;
     x * init.iter().rfold(constant(last), |b, &a| madd(a, b))
 }
 
 /// `cnd'`: the standard normal density at `d` times the polynomial.
-fn cnd_prime(d: Exp<f32>) -> Exp<f32> {
-    let poly = |k| horner(&COEFF, k);
+fn cnd_prime(d: &Exp<f32>) -> Exp<f32> {
+    let poly = |k| horner(&COEFF, &k);
     let k = 1.0 / (1.0 + 0.2316419 * d.abs());
     RSQRT2PI * (-0.5 * d * d).exp() * poly(k)
 }
 
 /// The cumulative normal distribution: `let c = cnd' d in d >* 0 ? (1.0 - c, c)`.
-fn cnd(d: Exp<f32>) -> Exp<f32> {
+fn cnd(d: &Exp<f32>) -> Exp<f32> {
     let c = cnd_prime(d);
-    d.gt(0.0).select(1.0 - c, c)
+    d.gt(0.0).select(1.0 - &c, c)
 }
 
 /// The price of a call and of a put option `(price, strike, years)`.
 #[allow(non_snake_case)]
-pub fn callput(x: Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
+pub fn callput(x: &Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
     let (price, strike, years) = x.unlift();
 
     let r = constant(RISKFREE);
     let v = constant(VOLATILITY);
-    let v_sqrtT = v * years.sqrt();
-    let d1 = ((price / strike).ln() + (r + 0.5 * v * v) * years) / v_sqrtT;
-    let d2 = d1 - v_sqrtT;
-    let cndD1 = cnd(d1);
-    let cndD2 = cnd(d2);
+    let v_sqrtT = &v * years.sqrt();
+    let d1 = ((&price / &strike).ln() + (&r + 0.5 * &v * &v) * &years) / &v_sqrtT;
+    let d2 = &d1 - v_sqrtT;
+    let cndD1 = cnd(&d1);
+    let cndD2 = cnd(&d2);
     let x_expRT = strike * (-r * years).exp();
 
-    lift((price * cndD1 - x_expRT * cndD2, x_expRT * (1.0 - cndD2) - price * (1.0 - cndD1)))
+    lift((&price * &cndD1 - &x_expRT * &cndD2, x_expRT * (1.0 - cndD2) - price * (1.0 - cndD1)))
 }
 
 /// `blackscholes = map callput`: the (call, put) prices of every option

@@ -39,10 +39,11 @@ impl View {
 pub fn mandelbrot(
     width: usize,
     height: usize,
-    limit: impl IntoExp<i32> + Copy,
+    limit: impl IntoExp<i32>,
     view: View,
 ) -> Acc<Matrix<i32>> {
-    generate(dim2(height, width), move |ix| {
+    let limit = limit.into_exp();
+    generate(dim2(height, width), |ix| {
         let (row, col) = unindex2(ix);
         let cr = view.x0 + col.cast::<f32>() * view.step;
         let ci = view.y0 + row.cast::<f32>() * view.step;
@@ -50,12 +51,12 @@ pub fn mandelbrot(
             (0.0f32, 0.0f32, 0i32),
             |s| {
                 let (zr, zi, i) = s.unlift();
-                (zr * zr + zi * zi).le(4.0) & i.lt(limit)
+                (&zr * &zr + &zi * &zi).le(4.0) & i.lt(&limit)
             },
             |s| {
                 let (zr, zi, i) = s.unlift();
-                let zr2 = zr * zr - zi * zi + cr;
-                let zi2 = 2.0 * zr * zi + ci;
+                let zr2 = &zr * &zr - &zi * &zi + &cr;
+                let zi2 = 2.0 * zr * zi + &ci;
                 lift((zr2, zi2, i + 1))
             },
         );

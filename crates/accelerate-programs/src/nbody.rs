@@ -54,17 +54,17 @@ pub const PARAMS: Params = Params { dt: 0.01, eps2: 0.05 * 0.05 };
 
 /// The acceleration that a body of mass `m2` at `p2` gives a body at `p1`:
 /// `m2 * r / (|r|² + eps²)^(3/2)` with `r = p2 - p1` (softened gravity).
-fn interaction(p1: Exp<V3>, p2: Exp<V3>, m2: Exp<f32>, eps2: f32) -> Exp<V3> {
+fn interaction(p1: &Exp<V3>, p2: &Exp<V3>, m2: &Exp<f32>, eps2: f32) -> Exp<V3> {
     let rx = p2.x() - p1.x();
     let ry = p2.y() - p1.y();
     let rz = p2.z() - p1.z();
-    let d2 = rx * rx + ry * ry + rz * rz + eps2;
+    let d2 = &rx * &rx + &ry * &ry + &rz * &rz + eps2;
     let inv = 1.0f32 / d2.sqrt();
-    let s = m2 * (inv * inv * inv);
-    V3::lift(rx * s, ry * s, rz * s)
+    let s = m2 * (&inv * &inv * &inv);
+    V3::lift(rx * &s, ry * &s, rz * s)
 }
 
-fn add3(a: Exp<V3>, b: Exp<V3>) -> Exp<V3> {
+fn add3(a: &Exp<V3>, b: &Exp<V3>) -> Exp<V3> {
     V3::lift(a.x() + b.x(), a.y() + b.y(), a.z() + b.z())
 }
 
@@ -77,11 +77,11 @@ fn add3(a: Exp<V3>, b: Exp<V3>) -> Exp<V3> {
 pub fn accelerations(bodies: &Acc<Vector<Body>>, p: Params) -> Acc<Vector<V3>> {
     let n = bodies.size();
     // rows[i][j] = bodies[i]: a new innermost dimension of extent n
-    let rows = bodies.replicate(index0().all().fixed(n));
+    let rows = bodies.replicate(index0().all().fixed(&n));
     // cols[i][j] = bodies[j]: a new outermost dimension of extent n
     let cols = bodies.replicate(index0().fixed(n).all());
     let zero = V3 { x: 0.0, y: 0.0, z: 0.0 };
-    rows.zip_with(cols, move |bi, bj| interaction(bi.pos(), bj.pos(), bj.mass(), p.eps2)).fold(zero, add3)
+    rows.zip_with(cols, move |bi, bj| interaction(&bi.pos(), &bj.pos(), &bj.mass(), p.eps2)).fold(zero, add3)
 }
 
 /// One time step (semi-implicit Euler): the velocities first, then the

@@ -22,9 +22,8 @@ pub fn products(
     vals: &Acc<Vector<f32>>,
     x: &Acc<Vector<f32>>,
 ) -> Acc<Vector<f32>> {
-    let col_idx = *col_idx;
     // gather: xs[k] = x[col_idx[k]] (what the library's `gather(col_idx, x)` does)
-    let xs = x.backpermute(col_idx.shape(), move |ix| index1(col_idx.index(ix)));
+    let xs = x.backpermute(col_idx.shape(), |ix| index1(col_idx.index(ix)));
     vals.zip_with(xs, |a, b| a * b)
 }
 

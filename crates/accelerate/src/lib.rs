@@ -62,4 +62,3 @@ pub use exec::{
 /// IEEE binary16, usable as an element type with the `f16` feature.
 #[cfg(feature = "f16")]
 pub use half::f16;
-pub use lang::scope;

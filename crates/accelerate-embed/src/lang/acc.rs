@@ -2,29 +2,30 @@
 //! them (Accelerate's `Acc` and its smart constructors).
 
 use super::exp::{lam1, lam2, Exp, IntoExp};
-use super::graph::{self, Lam, NodeId, NodeKind};
+use super::graph::{self, Lam, NodeKind, NodeRef};
 use accelerate_base::array::{Array, Arrays, Elt, Scalar, Shape, SliceIx, Snoc, Z};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::Direction;
 use std::marker::PhantomData;
 
-/// An array computation producing `A` (an array or a tuple of arrays). A
-/// cheap `Copy` handle to a node of the program graph.
+/// An array computation producing `A` (an array or a tuple of arrays): a
+/// handle that shares a node of the program graph (Note [Reference-counted
+/// handles] in `lang::graph`). The node, and the arrays it holds, are freed
+/// when the last handle and the last computation using it are dropped.
 pub struct Acc<A> {
-    pub(crate) id: NodeId,
+    pub(crate) id: NodeRef,
     _ty: graph::HandleTy<A>,
 }
 
 impl<A> Clone for Acc<A> {
     fn clone(&self) -> Self {
-        *self
+        Acc { id: self.id.clone(), _ty: PhantomData }
     }
 }
-impl<A> Copy for Acc<A> {}
 
 impl<A> std::fmt::Debug for Acc<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Acc#{}", self.id)
+        write!(f, "Acc#{}", graph::seq(&self.id))
     }
 }
 
@@ -32,17 +33,22 @@ impl<A> Acc<A> {
     /// The node of the program graph this handle names (for the pipeline,
     /// which converts the graph from it).
     #[doc(hidden)]
-    pub fn id(&self) -> NodeId {
-        self.id
+    pub fn id(&self) -> &NodeRef {
+        &self.id
+    }
+
+    /// Another reference to this handle's node.
+    pub(crate) fn r(&self) -> NodeRef {
+        self.id.clone()
     }
 }
 
 impl<A: Arrays> Acc<A> {
-    pub(crate) fn from_id(id: NodeId) -> Self {
+    pub(crate) fn from_id(id: NodeRef) -> Self {
         Acc { id, _ty: PhantomData }
     }
 
-    pub(crate) fn node(kind: NodeKind, loc: SrcLoc) -> Self {
+    pub(crate) fn node(kind: NodeKind<NodeRef>, loc: SrcLoc) -> Self {
         Self::from_id(graph::push(kind, loc))
     }
 
@@ -61,13 +67,34 @@ pub trait AsAcc<A> {
 
 impl<A> AsAcc<A> for Acc<A> {
     fn as_acc(&self) -> Acc<A> {
-        *self
+        self.clone()
     }
 }
 
 impl<A> AsAcc<A> for &Acc<A> {
     fn as_acc(&self) -> Acc<A> {
-        **self
+        (*self).clone()
+    }
+}
+
+/// An `Acc<A>` or a reference to one: what `lift_acc` takes for each
+/// component.
+pub trait IntoAcc {
+    type Out: Arrays;
+    fn into_acc(self) -> Acc<Self::Out>;
+}
+
+impl<A: Arrays> IntoAcc for Acc<A> {
+    type Out = A;
+    fn into_acc(self) -> Acc<A> {
+        self
+    }
+}
+
+impl<A: Arrays> IntoAcc for &Acc<A> {
+    type Out = A;
+    fn into_acc(self) -> Acc<A> {
+        self.clone()
     }
 }
 
@@ -89,7 +116,7 @@ pub fn unit<E: Elt>(e: impl IntoExp<E>) -> Acc<Scalar<E>> {
 #[track_caller]
 pub fn generate<Sh: Shape, E: Elt>(
     shape: impl IntoExp<Sh>,
-    f: impl FnOnce(Exp<Sh>) -> Exp<E>,
+    f: impl FnOnce(&Exp<Sh>) -> Exp<E>,
 ) -> Acc<Array<Sh, E>> {
     let shape = shape.into_exp();
     let f = lam1(f);
@@ -126,9 +153,9 @@ pub fn awhile<A: Arrays>(
     init: impl AsAcc<A>,
 ) -> Acc<A> {
     let p = Acc::<A>::param();
-    let pred = Lam { params: vec![p.id], body: pred(p).id };
+    let pred = Lam { params: vec![p.r()], body: pred(p).id };
     let b = Acc::<A>::param();
-    let body = Lam { params: vec![b.id], body: body(b).id };
+    let body = Lam { params: vec![b.r()], body: body(b).id };
     Acc::node(NodeKind::Awhile { pred, body, init: init.as_acc().id }, SrcLoc::caller())
 }
 
@@ -143,9 +170,9 @@ impl<E: Elt> Acc<Scalar<E>> {
 impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     /// Applies `f` to every element.
     #[track_caller]
-    pub fn map<B: Elt>(&self, f: impl FnOnce(Exp<E>) -> Exp<B>) -> Acc<Array<Sh, B>> {
+    pub fn map<B: Elt>(&self, f: impl FnOnce(&Exp<E>) -> Exp<B>) -> Acc<Array<Sh, B>> {
         let f = lam1(f);
-        Acc::node(NodeKind::Map { f, array: self.id }, SrcLoc::caller())
+        Acc::node(NodeKind::Map { f, array: self.r() }, SrcLoc::caller())
     }
 
     /// Combines two arrays element-wise over the intersection of their shapes.
@@ -153,10 +180,10 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     pub fn zip_with<B: Elt, C: Elt>(
         &self,
         other: impl AsAcc<Array<Sh, B>>,
-        f: impl FnOnce(Exp<E>, Exp<B>) -> Exp<C>,
+        f: impl FnOnce(&Exp<E>, &Exp<B>) -> Exp<C>,
     ) -> Acc<Array<Sh, C>> {
         let f = lam2(f);
-        Acc::node(NodeKind::ZipWith { f, a: self.id, b: other.as_acc().id }, SrcLoc::caller())
+        Acc::node(NodeKind::ZipWith { f, a: self.r(), b: other.as_acc().id }, SrcLoc::caller())
     }
 
     /// Pairs the elements of two arrays.
@@ -171,7 +198,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     pub fn backpermute<Sh2: Shape>(
         &self,
         shape: impl IntoExp<Sh2>,
-        f: impl FnOnce(Exp<Sh2>) -> Exp<Sh>,
+        f: impl FnOnce(&Exp<Sh2>) -> Exp<Sh>,
     ) -> Acc<Array<Sh2, E>> {
         self.backpermute_at(shape, f, SrcLoc::caller())
     }
@@ -182,33 +209,33 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     pub(crate) fn backpermute_at<Sh2: Shape>(
         &self,
         shape: impl IntoExp<Sh2>,
-        f: impl FnOnce(Exp<Sh2>) -> Exp<Sh>,
+        f: impl FnOnce(&Exp<Sh2>) -> Exp<Sh>,
         loc: SrcLoc,
     ) -> Acc<Array<Sh2, E>> {
         let shape = shape.into_exp();
         let f = lam1(f);
-        Acc::node(NodeKind::Backpermute { shape: shape.id, f, array: self.id }, loc)
+        Acc::node(NodeKind::Backpermute { shape: shape.id, f, array: self.r() }, loc)
     }
 
     /// The same elements under a shape of the same size.
     #[track_caller]
     pub fn reshape<Sh2: Shape>(&self, shape: impl IntoExp<Sh2>) -> Acc<Array<Sh2, E>> {
         let shape = shape.into_exp();
-        Acc::node(NodeKind::Reshape { shape: shape.id, array: self.id }, SrcLoc::caller())
+        Acc::node(NodeKind::Reshape { shape: shape.id, array: self.r() }, SrcLoc::caller())
     }
 
     /// Replicates this array along the dimensions the slice index fixes.
     #[track_caller]
     pub fn replicate<S: SliceIx<Slice = Sh>>(&self, slix: impl IntoExp<S>) -> Acc<Array<S::Full, E>> {
         let slix = slix.into_exp();
-        Acc::node(NodeKind::Replicate { spec: S::spec(), slix: slix.id, array: self.id }, SrcLoc::caller())
+        Acc::node(NodeKind::Replicate { spec: S::spec(), slix: slix.id, array: self.r() }, SrcLoc::caller())
     }
 
     /// The sub-array at the positions the slice index fixes.
     #[track_caller]
     pub fn slice<S: SliceIx<Full = Sh>>(&self, slix: impl IntoExp<S>) -> Acc<Array<S::Slice, E>> {
         let slix = slix.into_exp();
-        Acc::node(NodeKind::Slice { spec: S::spec(), array: self.id, slix: slix.id }, SrcLoc::caller())
+        Acc::node(NodeKind::Slice { spec: S::spec(), array: self.r(), slix: slix.id }, SrcLoc::caller())
     }
 
     /// Forward permutation: starting from `defaults`, each element at `ix`
@@ -218,13 +245,13 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     #[track_caller]
     pub fn permute<Sh2: Shape>(
         &self,
-        combine: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        combine: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
         defaults: impl AsAcc<Array<Sh2, E>>,
-        index: impl FnOnce(Exp<Sh>) -> Exp<Option<Sh2>>,
+        index: impl FnOnce(&Exp<Sh>) -> Exp<Option<Sh2>>,
     ) -> Acc<Array<Sh2, E>> {
         let combine = lam2(combine);
         let index = lam1(index);
-        let kind = NodeKind::Permute { combine, defaults: defaults.as_acc().id, index, source: self.id };
+        let kind = NodeKind::Permute { combine, defaults: defaults.as_acc().id, index, source: self.r() };
         Acc::node(kind, SrcLoc::caller())
     }
 
@@ -232,20 +259,20 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     #[track_caller]
     pub fn index(&self, ix: impl IntoExp<Sh>) -> Exp<E> {
         let ix = ix.into_exp();
-        Exp::node(NodeKind::Index { array: self.id, index: ix.id }, SrcLoc::caller())
+        Exp::node(NodeKind::Index { array: self.r(), index: ix.id }, SrcLoc::caller())
     }
 
     /// The element at a row-major position (bounds checked at run time).
     #[track_caller]
     pub fn linear_index(&self, i: impl IntoExp<i64>) -> Exp<E> {
         let i = i.into_exp();
-        Exp::node(NodeKind::LinearIndex { array: self.id, index: i.id }, SrcLoc::caller())
+        Exp::node(NodeKind::LinearIndex { array: self.r(), index: i.id }, SrcLoc::caller())
     }
 
     /// The shape of the array.
     #[track_caller]
     pub fn shape(&self) -> Exp<Sh> {
-        Exp::node(NodeKind::ShapeOf { array: self.id }, SrcLoc::caller())
+        Exp::node(NodeKind::ShapeOf { array: self.r() }, SrcLoc::caller())
     }
 
     /// The number of elements.
@@ -257,19 +284,19 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
 
 impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     #[track_caller]
-    fn reduce(&self, f: Lam, seed: Option<NodeId>) -> Acc<Array<Sh, E>> {
-        Acc::node(NodeKind::Fold { f, seed, array: self.id }, SrcLoc::caller())
+    fn reduce(&self, f: Lam<NodeRef>, seed: Option<NodeRef>) -> Acc<Array<Sh, E>> {
+        Acc::node(NodeKind::Fold { f, seed, array: self.r() }, SrcLoc::caller())
     }
 
     #[track_caller]
-    fn scan(&self, dir: Direction, f: Lam, seed: Option<NodeId>) -> Acc<Array<Snoc<Sh>, E>> {
-        Acc::node(NodeKind::Scan { dir, f, seed, array: self.id }, SrcLoc::caller())
+    fn scan(&self, dir: Direction, f: Lam<NodeRef>, seed: Option<NodeRef>) -> Acc<Array<Snoc<Sh>, E>> {
+        Acc::node(NodeKind::Scan { dir, f, seed, array: self.r() }, SrcLoc::caller())
     }
 
     /// Reduces the innermost dimension with an associative operator and its
     /// seed; an empty row gives the seed.
     #[track_caller]
-    pub fn fold(&self, seed: impl IntoExp<E>, f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>) -> Acc<Array<Sh, E>> {
+    pub fn fold(&self, seed: impl IntoExp<E>, f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>) -> Acc<Array<Sh, E>> {
         let seed = seed.into_exp();
         self.reduce(lam2(f), Some(seed.id))
     }
@@ -277,13 +304,13 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// Reduces the innermost dimension without a seed; an empty row is an
     /// error at run time.
     #[track_caller]
-    pub fn fold1(&self, f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>) -> Acc<Array<Sh, E>> {
+    pub fn fold1(&self, f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>) -> Acc<Array<Sh, E>> {
         self.reduce(lam2(f), None)
     }
 
     #[track_caller]
-    fn reduce_seg(&self, f: Lam, seed: Option<NodeId>, offsets: NodeId) -> Acc<Array<Snoc<Sh>, E>> {
-        Acc::node(NodeKind::FoldSeg { f, seed, array: self.id, offsets }, SrcLoc::caller())
+    fn reduce_seg(&self, f: Lam<NodeRef>, seed: Option<NodeRef>, offsets: NodeRef) -> Acc<Array<Snoc<Sh>, E>> {
+        Acc::node(NodeKind::FoldSeg { f, seed, array: self.r(), offsets }, SrcLoc::caller())
     }
 
     /// Reduces each segment of the innermost dimension, the segments given
@@ -294,7 +321,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn fold_seg(
         &self,
         seed: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
         lengths: impl AsAcc<Array<Snoc<Z>, i64>>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let seed = seed.into_exp();
@@ -306,7 +333,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     #[track_caller]
     pub fn fold1_seg(
         &self,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
         lengths: impl AsAcc<Array<Snoc<Z>, i64>>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let offsets = lengths.as_acc().scanl(0i64, |a, b| a + b);
@@ -320,7 +347,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn fold_seg_offsets(
         &self,
         seed: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
         offsets: impl AsAcc<Array<Snoc<Z>, i64>>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let seed = seed.into_exp();
@@ -331,7 +358,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     #[track_caller]
     pub fn fold1_seg_offsets(
         &self,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
         offsets: impl AsAcc<Array<Snoc<Z>, i64>>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         self.reduce_seg(lam2(f), None, offsets.as_acc().id)
@@ -343,7 +370,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn scanl(
         &self,
         seed: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let seed = seed.into_exp();
         self.scan(Direction::Left, lam2(f), Some(seed.id))
@@ -351,7 +378,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
 
     /// Left-to-right inclusive scan without a seed.
     #[track_caller]
-    pub fn scanl1(&self, f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>) -> Acc<Array<Snoc<Sh>, E>> {
+    pub fn scanl1(&self, f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>) -> Acc<Array<Snoc<Sh>, E>> {
         self.scan(Direction::Left, lam2(f), None)
     }
 
@@ -361,7 +388,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn scanr(
         &self,
         seed: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let seed = seed.into_exp();
         self.scan(Direction::Right, lam2(f), Some(seed.id))
@@ -369,7 +396,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
 
     /// Right-to-left inclusive scan without a seed.
     #[track_caller]
-    pub fn scanr1(&self, f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>) -> Acc<Array<Snoc<Sh>, E>> {
+    pub fn scanr1(&self, f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>) -> Acc<Array<Snoc<Sh>, E>> {
         self.scan(Direction::Right, lam2(f), None)
     }
 }
@@ -400,7 +427,7 @@ macro_rules! tuple_acc {
             #[track_caller]
             pub fn unlift(&self) -> ($(Acc<$name>,)+) {
                 let loc = SrcLoc::caller();
-                ($(Acc::<$name>::node(NodeKind::APrj($idx, self.id), loc),)+)
+                ($(Acc::<$name>::node(NodeKind::APrj($idx, self.r()), loc),)+)
             }
         }
     };

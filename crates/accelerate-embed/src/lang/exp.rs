@@ -3,38 +3,45 @@
 //! is inlined where it is called, and its sharing recovered later).
 
 use super::classes::{FloatElt, IntElt, NumElt};
-use super::graph::{self, Lam, NodeId, NodeKind};
+use super::graph::{self, Lam, NodeKind, NodeRef};
 use accelerate_base::array::{Any, Elt, IxTuple, PrimElt, Shape, SliceIx, Snoc, SnocAll, Val, Z};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::PrimFun;
 use std::marker::PhantomData;
 
-/// A scalar expression computing a `T`. A cheap `Copy` handle to a node of
-/// the program graph (Note [The expression arena] in `lang::graph`).
+/// A scalar expression computing a `T`: a handle that shares a node of the
+/// program graph (Note [Reference-counted handles] in `lang::graph`).
+/// Cloning it is cheap; use `&x` or `x.clone()` to use a value twice.
 pub struct Exp<T> {
-    pub(crate) id: NodeId,
+    pub(crate) id: NodeRef,
     _ty: graph::HandleTy<T>,
 }
 
 impl<T> Clone for Exp<T> {
     fn clone(&self) -> Self {
-        *self
+        Exp { id: self.id.clone(), _ty: PhantomData }
     }
 }
-impl<T> Copy for Exp<T> {}
 
 impl<T> std::fmt::Debug for Exp<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Exp#{}", self.id)
+        write!(f, "Exp#{}", graph::seq(&self.id))
+    }
+}
+
+impl<T> Exp<T> {
+    /// Another reference to this handle's node.
+    pub(crate) fn r(&self) -> NodeRef {
+        self.id.clone()
     }
 }
 
 impl<T: Elt> Exp<T> {
-    pub(crate) fn from_id(id: NodeId) -> Self {
+    pub(crate) fn from_id(id: NodeRef) -> Self {
         Exp { id, _ty: PhantomData }
     }
 
-    pub(crate) fn node(kind: NodeKind, loc: SrcLoc) -> Self {
+    pub(crate) fn node(kind: NodeKind<NodeRef>, loc: SrcLoc) -> Self {
         Self::from_id(graph::push(kind, loc))
     }
 
@@ -56,6 +63,32 @@ impl<T: Elt> IntoExp<T> for Exp<T> {
     }
 }
 
+impl<T: Elt> IntoExp<T> for &Exp<T> {
+    fn into_exp(self) -> Exp<T> {
+        self.clone()
+    }
+}
+
+/// An `Exp<T>` or a reference to one: what `lift` takes for each component.
+pub trait AsExp {
+    type T: Elt;
+    fn as_exp(self) -> Exp<Self::T>;
+}
+
+impl<T: Elt> AsExp for Exp<T> {
+    type T = T;
+    fn as_exp(self) -> Exp<T> {
+        self
+    }
+}
+
+impl<T: Elt> AsExp for &Exp<T> {
+    type T = T;
+    fn as_exp(self) -> Exp<T> {
+        self.clone()
+    }
+}
+
 impl<T: Elt> IntoExp<T> for T {
     #[track_caller]
     fn into_exp(self) -> Exp<T> {
@@ -63,7 +96,7 @@ impl<T: Elt> IntoExp<T> for T {
     }
 }
 
-fn const_node(v: &Val, loc: SrcLoc) -> NodeId {
+fn const_node(v: &Val, loc: SrcLoc) -> NodeRef {
     match v {
         Val::Scalar(s) => graph::push(NodeKind::Const(*s), loc),
         Val::Tuple(vs) => {
@@ -80,24 +113,24 @@ pub fn constant<T: Elt>(x: T) -> Exp<T> {
 }
 
 #[track_caller]
-pub(crate) fn prim<T: Elt>(op: PrimFun, args: Vec<NodeId>) -> Exp<T> {
+pub(crate) fn prim<T: Elt>(op: PrimFun, args: Vec<NodeRef>) -> Exp<T> {
     Exp::node(NodeKind::Prim(op, args), SrcLoc::caller())
 }
 
 /// Builds the graph of a scalar function of one argument by calling the
 /// closure once with a symbolic argument (higher-order abstract syntax).
 #[track_caller]
-pub(crate) fn lam1<A: Elt, B: Elt>(f: impl FnOnce(Exp<A>) -> Exp<B>) -> Lam {
+pub(crate) fn lam1<A: Elt, B: Elt>(f: impl FnOnce(&Exp<A>) -> Exp<B>) -> Lam<NodeRef> {
     let a = Exp::<A>::param();
-    let body = f(a);
+    let body = f(&a);
     Lam { params: vec![a.id], body: body.id }
 }
 
 #[track_caller]
-pub(crate) fn lam2<A: Elt, B: Elt, C: Elt>(f: impl FnOnce(Exp<A>, Exp<B>) -> Exp<C>) -> Lam {
+pub(crate) fn lam2<A: Elt, B: Elt, C: Elt>(f: impl FnOnce(&Exp<A>, &Exp<B>) -> Exp<C>) -> Lam<NodeRef> {
     let a = Exp::<A>::param();
     let b = Exp::<B>::param();
-    let body = f(a, b);
+    let body = f(&a, &b);
     Lam { params: vec![a.id, b.id], body: body.id }
 }
 
@@ -106,59 +139,59 @@ pub(crate) fn lam2<A: Elt, B: Elt, C: Elt>(f: impl FnOnce(Exp<A>, Exp<B>) -> Exp
 
 impl<T: PrimElt> Exp<T> {
     #[track_caller]
-    fn compare(self, op: PrimFun, other: impl IntoExp<T>) -> Exp<bool> {
-        prim(op, vec![self.id, other.into_exp().id])
+    fn compare(&self, op: PrimFun, other: impl IntoExp<T>) -> Exp<bool> {
+        prim(op, vec![self.r(), other.into_exp().id])
     }
     #[track_caller]
-    pub fn lt(self, other: impl IntoExp<T>) -> Exp<bool> {
+    pub fn lt(&self, other: impl IntoExp<T>) -> Exp<bool> {
         self.compare(PrimFun::Lt, other)
     }
     #[track_caller]
-    pub fn le(self, other: impl IntoExp<T>) -> Exp<bool> {
+    pub fn le(&self, other: impl IntoExp<T>) -> Exp<bool> {
         self.compare(PrimFun::Le, other)
     }
     #[track_caller]
-    pub fn gt(self, other: impl IntoExp<T>) -> Exp<bool> {
+    pub fn gt(&self, other: impl IntoExp<T>) -> Exp<bool> {
         self.compare(PrimFun::Gt, other)
     }
     #[track_caller]
-    pub fn ge(self, other: impl IntoExp<T>) -> Exp<bool> {
+    pub fn ge(&self, other: impl IntoExp<T>) -> Exp<bool> {
         self.compare(PrimFun::Ge, other)
     }
     /// `==` of the language (IEEE for floats: NaN is not equal to itself).
     #[track_caller]
-    pub fn eq(self, other: impl IntoExp<T>) -> Exp<bool> {
+    pub fn eq(&self, other: impl IntoExp<T>) -> Exp<bool> {
         self.compare(PrimFun::Eq, other)
     }
     #[track_caller]
-    pub fn ne(self, other: impl IntoExp<T>) -> Exp<bool> {
+    pub fn ne(&self, other: impl IntoExp<T>) -> Exp<bool> {
         self.compare(PrimFun::Ne, other)
     }
 
     /// Rust's `as` conversion (float to integer saturates, NaN gives 0).
     #[track_caller]
-    pub fn cast<U: NumElt>(self) -> Exp<U> {
-        prim(PrimFun::Cast(U::TY), vec![self.id])
+    pub fn cast<U: NumElt>(&self) -> Exp<U> {
+        prim(PrimFun::Cast(U::TY), vec![self.r()])
     }
 }
 
 impl Exp<bool> {
     /// `if self { t } else { e }`; only the branch taken is evaluated.
     #[track_caller]
-    pub fn select<T: Elt>(self, t: impl IntoExp<T>, e: impl IntoExp<T>) -> Exp<T> {
+    pub fn select<T: Elt>(&self, t: impl IntoExp<T>, e: impl IntoExp<T>) -> Exp<T> {
         cond(self, t, e)
     }
 
     /// Short-circuiting `&&`.
     #[track_caller]
-    pub fn and(self, other: impl IntoExp<bool>) -> Exp<bool> {
-        prim(PrimFun::LAnd, vec![self.id, other.into_exp().id])
+    pub fn and(&self, other: impl IntoExp<bool>) -> Exp<bool> {
+        prim(PrimFun::LAnd, vec![self.r(), other.into_exp().id])
     }
 
     /// Short-circuiting `||`.
     #[track_caller]
-    pub fn or(self, other: impl IntoExp<bool>) -> Exp<bool> {
-        prim(PrimFun::LOr, vec![self.id, other.into_exp().id])
+    pub fn or(&self, other: impl IntoExp<bool>) -> Exp<bool> {
+        prim(PrimFun::LOr, vec![self.r(), other.into_exp().id])
     }
 }
 
@@ -173,8 +206,8 @@ pub fn cond<T: Elt>(c: impl IntoExp<bool>, t: impl IntoExp<T>, e: impl IntoExp<T
 #[track_caller]
 pub fn while_loop<T: Elt>(
     init: impl IntoExp<T>,
-    cond: impl FnOnce(Exp<T>) -> Exp<bool>,
-    body: impl FnOnce(Exp<T>) -> Exp<T>,
+    cond: impl FnOnce(&Exp<T>) -> Exp<bool>,
+    body: impl FnOnce(&Exp<T>) -> Exp<T>,
 ) -> Exp<T> {
     let init = init.into_exp();
     let cond = lam1(cond);
@@ -187,22 +220,22 @@ pub fn while_loop<T: Elt>(
 
 impl<T: NumElt> Exp<T> {
     #[track_caller]
-    pub fn min(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::Min, vec![self.id, other.into_exp().id])
+    pub fn min(&self, other: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::Min, vec![self.r(), other.into_exp().id])
     }
     #[track_caller]
-    pub fn max(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::Max, vec![self.id, other.into_exp().id])
+    pub fn max(&self, other: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::Max, vec![self.r(), other.into_exp().id])
     }
     /// Absolute value (wrapping for the most negative integer).
     #[track_caller]
-    pub fn abs(self) -> Exp<T> {
-        prim(PrimFun::Abs, vec![self.id])
+    pub fn abs(&self) -> Exp<T> {
+        prim(PrimFun::Abs, vec![self.r()])
     }
     /// -1, 0 or 1 (for floats: Rust's `signum`, which gives ±1 for ±0 and NaN for NaN).
     #[track_caller]
-    pub fn signum(self) -> Exp<T> {
-        prim(PrimFun::Signum, vec![self.id])
+    pub fn signum(&self) -> Exp<T> {
+        prim(PrimFun::Signum, vec![self.r()])
     }
 }
 
@@ -211,8 +244,8 @@ macro_rules! float_unary {
         impl<T: FloatElt> Exp<T> {
             $(
                 #[track_caller]
-                pub fn $name(self) -> Exp<T> {
-                    prim(PrimFun::$op, vec![self.id])
+                pub fn $name(&self) -> Exp<T> {
+                    prim(PrimFun::$op, vec![self.r()])
                 }
             )*
         }
@@ -227,37 +260,37 @@ float_unary!(
 
 impl<T: FloatElt> Exp<T> {
     #[track_caller]
-    pub fn is_nan(self) -> Exp<bool> {
-        prim(PrimFun::IsNan, vec![self.id])
+    pub fn is_nan(&self) -> Exp<bool> {
+        prim(PrimFun::IsNan, vec![self.r()])
     }
     #[track_caller]
-    pub fn is_infinite(self) -> Exp<bool> {
-        prim(PrimFun::IsInfinite, vec![self.id])
+    pub fn is_infinite(&self) -> Exp<bool> {
+        prim(PrimFun::IsInfinite, vec![self.r()])
     }
     #[track_caller]
-    pub fn atan2(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::Atan2, vec![self.id, other.into_exp().id])
+    pub fn atan2(&self, other: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::Atan2, vec![self.r(), other.into_exp().id])
     }
     #[track_caller]
-    pub fn powf(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::Powf, vec![self.id, other.into_exp().id])
+    pub fn powf(&self, other: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::Powf, vec![self.r(), other.into_exp().id])
     }
     #[track_caller]
-    pub fn powi(self, n: impl IntoExp<i32>) -> Exp<T> {
-        prim(PrimFun::Powi, vec![self.id, n.into_exp().id])
+    pub fn powi(&self, n: impl IntoExp<i32>) -> Exp<T> {
+        prim(PrimFun::Powi, vec![self.r(), n.into_exp().id])
     }
     /// Logarithm to the given base.
     #[track_caller]
-    pub fn log_base(self, base: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::LogBase, vec![self.id, base.into_exp().id])
+    pub fn log_base(&self, base: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::LogBase, vec![self.r(), base.into_exp().id])
     }
 }
 
 impl<T: IntElt> Exp<T> {
     /// Truncating division (Rust's `/`); a zero divisor is an error at run time.
     #[track_caller]
-    pub fn quot(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::Quot, vec![self.id, other.into_exp().id])
+    pub fn quot(&self, other: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::Quot, vec![self.r(), other.into_exp().id])
     }
 }
 
@@ -280,19 +313,19 @@ pub fn lift<L: Lift>(t: L) -> Exp<L::Out> {
 
 macro_rules! tuple_exp {
     ($($name:ident $var:ident $idx:tt),+) => {
-        impl<$($name: Elt),+> Lift for ($(Exp<$name>,)+) {
-            type Out = ($($name,)+);
+        impl<$($name: AsExp),+> Lift for ($($name,)+) {
+            type Out = ($($name::T,)+);
             #[track_caller]
             fn lift(self) -> Exp<Self::Out> {
-                Exp::node(NodeKind::Tuple(vec![$(self.$idx.id),+]), SrcLoc::caller())
+                Exp::node(NodeKind::Tuple(vec![$(self.$idx.as_exp().id),+]), SrcLoc::caller())
             }
         }
         impl<$($name: Elt),+> Exp<($($name,)+)> {
             /// The components of a tuple expression (Accelerate's `unlift`).
             #[track_caller]
-            pub fn unlift(self) -> ($(Exp<$name>,)+) {
+            pub fn unlift(&self) -> ($(Exp<$name>,)+) {
                 let loc = SrcLoc::caller();
-                ($(Exp::<$name>::node(NodeKind::Prj($idx, self.id), loc),)+)
+                ($(Exp::<$name>::node(NodeKind::Prj($idx, self.r()), loc),)+)
             }
         }
     };
@@ -308,12 +341,12 @@ tuple_exp!(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7);
 
 impl<A: Elt, B: Elt> Exp<(A, B)> {
     #[track_caller]
-    pub fn fst(self) -> Exp<A> {
-        Exp::node(NodeKind::Prj(0, self.id), SrcLoc::caller())
+    pub fn fst(&self) -> Exp<A> {
+        Exp::node(NodeKind::Prj(0, self.r()), SrcLoc::caller())
     }
     #[track_caller]
-    pub fn snd(self) -> Exp<B> {
-        Exp::node(NodeKind::Prj(1, self.id), SrcLoc::caller())
+    pub fn snd(&self) -> Exp<B> {
+        Exp::node(NodeKind::Prj(1, self.r()), SrcLoc::caller())
     }
 }
 
@@ -333,21 +366,21 @@ pub fn nothing<T: Elt>() -> Exp<Option<T>> {
 
 impl<T: Elt> Exp<Option<T>> {
     #[track_caller]
-    pub fn is_just(self) -> Exp<bool> {
-        Exp::node(NodeKind::Prj(0, self.id), SrcLoc::caller())
+    pub fn is_just(&self) -> Exp<bool> {
+        Exp::node(NodeKind::Prj(0, self.r()), SrcLoc::caller())
     }
     /// The payload (the zero of `T` for `None`).
     #[track_caller]
-    pub fn from_just(self) -> Exp<T> {
-        Exp::node(NodeKind::Prj(1, self.id), SrcLoc::caller())
+    pub fn from_just(&self) -> Exp<T> {
+        Exp::node(NodeKind::Prj(1, self.r()), SrcLoc::caller())
     }
 }
 
 // ---------------------------------------------------------------------------
 // Shapes and indices
 
-fn ix_components<S: IxTuple>(e: NodeId, loc: SrcLoc) -> Vec<NodeId> {
-    (0..S::COMPONENTS).map(|i| graph::push(NodeKind::Prj(i, e), loc)).collect()
+fn ix_components<S: IxTuple>(e: NodeRef, loc: SrcLoc) -> Vec<NodeRef> {
+    (0..S::COMPONENTS).map(|i| graph::push(NodeKind::Prj(i, e.clone()), loc)).collect()
 }
 
 /// The index (or shape) of rank 0.
@@ -374,48 +407,51 @@ pub fn index3(i: impl IntoExp<i64>, j: impl IntoExp<i64>, k: impl IntoExp<i64>) 
 }
 
 #[track_caller]
-pub fn unindex1(ix: Exp<Snoc<Z>>) -> Exp<i64> {
+pub fn unindex1(ix: impl IntoExp<Snoc<Z>>) -> Exp<i64> {
+    let ix = ix.into_exp();
     Exp::node(NodeKind::Prj(0, ix.id), SrcLoc::caller())
 }
 
 #[track_caller]
-pub fn unindex2(ix: Exp<Snoc<Snoc<Z>>>) -> (Exp<i64>, Exp<i64>) {
+pub fn unindex2(ix: impl IntoExp<Snoc<Snoc<Z>>>) -> (Exp<i64>, Exp<i64>) {
+    let ix = ix.into_exp();
     let loc = SrcLoc::caller();
-    let c = ix_components::<Snoc<Snoc<Z>>>(ix.id, loc);
-    (Exp::from_id(c[0]), Exp::from_id(c[1]))
+    let [i, j] = <[NodeRef; 2]>::try_from(ix_components::<Snoc<Snoc<Z>>>(ix.id, loc)).expect("rank 2");
+    (Exp::from_id(i), Exp::from_id(j))
 }
 
 #[track_caller]
-pub fn unindex3(ix: Exp<Snoc<Snoc<Snoc<Z>>>>) -> (Exp<i64>, Exp<i64>, Exp<i64>) {
+pub fn unindex3(ix: impl IntoExp<Snoc<Snoc<Snoc<Z>>>>) -> (Exp<i64>, Exp<i64>, Exp<i64>) {
+    let ix = ix.into_exp();
     let loc = SrcLoc::caller();
-    let c = ix_components::<Snoc<Snoc<Snoc<Z>>>>(ix.id, loc);
-    (Exp::from_id(c[0]), Exp::from_id(c[1]), Exp::from_id(c[2]))
+    let [i, j, k] = <[NodeRef; 3]>::try_from(ix_components::<Snoc<Snoc<Snoc<Z>>>>(ix.id, loc)).expect("rank 3");
+    (Exp::from_id(i), Exp::from_id(j), Exp::from_id(k))
 }
 
 impl<Sh: Shape> Exp<Snoc<Sh>> {
     /// The outer dimensions and the innermost component (Accelerate's
     /// `indexTail` and `indexHead`).
     #[track_caller]
-    pub fn split(self) -> (Exp<Sh>, Exp<i64>) {
+    pub fn split(&self) -> (Exp<Sh>, Exp<i64>) {
         let loc = SrcLoc::caller();
-        let mut c = ix_components::<Snoc<Sh>>(self.id, loc);
+        let mut c = ix_components::<Snoc<Sh>>(self.r(), loc);
         let head = c.pop().expect("rank at least 1");
         (Exp::node(NodeKind::Tuple(c), loc), Exp::from_id(head))
     }
 
     /// The innermost component.
     #[track_caller]
-    pub fn head(self) -> Exp<i64> {
-        Exp::node(NodeKind::Prj(Sh::RANK, self.id), SrcLoc::caller())
+    pub fn head(&self) -> Exp<i64> {
+        Exp::node(NodeKind::Prj(Sh::RANK, self.r()), SrcLoc::caller())
     }
 }
 
 impl<Sh: Shape> Exp<Sh> {
     /// This shape with one more innermost dimension.
     #[track_caller]
-    pub fn snoc(self, n: impl IntoExp<i64>) -> Exp<Snoc<Sh>> {
+    pub fn snoc(&self, n: impl IntoExp<i64>) -> Exp<Snoc<Sh>> {
         let loc = SrcLoc::caller();
-        let mut c = ix_components::<Sh>(self.id, loc);
+        let mut c = ix_components::<Sh>(self.r(), loc);
         c.push(n.into_exp().id);
         Exp::node(NodeKind::Tuple(c), loc)
     }
@@ -431,18 +467,18 @@ pub fn any_dims<Sh: Shape>() -> Exp<Any<Sh>> {
 impl<S: SliceIx> Exp<S> {
     /// This slice specifier followed by a dimension kept whole (`:. All`).
     #[track_caller]
-    pub fn all(self) -> Exp<SnocAll<S>> {
+    pub fn all(&self) -> Exp<SnocAll<S>> {
         // `All` has no run-time component: the value is unchanged
-        Exp::from_id(self.id)
+        Exp::from_id(self.r())
     }
 
     /// This slice specifier followed by a dimension fixed at `n` (`:. n`):
     /// for `replicate`, a new dimension of extent `n`; for `slice`, the
     /// position `n` of that dimension. `n` may be computed at run time.
     #[track_caller]
-    pub fn fixed(self, n: impl IntoExp<i64>) -> Exp<Snoc<S>> {
+    pub fn fixed(&self, n: impl IntoExp<i64>) -> Exp<Snoc<S>> {
         let loc = SrcLoc::caller();
-        let mut c = ix_components::<S>(self.id, loc);
+        let mut c = ix_components::<S>(self.r(), loc);
         c.push(n.into_exp().id);
         Exp::node(NodeKind::Tuple(c), loc)
     }
@@ -478,9 +514,9 @@ pub fn shape_size<Sh: Shape>(sh: impl IntoExp<Sh>) -> Exp<i64> {
 
 /// An expression of any element type, for building structs from fields.
 #[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct AnyExp {
-    id: NodeId,
+    id: NodeRef,
 }
 
 impl<T: Elt> From<Exp<T>> for AnyExp {
@@ -489,12 +525,18 @@ impl<T: Elt> From<Exp<T>> for AnyExp {
     }
 }
 
+impl<T: Elt> From<&Exp<T>> for AnyExp {
+    fn from(e: &Exp<T>) -> Self {
+        AnyExp { id: e.r() }
+    }
+}
+
 impl<T: Elt> Exp<T> {
     /// Field `index` of a struct (or component of a tuple) expression.
     #[doc(hidden)]
     #[track_caller]
-    pub fn __field<F: Elt>(self, index: usize) -> Exp<F> {
-        Exp::node(NodeKind::Prj(index, self.id), SrcLoc::caller())
+    pub fn __field<F: Elt>(&self, index: usize) -> Exp<F> {
+        Exp::node(NodeKind::Prj(index, self.r()), SrcLoc::caller())
     }
 
     /// A struct expression from its fields' expressions, in order. The
@@ -502,6 +544,6 @@ impl<T: Elt> Exp<T> {
     #[doc(hidden)]
     #[track_caller]
     pub fn __from_fields(fields: &[AnyExp]) -> Exp<T> {
-        Exp::node(NodeKind::Tuple(fields.iter().map(|f| f.id).collect()), SrcLoc::caller())
+        Exp::node(NodeKind::Tuple(fields.iter().map(|f| f.id.clone()).collect()), SrcLoc::caller())
     }
 }

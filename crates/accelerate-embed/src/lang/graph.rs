@@ -1,35 +1,43 @@
-//! The reified program graph: every `Exp` and `Acc` value is a handle to a
-//! node in a per-thread arena, so node identity is observable (the node id
-//! is our "stable name", ICFP'13 §3) and sharing in the user's program is
-//! sharing in this graph.
+//! The reified program graph: every `Exp` and `Acc` value is a handle that
+//! owns a node of a reference-counted graph, so node identity is observable
+//! (the node's address is our "stable name", ICFP'13 §3) and sharing in the
+//! user's program is sharing in this graph.
 //!
-//! Note [The expression arena]
-//! `Exp<T>` and `Acc<A>` are `Copy` handles so that `x * x` reads as it
-//! would for numbers. The nodes live in a thread-local arena; the handles
-//! are neither `Send` nor `Sync`, so a handle can never be looked up in
-//! another thread's arena. Nodes are never freed while their thread runs:
-//! building a program costs memory proportional to its size once, and a
-//! program that is run many times should be built once with `compile`.
-//! Array data held by `use_array` nodes is shared with the user's arrays
-//! (reference counted), not copied.
+//! Note [Reference-counted handles]
+//! `Exp<T>` and `Acc<A>` own their nodes through `Rc`: a node, and the
+//! arrays `use_array` gave it, are freed when no handle and no other node
+//! refers to it, as a NumPy or JAX user expects. So running
+//! `run(&f(use_array(x)))` in a loop holds one iteration's graph at a time,
+//! with no `scope` (before, handles were `Copy` indices into a per-thread
+//! arena that only `scope` emptied, and such a loop grew by the input's
+//! size each time; `tests/memory_bounded.rs` measures it).
 //!
-//! To give the memory back, build and run inside [`crate::lang::scope`]: the
-//! nodes made inside are freed when it returns. Every handle carries the
-//! generation of the arena it was made in, so a handle used after its
-//! scope ended is detected (`Error::StaleHandle`), never misread.
+//! The price is that a handle is `Clone`, not `Copy`: a value used twice
+//! is borrowed (`&x + &x`) or cloned. Scalar functions receive their
+//! arguments by reference, and the operators and every `IntoExp` argument
+//! take references, so the common `|x| x * x` reads as it would for
+//! numbers. Handles are `Rc`s, neither `Send` nor `Sync`, so a graph never
+//! crosses threads. Freeing is a loop, not a recursion (`GNode`'s `Drop`),
+//! so dropping a chain of 10^5 operations cannot overflow the stack.
+//!
+//! Conversion reads a *snapshot*: the nodes reachable from the program's
+//! roots, numbered by age (`snapshot`), so that sharing recovery and the
+//! converter work on small `Copy` numbers and their output does not depend
+//! on addresses. The snapshot lives while the program is converted.
 
 use accelerate_base::array::{ArrayData, ArraysTy, EltTy, ScalarVal, SliceSpec};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{Direction, PrimFun};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
-/// A node's stable name: its position in the arena and the generation it
-/// was made in (Note [The expression arena]).
+/// A node's stable name within a snapshot (Note [Reference-counted
+/// handles]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId {
     idx: u32,
-    gen: u32,
 }
 
 impl std::fmt::Display for NodeId {
@@ -44,193 +52,256 @@ pub(crate) type HandleTy<T> = std::marker::PhantomData<(fn() -> T, *const ())>;
 
 /// A function in the graph: its parameter nodes and body.
 #[derive(Clone, Debug)]
-pub(crate) struct Lam {
-    pub params: Vec<NodeId>,
-    pub body: NodeId,
+pub(crate) struct Lam<C = NodeId> {
+    pub params: Vec<C>,
+    pub body: C,
 }
 
 /// A stencil boundary in the graph (see `ir::Boundary`).
 #[derive(Clone, Debug)]
-pub(crate) enum BoundaryNode {
+pub(crate) enum BoundaryNode<C = NodeId> {
     Clamp,
     Mirror,
     Wrap,
-    Constant(NodeId),
-    Function(Lam),
+    Constant(C),
+    Function(Lam<C>),
 }
 
 /// One array a stencil reads, with its pattern's extents and boundary.
 #[derive(Clone, Debug)]
-pub(crate) struct StencilNodeArg {
+pub(crate) struct StencilNodeArg<C = NodeId> {
     pub extents: Vec<usize>,
-    pub boundary: BoundaryNode,
-    pub array: NodeId,
+    pub boundary: BoundaryNode<C>,
+    pub array: C,
 }
 
 #[derive(Clone, Debug)]
-pub(crate) enum NodeKind {
+pub(crate) enum NodeKind<C = NodeId> {
     // scalar expressions
     Const(ScalarVal),
     /// The variable of a scalar function (bound by the `Lam` that lists it).
     Param(EltTy),
-    Tuple(Vec<NodeId>),
-    Prj(usize, NodeId),
-    Prim(PrimFun, Vec<NodeId>),
-    Cond(NodeId, NodeId, NodeId),
+    Tuple(Vec<C>),
+    Prj(usize, C),
+    Prim(PrimFun, Vec<C>),
+    Cond(C, C, C),
     While {
-        cond: Lam,
-        body: Lam,
-        init: NodeId,
+        cond: Lam<C>,
+        body: Lam<C>,
+        init: C,
     },
     Index {
-        array: NodeId,
-        index: NodeId,
+        array: C,
+        index: C,
     },
     LinearIndex {
-        array: NodeId,
-        index: NodeId,
+        array: C,
+        index: C,
     },
     ShapeOf {
-        array: NodeId,
+        array: C,
     },
     // array computations
     /// The variable of an array function (a compiled program's argument or
     /// `awhile`'s loop variable).
     AParam(ArraysTy),
     Use(Arc<ArrayData>),
-    Unit(NodeId),
+    Unit(C),
     Reshape {
-        shape: NodeId,
-        array: NodeId,
+        shape: C,
+        array: C,
     },
     Generate {
-        shape: NodeId,
-        f: Lam,
+        shape: C,
+        f: Lam<C>,
     },
     Map {
-        f: Lam,
-        array: NodeId,
+        f: Lam<C>,
+        array: C,
     },
     ZipWith {
-        f: Lam,
-        a: NodeId,
-        b: NodeId,
+        f: Lam<C>,
+        a: C,
+        b: C,
     },
     Backpermute {
-        shape: NodeId,
-        f: Lam,
-        array: NodeId,
+        shape: C,
+        f: Lam<C>,
+        array: C,
     },
     Replicate {
         spec: SliceSpec,
-        slix: NodeId,
-        array: NodeId,
+        slix: C,
+        array: C,
     },
     Slice {
         spec: SliceSpec,
-        array: NodeId,
-        slix: NodeId,
+        array: C,
+        slix: C,
     },
     Fold {
-        f: Lam,
-        seed: Option<NodeId>,
-        array: NodeId,
+        f: Lam<C>,
+        seed: Option<C>,
+        array: C,
     },
     FoldSeg {
-        f: Lam,
-        seed: Option<NodeId>,
-        array: NodeId,
-        offsets: NodeId,
+        f: Lam<C>,
+        seed: Option<C>,
+        array: C,
+        offsets: C,
     },
     Stencil {
-        f: Lam,
-        args: Vec<StencilNodeArg>,
+        f: Lam<C>,
+        args: Vec<StencilNodeArg<C>>,
     },
     Scan {
         dir: Direction,
-        f: Lam,
-        seed: Option<NodeId>,
-        array: NodeId,
+        f: Lam<C>,
+        seed: Option<C>,
+        array: C,
     },
     Permute {
-        combine: Lam,
-        defaults: NodeId,
-        index: Lam,
-        source: NodeId,
+        combine: Lam<C>,
+        defaults: C,
+        index: Lam<C>,
+        source: C,
     },
     Acond {
-        cond: NodeId,
-        then_: NodeId,
-        else_: NodeId,
+        cond: C,
+        then_: C,
+        else_: C,
     },
     Awhile {
-        pred: Lam,
-        body: Lam,
-        init: NodeId,
+        pred: Lam<C>,
+        body: Lam<C>,
+        init: C,
     },
-    ATuple(Vec<NodeId>),
-    APrj(usize, NodeId),
+    ATuple(Vec<C>),
+    APrj(usize, C),
 }
 
+/// A node of the user's program graph. `Exp` and `Acc` handles own their
+/// node through a reference count (Note [Reference-counted handles]).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct GNode {
+    pub(crate) kind: NodeKind<NodeRef>,
+    pub(crate) loc: SrcLoc,
+    /// The order in which nodes were made in this thread, which numbers a
+    /// snapshot's nodes (so that its numbering, and everything that sorts
+    /// by it, does not depend on where the allocator put the nodes).
+    seq: u64,
+}
+
+/// The age of a node (for printing handles).
+pub(crate) fn seq(r: &NodeRef) -> u64 {
+    r.seq
+}
+
+/// An owning reference to a node of the user's program graph.
+#[doc(hidden)]
+pub type NodeRef = Rc<GNode>;
+
+thread_local! {
+    static NEXT_SEQ: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Makes a node of the user's program graph.
+pub(crate) fn push(kind: NodeKind<NodeRef>, loc: SrcLoc) -> NodeRef {
+    let seq = NEXT_SEQ.with(|s| {
+        let n = s.get();
+        s.set(n + 1);
+        n
+    });
+    Rc::new(GNode { kind, loc, seq })
+}
+
+impl Drop for GNode {
+    /// Frees the nodes only this one holds with a loop, not by recursion:
+    /// a chain of 10^5 maps is a chain of 10^5 nodes.
+    fn drop(&mut self) {
+        let mut orphans = Vec::new();
+        let take = |kind: &mut NodeKind<NodeRef>, orphans: &mut Vec<NodeRef>| {
+            let kind = std::mem::replace(kind, NodeKind::Tuple(Vec::new()));
+            kind.for_each_child(|c| orphans.push(c.clone()));
+        };
+        take(&mut self.kind, &mut orphans);
+        while let Some(r) = orphans.pop() {
+            if let Some(mut n) = Rc::into_inner(r) {
+                take(&mut n.kind, &mut orphans);
+            }
+        }
+    }
+}
+
+/// A node of a snapshot of the graph, as conversion reads it: the nodes
+/// reachable from a program's roots, numbered in the order they were made.
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     pub kind: NodeKind,
     pub loc: SrcLoc,
-    gen: u32,
-}
-
-struct Arena {
-    nodes: Vec<Node>,
-    /// The generation of the nodes made now; bumped when a scope ends.
-    gen: u32,
 }
 
 thread_local! {
-    static ARENA: RefCell<Arena> = const { RefCell::new(Arena { nodes: Vec::new(), gen: 0 }) };
+    static SNAPSHOT: RefCell<Vec<Node>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Adds a node to this thread's arena.
-pub(crate) fn push(kind: NodeKind, loc: SrcLoc) -> NodeId {
-    ARENA.with(|a| {
-        let mut a = a.borrow_mut();
-        let idx = u32::try_from(a.nodes.len()).expect("more than 2^32 live expression nodes in one thread");
-        let gen = a.gen;
-        a.nodes.push(Node { kind, loc, gen });
-        NodeId { idx, gen }
-    })
+/// The snapshot of this thread's graph that conversion reads, in place
+/// while it lives (Note [Reference-counted handles]).
+pub(crate) struct Snapshot {
+    outer: Vec<Node>,
 }
 
-/// A copy of a node (nodes are small; array data is reference counted), or
-/// `None` if the handle outlived its scope.
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let outer = std::mem::take(&mut self.outer);
+        SNAPSHOT.with(|s| *s.borrow_mut() = outer);
+    }
+}
+
+/// Numbers the nodes reachable from `roots` and makes them the snapshot
+/// that [`node`] reads; returns the roots' numbers. Linear in the graph's
+/// size (plus sorting by age) and iterative, at any depth.
+pub(crate) fn snapshot(roots: &[&NodeRef]) -> (Snapshot, Vec<NodeId>) {
+    let mut seen: HashMap<*const GNode, u32> = HashMap::new();
+    let mut reached: Vec<&GNode> = Vec::new();
+    let mut stack: Vec<&GNode> = Vec::new();
+    for r in roots {
+        let g: &GNode = r;
+        if seen.insert(g as *const GNode, 0).is_none() {
+            stack.push(g);
+        }
+    }
+    while let Some(g) = stack.pop() {
+        reached.push(g);
+        g.kind.for_each_child(|c| {
+            let c: &GNode = c;
+            if seen.insert(c as *const GNode, 0).is_none() {
+                stack.push(c);
+            }
+        });
+    }
+    reached.sort_unstable_by_key(|g| g.seq);
+    for (i, g) in reached.iter().enumerate() {
+        let idx = u32::try_from(i).expect("more than 2^32 nodes in one program");
+        seen.insert(*g as *const GNode, idx);
+    }
+    let id = |c: &NodeRef| NodeId { idx: seen[&(Rc::as_ptr(c))] };
+    let nodes: Vec<Node> = reached.iter().map(|g| Node { kind: g.kind.map(&mut |c| id(c)), loc: g.loc }).collect();
+    let ids = roots.iter().map(|r| id(r)).collect();
+    let outer = SNAPSHOT.with(|s| std::mem::replace(&mut *s.borrow_mut(), nodes));
+    (Snapshot { outer }, ids)
+}
+
+/// A copy of a node of the current snapshot (nodes are small; array data
+/// is reference counted).
 pub(crate) fn node(id: NodeId) -> Option<Node> {
     with_node(id, Node::clone)
 }
 
-/// Runs `f` with the node, without copying it; `None` for a stale handle.
+/// Runs `f` with a node of the current snapshot, without copying it.
 pub(crate) fn with_node<R>(id: NodeId, f: impl FnOnce(&Node) -> R) -> Option<R> {
-    ARENA.with(|a| {
-        let a = a.borrow();
-        a.nodes.get(id.idx as usize).filter(|n| n.gen == id.gen).map(f)
-    })
-}
-
-/// The arena's current size: nodes made from now on can be freed by
-/// [`release`] with this mark.
-pub(crate) fn mark() -> usize {
-    ARENA.with(|a| a.borrow().nodes.len())
-}
-
-/// Frees the nodes made since `mark` and starts a new generation, so that
-/// their handles are recognised as stale.
-pub(crate) fn release(mark: usize) {
-    ARENA.with(|a| {
-        let mut a = a.borrow_mut();
-        if mark <= a.nodes.len() {
-            a.nodes.truncate(mark);
-            a.nodes.shrink_to(mark.max(1024));
-        }
-        a.gen = a.gen.wrapping_add(1);
-    })
+    SNAPSHOT.with(|s| s.borrow().get(id.idx as usize).map(f))
 }
 
 impl NodeKind {
@@ -345,6 +416,169 @@ impl NodeKind {
             ATuple(xs) => arrays.extend(xs),
             APrj(_, t) => arrays.push(*t),
             _ => {}
+        }
+    }
+}
+
+impl<C> Lam<C> {
+    fn map<D>(&self, f: &mut impl FnMut(&C) -> D) -> Lam<D> {
+        Lam { params: self.params.iter().map(&mut *f).collect(), body: f(&self.body) }
+    }
+
+    fn for_each<'s>(&'s self, f: &mut impl FnMut(&'s C)) {
+        self.params.iter().for_each(&mut *f);
+        f(&self.body);
+    }
+}
+
+impl<C> NodeKind<C> {
+    /// Calls `f` on every node this one refers to (scalar and array
+    /// children, functions' parameters and bodies), with multiplicity.
+    pub fn for_each_child<'s>(&'s self, mut f: impl FnMut(&'s C)) {
+        use NodeKind::*;
+        let f = &mut f;
+        match self {
+            Const(_) | Param(_) | AParam(_) | Use(_) => {}
+            Tuple(xs) | Prim(_, xs) | ATuple(xs) => xs.iter().for_each(f),
+            Prj(_, x) | APrj(_, x) | Unit(x) | ShapeOf { array: x } => f(x),
+            Cond(a, b, c) | Acond { cond: a, then_: b, else_: c } => {
+                f(a);
+                f(b);
+                f(c);
+            }
+            While { cond, body, init } => {
+                cond.for_each(f);
+                body.for_each(f);
+                f(init);
+            }
+            Awhile { pred, body, init } => {
+                pred.for_each(f);
+                body.for_each(f);
+                f(init);
+            }
+            Index { array, index } | LinearIndex { array, index } => {
+                f(array);
+                f(index);
+            }
+            Reshape { shape, array } => {
+                f(shape);
+                f(array);
+            }
+            Generate { shape, f: g } => {
+                f(shape);
+                g.for_each(f);
+            }
+            Map { f: g, array } => {
+                g.for_each(f);
+                f(array);
+            }
+            ZipWith { f: g, a, b } => {
+                g.for_each(f);
+                f(a);
+                f(b);
+            }
+            Backpermute { shape, f: g, array } => {
+                f(shape);
+                g.for_each(f);
+                f(array);
+            }
+            Replicate { slix, array, .. } | Slice { slix, array, .. } => {
+                f(slix);
+                f(array);
+            }
+            Fold { f: g, seed, array } | Scan { f: g, seed, array, .. } => {
+                g.for_each(f);
+                seed.iter().for_each(&mut *f);
+                f(array);
+            }
+            FoldSeg { f: g, seed, array, offsets } => {
+                g.for_each(f);
+                seed.iter().for_each(&mut *f);
+                f(array);
+                f(offsets);
+            }
+            Stencil { f: g, args } => {
+                g.for_each(f);
+                for a in args {
+                    match &a.boundary {
+                        BoundaryNode::Constant(c) => f(c),
+                        BoundaryNode::Function(h) => h.for_each(f),
+                        BoundaryNode::Clamp | BoundaryNode::Mirror | BoundaryNode::Wrap => {}
+                    }
+                    f(&a.array);
+                }
+            }
+            Permute { combine, defaults, index, source } => {
+                combine.for_each(f);
+                f(defaults);
+                index.for_each(f);
+                f(source);
+            }
+        }
+    }
+
+    /// The same node with every reference to another node replaced by `f`'s.
+    pub fn map<D>(&self, f: &mut impl FnMut(&C) -> D) -> NodeKind<D> {
+        use NodeKind::*;
+        let lam = |l: &Lam<C>, f: &mut _| l.map(f);
+        match self {
+            Const(v) => Const(*v),
+            Param(t) => Param(t.clone()),
+            AParam(t) => AParam(t.clone()),
+            Use(d) => Use(d.clone()),
+            Tuple(xs) => Tuple(xs.iter().map(&mut *f).collect()),
+            Prim(op, xs) => Prim(op.clone(), xs.iter().map(&mut *f).collect()),
+            ATuple(xs) => ATuple(xs.iter().map(&mut *f).collect()),
+            Prj(i, x) => Prj(*i, f(x)),
+            APrj(i, x) => APrj(*i, f(x)),
+            Unit(x) => Unit(f(x)),
+            ShapeOf { array } => ShapeOf { array: f(array) },
+            Cond(a, b, c) => Cond(f(a), f(b), f(c)),
+            Acond { cond, then_, else_ } => Acond { cond: f(cond), then_: f(then_), else_: f(else_) },
+            While { cond, body, init } => While { cond: lam(cond, f), body: lam(body, f), init: f(init) },
+            Awhile { pred, body, init } => Awhile { pred: lam(pred, f), body: lam(body, f), init: f(init) },
+            Index { array, index } => Index { array: f(array), index: f(index) },
+            LinearIndex { array, index } => LinearIndex { array: f(array), index: f(index) },
+            Reshape { shape, array } => Reshape { shape: f(shape), array: f(array) },
+            Generate { shape, f: g } => Generate { shape: f(shape), f: lam(g, f) },
+            Map { f: g, array } => Map { f: lam(g, f), array: f(array) },
+            ZipWith { f: g, a, b } => ZipWith { f: lam(g, f), a: f(a), b: f(b) },
+            Backpermute { shape, f: g, array } => Backpermute { shape: f(shape), f: lam(g, f), array: f(array) },
+            Replicate { spec, slix, array } => Replicate { spec: spec.clone(), slix: f(slix), array: f(array) },
+            Slice { spec, array, slix } => Slice { spec: spec.clone(), array: f(array), slix: f(slix) },
+            Fold { f: g, seed, array } => Fold { f: lam(g, f), seed: seed.as_ref().map(&mut *f), array: f(array) },
+            Scan { dir, f: g, seed, array } => {
+                Scan { dir: *dir, f: lam(g, f), seed: seed.as_ref().map(&mut *f), array: f(array) }
+            }
+            FoldSeg { f: g, seed, array, offsets } => FoldSeg {
+                f: lam(g, f),
+                seed: seed.as_ref().map(&mut *f),
+                array: f(array),
+                offsets: f(offsets),
+            },
+            Stencil { f: g, args } => Stencil {
+                f: lam(g, f),
+                args: args
+                    .iter()
+                    .map(|a| StencilNodeArg {
+                        extents: a.extents.clone(),
+                        boundary: match &a.boundary {
+                            BoundaryNode::Clamp => BoundaryNode::Clamp,
+                            BoundaryNode::Mirror => BoundaryNode::Mirror,
+                            BoundaryNode::Wrap => BoundaryNode::Wrap,
+                            BoundaryNode::Constant(c) => BoundaryNode::Constant(f(c)),
+                            BoundaryNode::Function(h) => BoundaryNode::Function(lam(h, f)),
+                        },
+                        array: f(&a.array),
+                    })
+                    .collect(),
+            },
+            Permute { combine, defaults, index, source } => Permute {
+                combine: lam(combine, f),
+                defaults: f(defaults),
+                index: lam(index, f),
+                source: f(source),
+            },
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Rust operator overloading for `Exp`: `+ - * / % -x`, bit operators and
-//! shifts, with a literal allowed on either side (`x * 2.0`, `1.0 - x`).
+//! shifts, with a literal allowed on either side (`x * 2.0`, `1.0 - x`),
+//! on expressions and on references to them (`&x * &x`; Note
+//! [Reference-counted handles] in `lang::graph`).
 
 use super::classes::{IntElt, NumElt};
 use super::exp::{prim, Exp, IntoExp};
@@ -24,6 +26,13 @@ macro_rules! binop {
                 prim($op, vec![self.id, rhs.into_exp().id])
             }
         }
+        impl<T: $bound, R: IntoExp<T>> $tr<R> for &Exp<T> {
+            type Output = Exp<T>;
+            #[track_caller]
+            fn $method(self, rhs: R) -> Exp<T> {
+                prim($op, vec![self.r(), rhs.into_exp().id])
+            }
+        }
     };
 }
 
@@ -46,11 +55,27 @@ impl<T: NumElt> Neg for Exp<T> {
     }
 }
 
+impl<T: NumElt> Neg for &Exp<T> {
+    type Output = Exp<T>;
+    #[track_caller]
+    fn neg(self) -> Exp<T> {
+        prim(PrimFun::Neg, vec![self.r()])
+    }
+}
+
 impl<T: IntElt> Not for Exp<T> {
     type Output = Exp<T>;
     #[track_caller]
     fn not(self) -> Exp<T> {
         prim(PrimFun::BNot, vec![self.id])
+    }
+}
+
+impl<T: IntElt> Not for &Exp<T> {
+    type Output = Exp<T>;
+    #[track_caller]
+    fn not(self) -> Exp<T> {
+        prim(PrimFun::BNot, vec![self.r()])
     }
 }
 
@@ -62,7 +87,24 @@ impl Not for Exp<bool> {
     }
 }
 
+impl Not for &Exp<bool> {
+    type Output = Exp<bool>;
+    #[track_caller]
+    fn not(self) -> Exp<bool> {
+        prim(PrimFun::LNot, vec![self.r()])
+    }
+}
+
 impl<R: IntoExp<bool>> BitAnd<R> for Exp<bool> {
+    type Output = Exp<bool>;
+    /// Logical and (short-circuiting, like `Exp::and`).
+    #[track_caller]
+    fn bitand(self, rhs: R) -> Exp<bool> {
+        self.and(rhs)
+    }
+}
+
+impl<R: IntoExp<bool>> BitAnd<R> for &Exp<bool> {
     type Output = Exp<bool>;
     /// Logical and (short-circuiting, like `Exp::and`).
     #[track_caller]
@@ -80,6 +122,15 @@ impl<R: IntoExp<bool>> BitOr<R> for Exp<bool> {
     }
 }
 
+impl<R: IntoExp<bool>> BitOr<R> for &Exp<bool> {
+    type Output = Exp<bool>;
+    /// Logical or (short-circuiting, like `Exp::or`).
+    #[track_caller]
+    fn bitor(self, rhs: R) -> Exp<bool> {
+        self.or(rhs)
+    }
+}
+
 // A literal on the left: `2.0 * x`. Coherence requires one impl per type.
 macro_rules! lit_left {
     ($tr:ident, $method:ident, $op:expr, $($t:ty),*) => {$(
@@ -88,6 +139,13 @@ macro_rules! lit_left {
             #[track_caller]
             fn $method(self, rhs: Exp<$t>) -> Exp<$t> {
                 prim($op, vec![self.into_exp().id, rhs.id])
+            }
+        }
+        impl $tr<&Exp<$t>> for $t {
+            type Output = Exp<$t>;
+            #[track_caller]
+            fn $method(self, rhs: &Exp<$t>) -> Exp<$t> {
+                prim($op, vec![self.into_exp().id, rhs.r()])
             }
         }
     )*};

@@ -267,10 +267,10 @@ impl AsKey for Exp<(u32, u32)> {
         (0..rounds)
             .map(|r| {
                 if r == 0 {
-                    (k0, k1)
+                    (k0.clone(), k1.clone())
                 } else {
                     let r = r as u32;
-                    (k0 + PHILOX_W0.wrapping_mul(r), k1 + PHILOX_W1.wrapping_mul(r))
+                    (&k0 + PHILOX_W0.wrapping_mul(r), &k1 + PHILOX_W1.wrapping_mul(r))
                 }
             })
             .collect()
@@ -339,7 +339,7 @@ fn unit_f64_host(bits: u64) -> f64 {
 #[track_caller]
 fn mulhilo(m: u32, x: Exp<u32>) -> (Exp<u32>, Exp<u32>) {
     let p = x.cast::<u64>() * u64::from(m);
-    ((p >> 32u64).cast::<u32>(), p.cast::<u32>())
+    ((&p >> 32u64).cast::<u32>(), p.cast::<u32>())
 }
 
 /// The rounds of Philox4x32 on the words of a counter, unrolled at the
@@ -508,7 +508,7 @@ fn random_array<Sh: Shape, E: RandomFloat, K: AsKey>(
     dist: fn(K, Exp<u64>) -> Exp<E>,
 ) -> Acc<Array<Sh, E>> {
     let shape = shape.into_exp();
-    generate(shape, move |ix| dist(key, to_index(shape, ix).cast::<u64>()))
+    generate(&shape, |ix| dist(key, to_index(&shape, ix).cast::<u64>()))
 }
 
 /// An array of independent uniform samples in `[0, 1)`: the element at

@@ -13,33 +13,33 @@ impl<T: IntElt> Exp<T> {
     /// Division rounding toward negative infinity (Haskell's `div`); a zero
     /// divisor is an error at run time, `MIN.div_floor(-1)` wraps to `MIN`.
     #[track_caller]
-    pub fn div_floor(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::IDiv, vec![self.id, other.into_exp().id])
+    pub fn div_floor(&self, other: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::IDiv, vec![self.r(), other.into_exp().id])
     }
 
     /// The remainder of `div_floor`: zero or with the sign of the divisor
     /// (Haskell's `mod`).
     #[track_caller]
-    pub fn mod_floor(self, other: impl IntoExp<T>) -> Exp<T> {
-        prim(PrimFun::Mod, vec![self.id, other.into_exp().id])
+    pub fn mod_floor(&self, other: impl IntoExp<T>) -> Exp<T> {
+        prim(PrimFun::Mod, vec![self.r(), other.into_exp().id])
     }
 
     /// The number of one bits (Rust's `count_ones`).
     #[track_caller]
-    pub fn count_ones(self) -> Exp<u32> {
-        prim(PrimFun::PopCount, vec![self.id])
+    pub fn count_ones(&self) -> Exp<u32> {
+        prim(PrimFun::PopCount, vec![self.r()])
     }
 
     /// The number of leading zero bits (Rust's `leading_zeros`).
     #[track_caller]
-    pub fn leading_zeros(self) -> Exp<u32> {
-        prim(PrimFun::LeadingZeros, vec![self.id])
+    pub fn leading_zeros(&self) -> Exp<u32> {
+        prim(PrimFun::LeadingZeros, vec![self.r()])
     }
 
     /// The number of trailing zero bits (Rust's `trailing_zeros`).
     #[track_caller]
-    pub fn trailing_zeros(self) -> Exp<u32> {
-        prim(PrimFun::TrailingZeros, vec![self.id])
+    pub fn trailing_zeros(&self) -> Exp<u32> {
+        prim(PrimFun::TrailingZeros, vec![self.r()])
     }
 
     /// The greatest common divisor of the absolute values (Euclid's
@@ -47,7 +47,7 @@ impl<T: IntElt> Exp<T> {
     /// involving `MIN` of a signed type is `MIN` as Rust's `wrapping_abs`
     /// gives it.
     #[track_caller]
-    pub fn gcd(self, other: impl IntoExp<T>) -> Exp<T> {
+    pub fn gcd(&self, other: impl IntoExp<T>) -> Exp<T> {
         let zero = constant(T::from_scalar(accelerate_base::array::ScalarVal::zero(T::TY)));
         let start = lift((self.abs_int(), other.into_exp().abs_int()));
         let (a, _) = while_loop(
@@ -55,7 +55,7 @@ impl<T: IntElt> Exp<T> {
             move |ab| ab.snd().ne(zero),
             move |ab| {
                 let (a, b) = ab.unlift();
-                lift((b, a.rem_int(b)))
+                lift((&b, a.rem_int(&b)))
             },
         )
         .unlift();
@@ -65,19 +65,19 @@ impl<T: IntElt> Exp<T> {
     /// The least common multiple of the absolute values; 0 if either is 0.
     /// Wraps on overflow, as integer arithmetic does.
     #[track_caller]
-    pub fn lcm(self, other: impl IntoExp<T>) -> Exp<T> {
+    pub fn lcm(&self, other: impl IntoExp<T>) -> Exp<T> {
         let other = other.into_exp();
         let zero = constant(T::from_scalar(accelerate_base::array::ScalarVal::zero(T::TY)));
-        let g = self.gcd(other);
-        cond(g.eq(zero), zero, (self.abs_int().quot(g) * other.abs_int()).abs_int())
+        let g = self.gcd(&other);
+        cond(g.eq(&zero), zero, (self.abs_int().quot(g) * other.abs_int()).abs_int())
     }
 
-    fn abs_int(self) -> Exp<T> {
-        prim(PrimFun::Abs, vec![self.id])
+    fn abs_int(&self) -> Exp<T> {
+        prim(PrimFun::Abs, vec![self.r()])
     }
 
-    fn rem_int(self, other: Exp<T>) -> Exp<T> {
-        prim(PrimFun::Rem, vec![self.id, other.id])
+    fn rem_int(&self, other: &Exp<T>) -> Exp<T> {
+        prim(PrimFun::Rem, vec![self.r(), other.r()])
     }
 }
 
@@ -110,17 +110,17 @@ impl<T: PrimElt> Exp<T> {
     /// The same bits as another primitive type of the same size
     /// (`f32::to_bits`, `i32 as u32`, ...).
     #[track_caller]
-    pub fn bitcast<U: PrimElt>(self) -> Exp<U>
+    pub fn bitcast<U: PrimElt>(&self) -> Exp<U>
     where
         T: BitCastTo<U>,
     {
-        prim(PrimFun::BitCast(U::TY), vec![self.id])
+        prim(PrimFun::BitCast(U::TY), vec![self.r()])
     }
 }
 
 /// Applies `f` to `x` `n` times (Accelerate's `iterate`); `n <= 0` gives `x`.
 #[track_caller]
-pub fn iterate<T: Elt>(n: impl IntoExp<i64>, f: impl FnOnce(Exp<T>) -> Exp<T>, x: impl IntoExp<T>) -> Exp<T> {
+pub fn iterate<T: Elt>(n: impl IntoExp<i64>, f: impl FnOnce(&Exp<T>) -> Exp<T>, x: impl IntoExp<T>) -> Exp<T> {
     let n = n.into_exp();
     let start = lift((constant(0i64), x.into_exp()));
     let (_, r) = while_loop(
@@ -128,7 +128,7 @@ pub fn iterate<T: Elt>(n: impl IntoExp<i64>, f: impl FnOnce(Exp<T>) -> Exp<T>, x
         move |s| s.fst().lt(n),
         move |s| {
             let (i, v) = s.unlift();
-            lift((i + 1i64, f(v)))
+            lift((i + 1i64, f(&v)))
         },
     )
     .unlift();
@@ -139,7 +139,7 @@ pub fn iterate<T: Elt>(n: impl IntoExp<i64>, f: impl FnOnce(Exp<T>) -> Exp<T>, x
 /// `ix` of an array (Accelerate's `sfoldl`): `f(... f(f(z, a[ix,0]), a[ix,1]) ...)`.
 #[track_caller]
 pub fn sfoldl<Sh: Shape, A: Elt, B: Elt>(
-    f: impl FnOnce(Exp<A>, Exp<B>) -> Exp<A>,
+    f: impl FnOnce(&Exp<A>, &Exp<B>) -> Exp<A>,
     z: impl IntoExp<A>,
     ix: impl IntoExp<Sh>,
     array: impl AsAcc<Array<Snoc<Sh>, B>>,
@@ -153,7 +153,7 @@ pub fn sfoldl<Sh: Shape, A: Elt, B: Elt>(
         move |s| s.fst().lt(n),
         move |s| {
             let (i, acc) = s.unlift();
-            lift((i + 1i64, f(acc, array.index(ix.snoc(i)))))
+            lift((&i + 1i64, f(&acc, &array.index(ix.snoc(i)))))
         },
     )
     .unlift();
@@ -164,8 +164,8 @@ impl<T: Elt> Exp<Option<T>> {
     /// `match self { Some(x) => some(x), None => none }`: only the arm taken
     /// is evaluated.
     #[track_caller]
-    pub fn match_option<R: Elt>(self, some: impl FnOnce(Exp<T>) -> Exp<R>, none: impl IntoExp<R>) -> Exp<R> {
-        cond(self.is_just(), some(self.from_just()), none)
+    pub fn match_option<R: Elt>(&self, some: impl FnOnce(&Exp<T>) -> Exp<R>, none: impl IntoExp<R>) -> Exp<R> {
+        cond(self.is_just(), some(&self.from_just()), none)
     }
 }
 
@@ -222,11 +222,11 @@ impl<L: Elt, R: Elt> Exp<Either<L, R>> {
     /// the arm taken is evaluated.
     #[track_caller]
     pub fn match_either<T: Elt>(
-        self,
-        on_left: impl FnOnce(Exp<L>) -> Exp<T>,
-        on_right: impl FnOnce(Exp<R>) -> Exp<T>,
+        &self,
+        on_left: impl FnOnce(&Exp<L>) -> Exp<T>,
+        on_right: impl FnOnce(&Exp<R>) -> Exp<T>,
     ) -> Exp<T> {
         let is_right: Exp<bool> = self.__field(0);
-        cond(is_right, on_right(self.__field(2)), on_left(self.__field(1)))
+        cond(is_right, on_right(&self.__field(2)), on_left(&self.__field(1)))
     }
 }

@@ -10,18 +10,18 @@
 
 use super::acc::{Acc, AsAcc};
 use super::exp::{lam1, Exp, IntoExp};
-use super::graph::{BoundaryNode, HandleTy, Lam, NodeKind, StencilNodeArg};
+use super::graph::{BoundaryNode, HandleTy, Lam, NodeKind, NodeRef, StencilNodeArg};
 use accelerate_base::array::{Array, Elt, Shape, DIM1, DIM2, DIM3};
 use accelerate_base::error::SrcLoc;
 
 /// What a stencil reads outside its array.
 pub struct Boundary<Sh, E> {
-    node: BoundaryNode,
+    node: BoundaryNode<NodeRef>,
     _ty: HandleTy<(Sh, E)>,
 }
 
 impl<Sh: Shape, E: Elt> Boundary<Sh, E> {
-    fn new(node: BoundaryNode) -> Self {
+    fn new(node: BoundaryNode<NodeRef>) -> Self {
         Boundary { node, _ty: std::marker::PhantomData }
     }
 
@@ -49,7 +49,7 @@ impl<Sh: Shape, E: Elt> Boundary<Sh, E> {
 
     /// A function of the index read outside the array.
     #[track_caller]
-    pub fn function(f: impl FnOnce(Exp<Sh>) -> Exp<E>) -> Self {
+    pub fn function(f: impl FnOnce(&Exp<Sh>) -> Exp<E>) -> Self {
         Self::new(BoundaryNode::Function(lam1(f)))
     }
 }
@@ -118,9 +118,9 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
         boundary: Boundary<Sh, E>,
     ) -> Acc<Array<Sh, B>> {
         let (extents, params) = pattern_params::<Sh, E, P>();
-        let body = f(P::from_points(&mut params.iter().copied()));
-        let f = Lam { params: params.iter().map(|p| p.id).collect(), body: body.id };
-        let args = vec![StencilNodeArg { extents, boundary: boundary.node, array: self.id }];
+        let body = f(P::from_points(&mut params.iter().cloned()));
+        let f = Lam { params: params.iter().map(|p| p.r()).collect(), body: body.id };
+        let args = vec![StencilNodeArg { extents, boundary: boundary.node, array: self.r() }];
         Acc::node(NodeKind::Stencil { f, args }, SrcLoc::caller())
     }
 
@@ -137,11 +137,11 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     ) -> Acc<Array<Sh, B>> {
         let (e1, p1) = pattern_params::<Sh, E, P>();
         let (e2, p2) = pattern_params::<Sh, E2, Q>();
-        let body = f(P::from_points(&mut p1.iter().copied()), Q::from_points(&mut p2.iter().copied()));
-        let ids = p1.iter().map(|p| p.id).chain(p2.iter().map(|p| p.id)).collect();
+        let body = f(P::from_points(&mut p1.iter().cloned()), Q::from_points(&mut p2.iter().cloned()));
+        let ids = p1.iter().map(|p| p.r()).chain(p2.iter().map(|p| p.r())).collect();
         let f = Lam { params: ids, body: body.id };
         let args = vec![
-            StencilNodeArg { extents: e1, boundary: boundary.node, array: self.id },
+            StencilNodeArg { extents: e1, boundary: boundary.node, array: self.r() },
             StencilNodeArg { extents: e2, boundary: other_boundary.node, array: other.as_acc().id },
         ];
         Acc::node(NodeKind::Stencil { f, args }, SrcLoc::caller())

@@ -13,9 +13,9 @@ use crate::array::{Arrays, ArraysTy, ArraysVal};
 use crate::backend;
 use crate::ir;
 use crate::lang::acc::Acc;
-use crate::lang::graph::NodeId;
+use crate::lang::graph::NodeRef;
 use config::Config;
-use error::{Result, SrcLoc};
+use error::Result;
 use std::marker::PhantomData;
 
 pub use pipeline::{Compiled, Phase};
@@ -30,7 +30,7 @@ pub fn run<A: Arrays>(acc: &Acc<A>) -> Result<A> {
 /// Runs an array computation with an explicit configuration.
 #[track_caller]
 pub fn run_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<A> {
-    let c = pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?;
+    let c = pipeline::compile_graph(&[], acc.id(), config)?;
     A::from_arrays_val(backend::prepare(&c.plan, config)?.run(Vec::new())?)
 }
 
@@ -42,7 +42,7 @@ pub fn explain<A: Arrays>(acc: &Acc<A>) -> Result<String> {
 
 #[track_caller]
 pub fn explain_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
-    Ok(show_phases(&pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?))
+    Ok(show_phases(&pipeline::compile_graph(&[], acc.id(), config)?))
 }
 
 /// A Graphviz (DOT) drawing of a computation as it will run (after the
@@ -54,7 +54,7 @@ pub fn explain_dot<A: Arrays>(acc: &Acc<A>) -> Result<String> {
 
 #[track_caller]
 pub fn explain_dot_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<String> {
-    let c = pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?;
+    let c = pipeline::compile_graph(&[], acc.id(), config)?;
     Ok(ir::dot::program(c.ir()))
 }
 
@@ -77,8 +77,8 @@ pub trait AccFn<Args> {
 /// The graph of a function of arrays: its parameter nodes and its result.
 #[doc(hidden)]
 pub struct Reified {
-    params: Vec<(NodeId, ArraysTy)>,
-    root: NodeId,
+    params: Vec<(NodeRef, ArraysTy)>,
+    root: NodeRef,
 }
 
 /// The arguments of a compiled program, as passed to `Program::run`: a
@@ -96,8 +96,9 @@ macro_rules! acc_fn {
             #[track_caller]
             fn reify(self) -> Reified {
                 $(let $x = Acc::<$a>::param();)+
+                let params = vec![$(($x.id().clone(), $a::arrays_ty())),+];
                 let body = self($($x),+);
-                Reified { params: vec![$(($x.id(), $a::arrays_ty())),+], root: body.id() }
+                Reified { params, root: body.id().clone() }
             }
         }
     };
@@ -218,12 +219,12 @@ pub fn stats<A: Arrays>(acc: &Acc<A>) -> Result<Stats> {
 
 #[track_caller]
 pub fn stats_with<A: Arrays>(acc: &Acc<A>, config: &Config) -> Result<Stats> {
-    let c = pipeline::compile_graph(&[], acc.id(), config, SrcLoc::caller())?;
+    let c = pipeline::compile_graph(&[], acc.id(), config)?;
     stats::measure(c.ir(), Vec::new())
 }
 
 /// Converts a function of arrays into a program, once. The program graph
-/// the function builds is freed afterwards (as in [`crate::scope`]).
+/// the function builds is freed afterwards.
 #[track_caller]
 pub fn compile<Args: ProgramArgs, F: AccFn<Args>>(f: F) -> Result<Program<Args, F::Out>> {
     let config = Config::from_env()?;
@@ -236,13 +237,11 @@ pub fn compile_with<Args: ProgramArgs, F: AccFn<Args>>(
     f: F,
     config: Config,
 ) -> Result<Program<Args, F::Out>> {
-    let loc = SrcLoc::caller();
     // The compiled program does not depend on the graph: the nodes the
     // function makes are freed as soon as it is converted.
-    crate::lang::scope(|| {
-        let Reified { params, root } = f.reify();
-        let compiled = pipeline::compile_graph(&params, root, &config, loc)?;
-        let exe = backend::prepare(&compiled.plan, &config)?;
-        Ok(Program { compiled, exe, _ty: PhantomData })
-    })
+    let Reified { params, root } = f.reify();
+    let compiled = pipeline::compile_graph(&params, &root, &config)?;
+    drop((params, root));
+    let exe = backend::prepare(&compiled.plan, &config)?;
+    Ok(Program { compiled, exe, _ty: PhantomData })
 }

@@ -11,10 +11,10 @@
 //! is the backend's). Every phase is listed in `compile_graph`, in order.
 
 use super::config::Config;
-use super::error::{Result, SrcLoc};
+use super::error::Result;
 use crate::array::ArraysTy;
 use crate::ir::{self, verify::verify_program};
-use crate::lang::graph::NodeId;
+use crate::lang::graph::NodeRef;
 use crate::plan;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,17 +45,15 @@ impl Compiled {
 }
 
 /// Runs the pipeline on a program graph: every phase's IR, and the plan.
-/// `loc` is where the user asked for it (`run`, `compile`, `explain`).
 pub(crate) fn compile_graph(
-    params: &[(NodeId, ArraysTy)],
-    root: NodeId,
+    params: &[(NodeRef, ArraysTy)],
+    root: &NodeRef,
     config: &Config,
-    loc: SrcLoc,
 ) -> Result<Compiled> {
     let mut phases = Vec::new();
     let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
     let t = Instant::now();
-    let prog = crate::trafo::convert::convert_program(params, root, config.sharing, loc)?;
+    let prog = crate::trafo::convert::convert_program(params, root, config.sharing)?;
     finish(&mut phases, "sharing", prog.clone(), t, config)?;
     if config.simplify {
         let t = Instant::now();

@@ -55,7 +55,7 @@ pub fn gather<Sh: Shape, E: Elt>(
 pub fn gather_if<A: Elt, B: Elt>(
     indices: impl AsAcc<Vector<i64>>,
     mask: impl AsAcc<Vector<A>>,
-    pred: impl FnOnce(Exp<A>) -> Exp<bool>,
+    pred: impl FnOnce(&Exp<A>) -> Exp<bool>,
     defaults: impl AsAcc<Vector<B>>,
     source: impl AsAcc<Vector<B>>,
 ) -> Acc<Vector<B>> {
@@ -64,7 +64,7 @@ pub fn gather_if<A: Elt, B: Elt>(
         (indices.as_acc(), mask.as_acc(), defaults.as_acc(), source.as_acc());
     let sh = intersect(intersect(indices.shape(), mask.shape()), defaults.shape());
     generate(sh, move |ix| {
-        cond(pred(mask.index(ix)), index_at(source, index1(indices.index(ix)), loc), defaults.index(ix))
+        cond(pred(&mask.index(ix)), index_at(&source, index1(indices.index(ix)), loc), defaults.index(ix))
     })
 }
 
@@ -89,16 +89,16 @@ pub fn gather_if<A: Elt, B: Elt>(
 fn scatter_last<E: Elt>(
     targets: Acc<Vector<i64>>,
     n: Exp<i64>,
-    keep: impl FnOnce(Exp<i64>) -> Exp<bool>,
+    keep: impl FnOnce(&Exp<i64>) -> Exp<bool>,
     defaults: Acc<Vector<E>>,
     source: Acc<Vector<E>>,
 ) -> Acc<Vector<E>> {
     let keyed = generate(index1(n), move |ix| lift((unindex1(ix), source.index(ix))));
     let keyed_defaults = defaults.map(|d| lift((constant(-1i64), d)));
-    let combine = |new: Exp<(i64, E)>, old: Exp<(i64, E)>| cond(new.fst().gt(old.fst()), new, old);
+    let combine = |new: &Exp<(i64, E)>, old: &Exp<(i64, E)>| cond(new.fst().gt(old.fst()), new, old);
     keyed
         .permute(combine, keyed_defaults, move |ix| {
-            cond(keep(unindex1(ix)), just(index1(targets.index(ix))), nothing())
+            cond(keep(&unindex1(ix)), just(index1(targets.index(ix))), nothing())
         })
         .map(|p| p.snd())
 }
@@ -142,14 +142,14 @@ pub fn scatter<E: Elt>(
 pub fn scatter_if<A: Elt, B: Elt>(
     indices: impl AsAcc<Vector<i64>>,
     mask: impl AsAcc<Vector<A>>,
-    pred: impl FnOnce(Exp<A>) -> Exp<bool>,
+    pred: impl FnOnce(&Exp<A>) -> Exp<bool>,
     defaults: impl AsAcc<Vector<B>>,
     source: impl AsAcc<Vector<B>>,
 ) -> Acc<Vector<B>> {
     let (indices, mask, defaults, source) =
         (indices.as_acc(), mask.as_acc(), defaults.as_acc(), source.as_acc());
     let n = indices.shape().head().min(mask.shape().head()).min(source.shape().head());
-    scatter_last(indices, n, move |i| pred(mask.index(index1(i))), defaults, source)
+    scatter_last(indices, n, move |i| pred(&mask.index(index1(i))), defaults, source)
 }
 
 /// Keeps the elements whose `mask` entry is `true`, row by row along the
@@ -172,17 +172,17 @@ pub fn compact<Sh: Shape, E: Elt>(
     let (outer, n) = sh.split();
     // Position of each kept element within its row (exclusive sums of the
     // 0/1 flags), and the row's count at the end of each scanned row.
-    let within = generate(sh, move |ix| cond(mask.index(ix), 1i64, 0i64)).scanl(0i64, |a, b| a + b);
-    let counts = generate(outer, move |o| within.index(o.snoc(n)));
-    let rows = shape_size(outer);
-    let row_starts = counts.reshape(index1(rows)).scanl(0i64, |a, b| a + b);
+    let within = generate(&sh, |ix| cond(mask.index(ix), 1i64, 0i64)).scanl(0i64, |a, b| a + b);
+    let counts = generate(&outer, |o| within.index(o.snoc(n)));
+    let rows = shape_size(&outer);
+    let row_starts = counts.reshape(index1(&rows)).scanl(0i64, |a, b| a + b);
     let total = row_starts.index(index1(rows));
     // Each target receives exactly one element, so the combining function
     // is never applied to two source elements.
-    let kept = xs.backpermute(sh, |ix| ix).permute(
-        |new, _old| new,
+    let kept = xs.backpermute(&sh, |ix| ix.clone()).permute(
+        |new, _old| new.clone(),
         fill(index1(total), zero_of::<E>()),
-        move |ix| {
+        |ix| {
             let (o, _) = ix.split();
             let target = row_starts.index(index1(to_index(outer, o))) + within.index(ix);
             cond(mask.index(ix), just(index1(target)), nothing())
@@ -202,7 +202,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// [1, 2, 3, 4, 5].filter(even) == ([2, 4], [2])
     /// ```
     #[track_caller]
-    pub fn filter(&self, pred: impl FnOnce(Exp<E>) -> Exp<bool>) -> Acc<(Vector<E>, Array<Sh, i64>)> {
+    pub fn filter(&self, pred: impl FnOnce(&Exp<E>) -> Exp<bool>) -> Acc<(Vector<E>, Array<Sh, i64>)> {
         compact(self.map(pred), self)
     }
 }
@@ -231,29 +231,30 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
 /// ```
 #[track_caller]
 pub fn expand<A: Elt, B: Elt>(
-    count: impl FnOnce(Exp<A>) -> Exp<i64>,
-    gen: impl FnOnce(Exp<A>, Exp<i64>) -> Exp<B>,
+    count: impl FnOnce(&Exp<A>) -> Exp<i64>,
+    gen: impl FnOnce(&Exp<A>, &Exp<i64>) -> Exp<B>,
     xs: impl AsAcc<Vector<A>>,
 ) -> Acc<Vector<B>> {
     let loc = SrcLoc::caller().checking("expand", CheckKind::NegativeCount);
     let xs = xs.as_acc();
     let raw = xs.map(count);
-    let counts = raw.map(move |c| cond(c.ge(0i64), c, index_at(raw, index1(c), loc)));
+    let checked = raw.clone();
+    let counts = raw.map(move |c| cond(c.ge(0i64), c, index_at(&checked, index1(c), loc)));
     let offsets = counts.scanl(0i64, saturating_add);
     let n = xs.shape().head();
-    let m = offsets.index(index1(n));
+    let m = offsets.index(index1(&n));
     // The source of every output position: each non-empty element writes
     // its index at its offset (distinct offsets, one writer each), and an
     // inclusive `max` scan carries it over the rest of its run.
-    let starts = generate(index1(n), unindex1).permute(
+    let starts = generate(index1(&n), |ix| unindex1(ix)).permute(
         |new, old| new.max(old),
-        fill(index1(m), 0i64),
-        move |ix| cond(counts.index(ix).gt(0i64), just(index1(offsets.index(ix))), nothing()),
+        fill(index1(&m), 0i64),
+        |ix| cond(counts.index(ix).gt(0i64), just(index1(offsets.index(ix))), nothing()),
     );
     let owners = starts.scanl(0i64, |a, b| a.max(b));
     generate(index1(m), move |ix| {
         let k = unindex1(ix);
-        let i = owners.index(index1(k + 1i64));
-        gen(xs.index(index1(i)), k - offsets.index(index1(i)))
+        let i = owners.index(index1(&k + 1i64));
+        gen(&xs.index(index1(&i)), &(&k - offsets.index(index1(i))))
     })
 }

@@ -57,15 +57,15 @@ fn uniform<Sh: Shape>(x: i64) -> Exp<Sh> {
 
 /// Component `k` (outermost first) of a shape or index.
 #[track_caller]
-fn component<Sh: Shape>(ix: Exp<Sh>, k: usize) -> Exp<i64> {
+fn component<Sh: Shape>(ix: &Exp<Sh>, k: usize) -> Exp<i64> {
     ix.__field::<i64>(k)
 }
 
 /// `ix` with component `k` (outermost first) replaced by `x`.
 #[track_caller]
-fn with_component<Sh: Shape>(ix: Exp<Sh>, k: usize, x: Exp<i64>) -> Exp<Sh> {
+fn with_component<Sh: Shape>(ix: &Exp<Sh>, k: usize, x: Exp<i64>) -> Exp<Sh> {
     let fields: Vec<AnyExp> =
-        (0..Sh::RANK).map(|j| if j == k { x.into() } else { component(ix, j).into() }).collect();
+        (0..Sh::RANK).map(|j| if j == k { (&x).into() } else { component(ix, j).into() }).collect();
     Exp::__from_fields(&fields)
 }
 
@@ -78,12 +78,12 @@ fn concat_along<Sh: Shape, E: Elt>(
     axis: usize,
 ) -> Acc<Array<Sh, E>> {
     let (sx, sy) = (xs.shape(), ys.shape());
-    let n = component(sx, axis);
-    let m = component(sy, axis);
-    let shape = with_component(intersect(sx, sy), axis, n + m);
+    let n = component(&sx, axis);
+    let m = component(&sy, axis);
+    let shape = with_component(&intersect(sx, sy), axis, &n + m);
     generate(shape, move |ix| {
         let i = component(ix, axis);
-        cond(i.lt(n), xs.index(ix), ys.index(with_component(ix, axis, i - n)))
+        cond(i.lt(&n), xs.index(ix), ys.index(with_component(ix, axis, i - n)))
     })
 }
 
@@ -96,8 +96,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     pub fn transform<Sh2: Shape, B: Elt>(
         &self,
         shape: impl IntoExp<Sh2>,
-        p: impl FnOnce(Exp<Sh2>) -> Exp<Sh>,
-        f: impl FnOnce(Exp<E>) -> Exp<B>,
+        p: impl FnOnce(&Exp<Sh2>) -> Exp<Sh>,
+        f: impl FnOnce(&Exp<E>) -> Exp<B>,
     ) -> Acc<Array<Sh2, B>> {
         self.backpermute(shape, p).map(f)
     }
@@ -118,8 +118,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     /// `map` whose function also receives the element's index
     /// (Accelerate's `imap`).
     #[track_caller]
-    pub fn imap<B: Elt>(&self, f: impl FnOnce(Exp<Sh>, Exp<E>) -> Exp<B>) -> Acc<Array<Sh, B>> {
-        generate(self.shape(), |ix| ix).zip_with(self, f)
+    pub fn imap<B: Elt>(&self, f: impl FnOnce(&Exp<Sh>, &Exp<E>) -> Exp<B>) -> Acc<Array<Sh, B>> {
+        generate(self.shape(), |ix| ix.clone()).zip_with(self, f)
     }
 
     /// `zip_with` whose function also receives the index (Accelerate's
@@ -128,9 +128,9 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     pub fn izip_with<B: Elt, C: Elt>(
         &self,
         other: impl AsAcc<Array<Sh, B>>,
-        f: impl FnOnce(Exp<Sh>, Exp<E>, Exp<B>) -> Exp<C>,
+        f: impl FnOnce(&Exp<Sh>, &Exp<E>, &Exp<B>) -> Exp<C>,
     ) -> Acc<Array<Sh, C>> {
-        zip_with3(generate(self.shape(), |ix| ix), self, other, f)
+        zip_with3(generate(self.shape(), |ix| ix.clone()), self, other, f)
     }
 
     /// Concatenation along dimension `AXIS`, counted from the outermost (0)
@@ -154,7 +154,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     #[track_caller]
     pub fn concat_on<const AXIS: usize>(&self, other: impl AsAcc<Array<Sh, E>>) -> Acc<Array<Sh, E>> {
         const { assert!(AXIS < Sh::RANK, "concat_on: the axis must be less than the rank") };
-        concat_along(*self, other.as_acc(), AXIS)
+        concat_along(self.clone(), other.as_acc(), AXIS)
     }
 
     /// Whether the array has no elements (Accelerate's `null`).
@@ -196,7 +196,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         bad: Exp<i64>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let (outer, _) = self.shape().split();
-        let shape = cond(ok, outer.snoc(count), uniform::<Snoc<Sh>>(1));
+        let shape = cond(&ok, outer.snoc(count), uniform::<Snoc<Sh>>(1));
         let offset = cond(ok, start, bad);
         let loc = SrcLoc::caller().checking(op, CheckKind::Window);
         self.backpermute_at(
@@ -220,7 +220,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         let n = n.into_exp();
         let len = self.length();
         let ok = n.ge(0) & n.le(len);
-        self.window("take", ok, constant(0i64), n, cond(n.lt(0), n, n - 1))
+        let bad = cond(n.lt(0), &n, &n - 1);
+        self.window("take", ok, constant(0i64), n, bad)
     }
 
     /// Every row without its first `n` elements (Accelerate's `drop`, for
@@ -233,8 +234,9 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn drop(&self, n: impl IntoExp<i64>) -> Acc<Array<Snoc<Sh>, E>> {
         let n = n.into_exp();
         let len = self.length();
-        let ok = n.ge(0) & n.le(len);
-        self.window("drop", ok, n, len - n, cond(n.lt(0), n, n - 1))
+        let ok = n.ge(0) & n.le(&len);
+        let bad = cond(n.lt(0), &n, &n - 1);
+        self.window("drop", ok, n.clone(), len - n, bad)
     }
 
     /// The `n` elements of every row starting at position `i` (Accelerate's
@@ -247,8 +249,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn slit(&self, i: impl IntoExp<i64>, n: impl IntoExp<i64>) -> Acc<Array<Snoc<Sh>, E>> {
         let (i, n) = (i.into_exp(), n.into_exp());
         let len = self.length();
-        let ok = i.ge(0) & n.ge(0) & i.le(len) & n.le(len - i);
-        let bad = cond(i.lt(0), i, cond(n.lt(0), n, cond(i.gt(len), i, len)));
+        let ok = i.ge(0) & n.ge(0) & i.le(&len) & n.le(&len - &i);
+        let bad = cond(i.lt(0), &i, cond(n.lt(0), &n, cond(i.gt(&len), &i, len)));
         self.window("slit", ok, i, n, bad)
     }
 
@@ -259,7 +261,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     #[track_caller]
     pub fn init(&self) -> Acc<Array<Snoc<Sh>, E>> {
         let len = self.length();
-        self.window("init", len.ge(1), constant(0i64), len - 1, constant(0i64))
+        self.window("init", len.ge(1), constant(0i64), &len - 1, constant(0i64))
     }
 
     /// Every row without its first element (Accelerate's `tail`): shape
@@ -269,7 +271,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     #[track_caller]
     pub fn tail(&self) -> Acc<Array<Snoc<Sh>, E>> {
         let len = self.length();
-        self.window("tail", len.ge(1), constant(1i64), len - 1, constant(0i64))
+        self.window("tail", len.ge(1), constant(1i64), &len - 1, constant(0i64))
     }
 
     /// Concatenation along the innermost dimension (Accelerate's `(++)`):
@@ -278,7 +280,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// `zip_with`). Each row is `self`'s row followed by `other`'s.
     #[track_caller]
     pub fn append(&self, other: impl AsAcc<Array<Snoc<Sh>, E>>) -> Acc<Array<Snoc<Sh>, E>> {
-        concat_along(*self, other.as_acc(), Sh::RANK)
+        concat_along(self.clone(), other.as_acc(), Sh::RANK)
     }
 }
 
@@ -323,11 +325,11 @@ pub fn zip_with3<Sh: Shape, A: Elt, B: Elt, C: Elt, R: Elt>(
     xs: impl AsAcc<Array<Sh, A>>,
     ys: impl AsAcc<Array<Sh, B>>,
     zs: impl AsAcc<Array<Sh, C>>,
-    f: impl FnOnce(Exp<A>, Exp<B>, Exp<C>) -> Exp<R>,
+    f: impl FnOnce(&Exp<A>, &Exp<B>, &Exp<C>) -> Exp<R>,
 ) -> Acc<Array<Sh, R>> {
     xs.as_acc().zip(ys).zip_with(zs, |xy, z| {
         let (x, y) = xy.unlift();
-        f(x, y, z)
+        f(&x, &y, z)
     })
 }
 
@@ -339,12 +341,12 @@ pub fn zip_with4<Sh: Shape, A: Elt, B: Elt, C: Elt, D: Elt, R: Elt>(
     ys: impl AsAcc<Array<Sh, B>>,
     zs: impl AsAcc<Array<Sh, C>>,
     ws: impl AsAcc<Array<Sh, D>>,
-    f: impl FnOnce(Exp<A>, Exp<B>, Exp<C>, Exp<D>) -> Exp<R>,
+    f: impl FnOnce(&Exp<A>, &Exp<B>, &Exp<C>, &Exp<D>) -> Exp<R>,
 ) -> Acc<Array<Sh, R>> {
     xs.as_acc().zip(ys).zip_with(zs.as_acc().zip(ws), |xy, zw| {
         let (x, y) = xy.unlift();
         let (z, w) = zw.unlift();
-        f(x, y, z, w)
+        f(&x, &y, &z, &w)
     })
 }
 
@@ -378,7 +380,7 @@ pub fn zip4<Sh: Shape, A: Elt, B: Elt, C: Elt, D: Elt>(
 #[track_caller]
 pub fn enum_from_n<Sh: Shape, E: NumElt>(shape: impl IntoExp<Sh>, x: impl IntoExp<E>) -> Acc<Array<Sh, E>> {
     let (shape, x) = (shape.into_exp(), x.into_exp());
-    generate(shape, move |ix| x + to_index(shape, ix).cast::<E>())
+    generate(&shape, |ix| x + to_index(&shape, ix).cast::<E>())
 }
 
 /// An array of shape `shape` holding `x, x + step, x + 2 * step, ..` in
@@ -393,5 +395,5 @@ pub fn enum_from_step_n<Sh: Shape, E: NumElt>(
     step: impl IntoExp<E>,
 ) -> Acc<Array<Sh, E>> {
     let (shape, x, step) = (shape.into_exp(), x.into_exp(), step.into_exp());
-    generate(shape, move |ix| x + to_index(shape, ix).cast::<E>() * step)
+    generate(&shape, |ix| x + to_index(&shape, ix).cast::<E>() * step)
 }

@@ -39,7 +39,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     /// `foldAll`): `f(.. f(f(z, x0), x1) .., x(k-1))` over the elements in
     /// row-major order; an empty array gives `z`.
     #[track_caller]
-    pub fn fold_all(&self, z: impl IntoExp<E>, f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>) -> Acc<Scalar<E>> {
+    pub fn fold_all(&self, z: impl IntoExp<E>, f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>) -> Acc<Scalar<E>> {
         self.flatten().fold(z, f)
     }
 
@@ -47,7 +47,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Sh, E>> {
     /// (Accelerate's `fold1All`). An empty array (any extent 0):
     /// `Error::EmptyReduction`, naming the flattened shape `[0]`.
     #[track_caller]
-    pub fn fold1_all(&self, f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>) -> Acc<Scalar<E>> {
+    pub fn fold1_all(&self, f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>) -> Acc<Scalar<E>> {
         self.flatten().fold1(f)
     }
 }
@@ -107,14 +107,14 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// Whether `pred` holds for every element of each row (Accelerate's
     /// `all`); an empty row gives `true`.
     #[track_caller]
-    pub fn all(&self, pred: impl FnOnce(Exp<E>) -> Exp<bool>) -> Acc<Array<Sh, bool>> {
+    pub fn all(&self, pred: impl FnOnce(&Exp<E>) -> Exp<bool>) -> Acc<Array<Sh, bool>> {
         self.map(pred).and()
     }
 
     /// Whether `pred` holds for some element of each row (Accelerate's
     /// `any`); an empty row gives `false`.
     #[track_caller]
-    pub fn any(&self, pred: impl FnOnce(Exp<E>) -> Exp<bool>) -> Acc<Array<Sh, bool>> {
+    pub fn any(&self, pred: impl FnOnce(&Exp<E>) -> Exp<bool>) -> Acc<Array<Sh, bool>> {
         self.map(pred).or()
     }
 
@@ -126,9 +126,9 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn prescanl(
         &self,
         z: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
-        self.scanl(z, f).backpermute(self.shape(), |ix| ix)
+        self.scanl(z, f).backpermute(self.shape(), |ix| ix.clone())
     }
 
     /// `scanl` without its first element: the inclusive left scan with the
@@ -139,7 +139,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn postscanl(
         &self,
         z: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         self.scanl(z, f).backpermute(self.shape(), |ix| {
             let (outer, i) = ix.split();
@@ -155,7 +155,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn prescanr(
         &self,
         z: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         self.scanr(z, f).backpermute(self.shape(), |ix| {
             let (outer, i) = ix.split();
@@ -171,9 +171,9 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn postscanr(
         &self,
         z: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
-        self.scanr(z, f).backpermute(self.shape(), |ix| ix)
+        self.scanr(z, f).backpermute(self.shape(), |ix| ix.clone())
     }
 
     /// Accelerate's `scanl'`: the exclusive left scan
@@ -184,12 +184,12 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn scanl_(
         &self,
         z: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<ScanAndTotals<Sh, E>> {
         let sh = self.shape();
         let (outer, n) = sh.split();
         let s = self.scanl(z, f);
-        let pre = s.backpermute(sh, |ix| ix);
+        let pre = s.backpermute(&sh, |ix| ix.clone());
         let totals = s.backpermute(outer, move |o| o.snoc(n));
         lift_acc((pre, totals))
     }
@@ -203,7 +203,7 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn scanr_(
         &self,
         z: impl IntoExp<E>,
-        f: impl FnOnce(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<ScanAndTotals<Sh, E>> {
         let sh = self.shape();
         let (outer, _) = sh.split();

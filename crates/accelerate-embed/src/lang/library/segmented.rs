@@ -64,15 +64,15 @@ use accelerate_base::error::{CheckKind, SrcLoc};
 // associative, as the scan requires.
 
 /// `a + b` for non-negative `a` and `b`, saturating at `i64::MAX`.
-pub(super) fn saturating_add(a: Exp<i64>, b: Exp<i64>) -> Exp<i64> {
+pub(super) fn saturating_add(a: &Exp<i64>, b: &Exp<i64>) -> Exp<i64> {
     cond(a.gt(constant(i64::MAX) - b), i64::MAX, a + b)
 }
 
 /// `array[ix]` located at the user's call (`loc`) rather than at the
 /// closure inside this library that builds it, so that an out-of-bounds
 /// read names the user's line.
-pub(super) fn index_at<Sh: Shape, E: Elt>(array: Acc<Array<Sh, E>>, ix: Exp<Sh>, loc: SrcLoc) -> Exp<E> {
-    Exp::node(NodeKind::Index { array: array.id, index: ix.id }, loc)
+pub(super) fn index_at<Sh: Shape, E: Elt>(array: &Acc<Array<Sh, E>>, ix: Exp<Sh>, loc: SrcLoc) -> Exp<E> {
+    Exp::node(NodeKind::Index { array: array.r(), index: ix.id }, loc)
 }
 
 /// The zero of an element type (zeros and `false`), for defaults that are
@@ -84,9 +84,9 @@ pub(super) fn zero_of<E: Elt>() -> Exp<E> {
 /// The lengths with every negative one replaced by an out-of-bounds read of
 /// `lengths` at that length (Note [Checking segment descriptors]), which
 /// `op` reports as a negative segment length.
-pub(super) fn checked_lengths(lengths: Acc<Vector<i64>>, loc: SrcLoc, op: &'static str) -> Acc<Vector<i64>> {
+pub(super) fn checked_lengths(lengths: &Acc<Vector<i64>>, loc: SrcLoc, op: &'static str) -> Acc<Vector<i64>> {
     let loc = loc.checking(op, CheckKind::NegativeSegmentLength);
-    lengths.map(move |l| cond(l.ge(0i64), l, index_at(lengths, index1(l), loc)))
+    lengths.map(|l| cond(l.ge(0i64), l, index_at(lengths, index1(l), loc)))
 }
 
 /// The offsets of the segments of a descriptor: entry `k` is the sum of the
@@ -106,8 +106,8 @@ pub(super) fn checked_lengths(lengths: Acc<Vector<i64>>, loc: SrcLoc, op: &'stat
 pub fn segment_offsets(lengths: impl AsAcc<Vector<i64>>) -> Acc<Vector<i64>> {
     let loc = SrcLoc::caller();
     let lengths = lengths.as_acc();
-    let inclusive = checked_lengths(lengths, loc, "segment_offsets").scanl(0i64, saturating_add);
-    inclusive.backpermute(lengths.shape(), |ix| ix)
+    let inclusive = checked_lengths(&lengths, loc, "segment_offsets").scanl(0i64, saturating_add);
+    inclusive.backpermute(lengths.shape(), |ix| ix.clone())
 }
 
 /// An exclusive segmented scan and the per-segment totals.
@@ -135,17 +135,17 @@ struct Descriptor {
 
 impl Descriptor {
     fn new(lengths: Acc<Vector<i64>>, n: Exp<i64>, loc: SrcLoc, op: &'static str) -> Descriptor {
-        let checked = checked_lengths(lengths, loc, op);
+        let checked = checked_lengths(&lengths, loc, op);
         let offsets = checked.scanl(0i64, saturating_add);
         let segments = lengths.shape().head();
-        let total = index_at(offsets, index1(segments), loc);
-        let extent = total.min(n);
-        let heads = fill(index1(segments), true).permute(
+        let total = index_at(&offsets, index1(&segments), loc);
+        let extent = total.min(&n);
+        let heads = fill(index1(&segments), true).permute(
             |new, old| new | old,
-            fill(index1(extent), false),
-            move |k| {
+            fill(index1(&extent), false),
+            |k| {
                 let start = offsets.index(k);
-                cond(checked.index(k).gt(0i64) & start.lt(extent), just(index1(start)), nothing())
+                cond(checked.index(k).gt(0i64) & start.lt(&extent), just(index1(start)), nothing())
             },
         );
         Descriptor { lengths: checked, offsets, segments, heads, n, total, loc, op }
@@ -156,27 +156,27 @@ impl Descriptor {
     /// through it.
     fn checked(&self, x: Exp<i64>) -> Exp<i64> {
         let past =
-            index_at(self.heads, index1(self.total), self.loc.checking(self.op, CheckKind::SegmentsPastRow));
+            index_at(&self.heads, index1(&self.total), self.loc.checking(self.op, CheckKind::SegmentsPastRow));
         let short =
-            index_at(self.heads, index1(self.n), self.loc.checking(self.op, CheckKind::SegmentsShortOfRow));
-        cond(self.total.eq(self.n), x, cond(self.total.gt(self.n), past, short).cast::<i64>())
+            index_at(&self.heads, index1(&self.n), self.loc.checking(self.op, CheckKind::SegmentsShortOfRow));
+        cond(self.total.eq(&self.n), x, cond(self.total.gt(&self.n), past, short).cast::<i64>())
     }
 
-    fn offset(&self, k: Exp<i64>) -> Exp<i64> {
+    fn offset(&self, k: impl IntoExp<i64>) -> Exp<i64> {
         self.offsets.index(index1(k))
     }
 
-    fn length(&self, k: Exp<i64>) -> Exp<i64> {
+    fn length(&self, k: impl IntoExp<i64>) -> Exp<i64> {
         self.lengths.index(index1(k))
     }
 
-    fn is_head(&self, p: Exp<i64>) -> Exp<bool> {
+    fn is_head(&self, p: &Exp<i64>) -> Exp<bool> {
         self.heads.index(index1(p))
     }
 
     /// Is position `p` (of `n`) the last of its segment?
-    fn is_tail(&self, p: Exp<i64>) -> Exp<bool> {
-        (p + 1i64).eq(self.n) | self.heads.index(index1(p + 1i64))
+    fn is_tail(&self, p: &Exp<i64>) -> Exp<bool> {
+        (p + 1i64).eq(&self.n) | self.heads.index(index1(p + 1i64))
     }
 
     /// For the rows of `scanl_seg`/`scanr_seg`, where segment `k` occupies
@@ -185,17 +185,16 @@ impl Descriptor {
     /// is added at each segment's first output position by `permute`, and
     /// an inclusive `+` scan counts the segments started so far.
     fn grown_segment_ids(&self) -> Acc<Vector<i64>> {
-        let m = self.n + self.segments;
-        let offsets = self.offsets;
-        let starts = fill(index1(self.segments), 1i64).permute(
+        let m = &self.n + &self.segments;
+        let starts = fill(index1(&self.segments), 1i64).permute(
             |new, old| new + old,
-            fill(index1(m), 0i64),
-            move |k| {
+            fill(index1(&m), 0i64),
+            |k| {
                 // offsets saturate at i64::MAX on a bad descriptor, so
                 // `start` may wrap negative: the descriptor check reports
                 // that, and this permute must not fail first
-                let start = offsets.index(k) + unindex1(k);
-                cond(start.ge(0i64) & start.lt(m), just(index1(start)), nothing())
+                let start = self.offsets.index(k) + unindex1(k);
+                cond(start.ge(0i64) & start.lt(&m), just(index1(start)), nothing())
             },
         );
         let counts = starts.scanl(0i64, |a, b| a + b);
@@ -209,13 +208,13 @@ impl Descriptor {
 /// result.
 fn segmented_scanl<Sh: Shape, E: Elt>(
     pairs: Acc<Array<Snoc<Sh>, (bool, E)>>,
-    f: &impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+    f: &impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
 ) -> Acc<Array<Snoc<Sh>, E>> {
     let seed = lift((constant(true), zero_of::<E>()));
     let scanned = pairs.scanl(seed, |a, b| {
         let (fa, va) = a.unlift();
         let (fb, vb) = b.unlift();
-        lift((fa | fb, cond(fb, vb, f(va, vb))))
+        lift((fa | &fb, cond(fb, &vb, f(&va, &vb))))
     });
     scanned
         .backpermute(pairs.shape(), |ix| {
@@ -230,15 +229,15 @@ fn segmented_scanl<Sh: Shape, E: Elt>(
 /// position of a non-empty row is always a tail.
 fn segmented_scanr<Sh: Shape, E: Elt>(
     pairs: Acc<Array<Snoc<Sh>, (bool, E)>>,
-    f: &impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+    f: &impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
 ) -> Acc<Array<Snoc<Sh>, E>> {
     let seed = lift((constant(true), zero_of::<E>()));
     let scanned = pairs.scanr(seed, |a, b| {
         let (fa, va) = a.unlift();
         let (fb, vb) = b.unlift();
-        lift((fa | fb, cond(fa, va, f(va, vb))))
+        lift((&fa | fb, cond(fa, &va, f(&va, &vb))))
     });
-    scanned.backpermute(pairs.shape(), |ix| ix).map(|p| p.snd())
+    scanned.backpermute(pairs.shape(), |ix| ix.clone()).map(|p| p.snd())
 }
 
 /// Pairs every element of `xs` with its flag from `flag(descriptor,
@@ -247,15 +246,15 @@ fn segmented_scanr<Sh: Shape, E: Elt>(
 fn flagged<Sh: Shape, E: Elt>(
     xs: Acc<Array<Snoc<Sh>, E>>,
     d: &Descriptor,
-    flag: impl Fn(&Descriptor, Exp<i64>) -> Exp<bool>,
-    inject: impl FnOnce(Exp<E>) -> Exp<E>,
+    flag: impl Fn(&Descriptor, &Exp<i64>) -> Exp<bool>,
+    inject: impl FnOnce(&Exp<E>) -> Exp<E>,
 ) -> Acc<Array<Snoc<Sh>, (bool, E)>> {
     let (outer, _) = xs.shape().split();
-    generate(outer.snoc(d.checked(d.n)), |ix| {
+    generate(outer.snoc(d.checked(d.n.clone())), |ix| {
         let (_, p) = ix.split();
-        let is_flagged = flag(d, p);
+        let is_flagged = flag(d, &p);
         let x = xs.index(ix);
-        lift((is_flagged, cond(is_flagged, inject(x), x)))
+        lift((&is_flagged, cond(&is_flagged, inject(&x), x)))
     })
 }
 
@@ -264,12 +263,12 @@ fn postscanl_with<Sh: Shape, E: Elt>(
     xs: Acc<Array<Snoc<Sh>, E>>,
     lengths: Acc<Vector<i64>>,
     z: Exp<E>,
-    f: &impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+    f: &impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     loc: SrcLoc,
     op: &'static str,
 ) -> (Descriptor, Acc<Array<Snoc<Sh>, E>>) {
     let d = Descriptor::new(lengths, xs.shape().head(), loc, op);
-    let post = segmented_scanl(flagged(xs, &d, Descriptor::is_head, |x| f(z, x)), f);
+    let post = segmented_scanl(flagged(xs, &d, Descriptor::is_head, |x| f(&z, x)), f);
     (d, post)
 }
 
@@ -278,12 +277,12 @@ fn postscanr_with<Sh: Shape, E: Elt>(
     xs: Acc<Array<Snoc<Sh>, E>>,
     lengths: Acc<Vector<i64>>,
     z: Exp<E>,
-    f: &impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+    f: &impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     loc: SrcLoc,
     op: &'static str,
 ) -> (Descriptor, Acc<Array<Snoc<Sh>, E>>) {
     let d = Descriptor::new(lengths, xs.shape().head(), loc, op);
-    let post = segmented_scanr(flagged(xs, &d, Descriptor::is_tail, |x| f(x, z)), f);
+    let post = segmented_scanr(flagged(xs, &d, Descriptor::is_tail, |x| f(x, &z)), f);
     (d, post)
 }
 
@@ -291,12 +290,12 @@ fn postscanr_with<Sh: Shape, E: Elt>(
 /// the inclusive result one position to the left.
 fn exclusive_left<Sh: Shape, E: Elt>(
     d: &Descriptor,
-    post: Acc<Array<Snoc<Sh>, E>>,
-    z: Exp<E>,
+    post: &Acc<Array<Snoc<Sh>, E>>,
+    z: &Exp<E>,
 ) -> Acc<Array<Snoc<Sh>, E>> {
     generate(post.shape(), |ix| {
         let (outer, p) = ix.split();
-        cond(d.is_head(p), z, post.index(outer.snoc(p - 1i64)))
+        cond(d.is_head(&p), z, post.index(outer.snoc(p - 1i64)))
     })
 }
 
@@ -304,12 +303,12 @@ fn exclusive_left<Sh: Shape, E: Elt>(
 /// the inclusive result one position to the right.
 fn exclusive_right<Sh: Shape, E: Elt>(
     d: &Descriptor,
-    post: Acc<Array<Snoc<Sh>, E>>,
-    z: Exp<E>,
+    post: &Acc<Array<Snoc<Sh>, E>>,
+    z: &Exp<E>,
 ) -> Acc<Array<Snoc<Sh>, E>> {
     generate(post.shape(), |ix| {
         let (outer, p) = ix.split();
-        cond(d.is_tail(p), z, post.index(outer.snoc(p + 1i64)))
+        cond(d.is_tail(&p), z, post.index(outer.snoc(p + 1i64)))
     })
 }
 
@@ -317,14 +316,14 @@ fn exclusive_right<Sh: Shape, E: Elt>(
 /// `position(k)` (its last element for left scans, its first for right).
 fn totals<Sh: Shape, E: Elt>(
     d: &Descriptor,
-    post: Acc<Array<Snoc<Sh>, E>>,
-    z: Exp<E>,
-    position: impl FnOnce(&Descriptor, Exp<i64>) -> Exp<i64>,
+    post: &Acc<Array<Snoc<Sh>, E>>,
+    z: &Exp<E>,
+    position: impl FnOnce(&Descriptor, &Exp<i64>) -> Exp<i64>,
 ) -> Acc<Array<Snoc<Sh>, E>> {
     let (outer, _) = post.shape().split();
-    generate(outer.snoc(d.checked(d.segments)), |ix| {
+    generate(outer.snoc(d.checked(d.segments.clone())), |ix| {
         let (outer, k) = ix.split();
-        cond(d.length(k).eq(0i64), z, post.index(outer.snoc(position(d, k))))
+        cond(d.length(&k).eq(0i64), z, post.index(outer.snoc(position(d, &k))))
     })
 }
 
@@ -347,10 +346,10 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn scanl1_seg(
         &self,
         lengths: impl AsAcc<Vector<i64>>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanl1_seg");
-        segmented_scanl(flagged(*self, &d, Descriptor::is_head, |x| x), &f)
+        segmented_scanl(flagged(self.clone(), &d, Descriptor::is_head, |x| x.clone()), &f)
     }
 
     /// Inclusive left-to-right scan of every segment starting from a seed
@@ -362,11 +361,11 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "postscanl_seg");
         let z = seed.into_exp();
-        segmented_scanl(flagged(*self, &d, Descriptor::is_head, |x| f(z, x)), &f)
+        segmented_scanl(flagged(self.clone(), &d, Descriptor::is_head, |x| f(&z, x)), &f)
     }
 
     /// Exclusive left-to-right scan of every segment (Accelerate's
@@ -378,11 +377,11 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanl_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "prescanl_seg");
-        exclusive_left(&d, post, z)
+        let (d, post) = postscanl_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "prescanl_seg");
+        exclusive_left(&d, &post, &z)
     }
 
     /// The exclusive scan of every segment together with each segment's
@@ -399,12 +398,12 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanl_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "scanl_seg_");
-        let body = exclusive_left(&d, post, z);
-        let sums = totals(&d, post, z, |d, k| d.offset(k + 1i64) - 1i64);
+        let (d, post) = postscanl_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "scanl_seg_");
+        let body = exclusive_left(&d, &post, &z);
+        let sums = totals(&d, &post, &z, |d, k| d.offset(k + 1i64) - 1i64);
         lift_acc((body, sums))
     }
 
@@ -422,22 +421,22 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanl_seg");
         let z = seed.into_exp();
-        let xs = *self;
+        let xs = self;
         let ids = d.grown_segment_ids();
         let (outer, _) = xs.shape().split();
         // Segment k's output starts at offset(k) + k with the seed; its
         // element j >= 1 is the input's element offset(k) + j - 1.
-        let grown = generate(outer.snoc(d.checked(d.n + d.segments)), |ix| {
+        let grown = generate(outer.snoc(d.checked(&d.n + &d.segments)), |ix| {
             let (outer, q) = ix.split();
-            let k = ids.index(index1(q));
-            let is_head = q.eq(d.offset(k) + k);
+            let k = ids.index(index1(&q));
+            let is_head = q.eq(d.offset(&k) + &k);
             cond(
                 is_head,
-                lift((constant(true), z)),
+                lift((constant(true), &z)),
                 lift((constant(false), xs.index(outer.snoc(q - k - 1i64)))),
             )
         });
@@ -452,10 +451,10 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     pub fn scanr1_seg(
         &self,
         lengths: impl AsAcc<Vector<i64>>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanr1_seg");
-        segmented_scanr(flagged(*self, &d, Descriptor::is_tail, |x| x), &f)
+        segmented_scanr(flagged(self.clone(), &d, Descriptor::is_tail, |x| x.clone()), &f)
     }
 
     /// Inclusive right-to-left scan of every segment ending with a seed:
@@ -471,10 +470,10 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "postscanr_seg").1
+        postscanr_with(self.clone(), lengths.as_acc(), z, &f, SrcLoc::caller(), "postscanr_seg").1
     }
 
     /// Exclusive right-to-left scan of every segment: segment
@@ -485,11 +484,11 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "prescanr_seg");
-        exclusive_right(&d, post, z)
+        let (d, post) = postscanr_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "prescanr_seg");
+        exclusive_right(&d, &post, &z)
     }
 
     /// The exclusive right scan of every segment together with each
@@ -501,12 +500,12 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanr_with(*self, lengths.as_acc(), z, &f, SrcLoc::caller(), "scanr_seg_");
-        let body = exclusive_right(&d, post, z);
-        let sums = totals(&d, post, z, |d, k| d.offset(k));
+        let (d, post) = postscanr_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "scanr_seg_");
+        let body = exclusive_right(&d, &post, &z);
+        let sums = totals(&d, &post, &z, |d, k| d.offset(k));
         lift_acc((body, sums))
     }
 
@@ -520,20 +519,20 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         &self,
         lengths: impl AsAcc<Vector<i64>>,
         seed: impl IntoExp<E>,
-        f: impl Fn(Exp<E>, Exp<E>) -> Exp<E>,
+        f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let d = Descriptor::new(lengths.as_acc(), self.shape().head(), SrcLoc::caller(), "scanr_seg");
         let z = seed.into_exp();
-        let xs = *self;
+        let xs = self;
         let ids = d.grown_segment_ids();
         let (outer, _) = xs.shape().split();
         // Segment k's output ends at offset(k + 1) + k with the seed; its
         // element j < length(k) is the input's element offset(k) + j.
-        let grown = generate(outer.snoc(d.checked(d.n + d.segments)), |ix| {
+        let grown = generate(outer.snoc(d.checked(&d.n + &d.segments)), |ix| {
             let (outer, q) = ix.split();
-            let k = ids.index(index1(q));
-            let is_tail = q.eq(d.offset(k + 1i64) + k);
-            cond(is_tail, lift((constant(true), z)), lift((constant(false), xs.index(outer.snoc(q - k)))))
+            let k = ids.index(index1(&q));
+            let is_tail = q.eq(d.offset(&k + 1i64) + &k);
+            cond(is_tail, lift((constant(true), &z)), lift((constant(false), xs.index(outer.snoc(q - k)))))
         });
         segmented_scanr(grown, &f)
     }

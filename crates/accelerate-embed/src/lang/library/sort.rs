@@ -25,7 +25,7 @@ pub trait SortKey: PrimElt {
     /// The number of significant bits of the radix.
     const BITS: u32;
     /// An unsigned integer ordered as the key (total order for floats).
-    fn radix(key: Exp<Self>) -> Exp<u64>;
+    fn radix(key: &Exp<Self>) -> Exp<u64>;
 }
 
 macro_rules! unsigned_key {
@@ -33,7 +33,7 @@ macro_rules! unsigned_key {
         impl SortKey for $t {
             const BITS: u32 = <$t>::BITS;
             #[track_caller]
-            fn radix(key: Exp<Self>) -> Exp<u64> {
+            fn radix(key: &Exp<Self>) -> Exp<u64> {
                 key.cast::<u64>()
             }
         }
@@ -47,7 +47,7 @@ macro_rules! signed_key {
             const BITS: u32 = <$t>::BITS;
             /// Flipping the sign bit orders two's complement as unsigned.
             #[track_caller]
-            fn radix(key: Exp<Self>) -> Exp<u64> {
+            fn radix(key: &Exp<Self>) -> Exp<u64> {
                 (key.bitcast::<$u>() ^ (1 as $u).rotate_right(1)).cast::<u64>()
             }
         }
@@ -62,11 +62,11 @@ macro_rules! float_key {
             /// Negative numbers (sign bit set) have all bits flipped, others
             /// only the sign bit: the IEEE total order as unsigned order.
             #[track_caller]
-            fn radix(key: Exp<Self>) -> Exp<u64> {
+            fn radix(key: &Exp<Self>) -> Exp<u64> {
                 let bits = key.bitcast::<$u>();
                 let sign: $u = (1 as $u).rotate_right(1);
-                let negative = (bits & sign).ne(0 as $u);
-                negative.select(!bits, bits | sign).cast::<u64>()
+                let negative = (&bits & sign).ne(0 as $u);
+                negative.select(!&bits, bits | sign).cast::<u64>()
             }
         }
     )*};
@@ -79,14 +79,14 @@ fn split_pass<P: Elt>(xs: Acc<Vector<(u64, P)>>, bit: u32) -> Acc<Vector<(u64, P
     let flags = xs.map(move |x| ((x.fst() >> constant(bit as u64)) & 1u64).cast::<i64>());
     let ones_before = flags.scanl(0i64, |a, b| a + b);
     let n = xs.size();
-    let zeros = n - ones_before.index(index1(n));
-    let targets = generate(xs.shape(), move |ix| {
+    let zeros = &n - ones_before.index(index1(&n));
+    let targets = generate(xs.shape(), |ix| {
         let ones = ones_before.index(ix);
-        flags.index(ix).eq(0i64).select(unindex1(ix) - ones, zeros + ones)
+        flags.index(ix).eq(0i64).select(unindex1(ix) - &ones, zeros + ones)
     });
     // every position receives exactly one element, so any array of the
     // right shape serves as the defaults
-    xs.permute(|new, _old| new, xs, move |ix| just(index1(targets.index(ix))))
+    xs.permute(|new, _old| new.clone(), &xs, |ix| just(index1(targets.index(ix))))
 }
 
 /// Sorts `(radix, payload)` pairs by the radix's low `bits` bits, stably.
@@ -109,14 +109,13 @@ impl<K: SortKey> Acc<Vector<K>> {
     pub fn sort_with_indices(&self) -> Acc<Vector<(K, i64)>> {
         let pairs = self.imap_positions().map(|p| {
             let (k, i) = p.unlift();
-            lift((K::radix(k), lift((k, i))))
+            lift((K::radix(&k), lift((k, i))))
         });
         radix_sort(pairs, K::BITS).map(|p| p.snd())
     }
 
     fn imap_positions(&self) -> Acc<Vector<(K, i64)>> {
-        let xs = *self;
-        generate(xs.shape(), move |ix| lift((xs.index(ix), unindex1(ix))))
+        generate(self.shape(), |ix| lift((self.index(ix), unindex1(ix))))
     }
 }
 
