@@ -248,10 +248,6 @@ pub enum Error {
     #[error("{loc}: this expression uses the argument of a function outside that function")]
     EscapedVariable { loc: SrcLoc },
 
-    /// An `Exp` or `Acc` made inside an `accelerate::scope` that has ended.
-    #[error("{loc}: this program uses an expression or array computation made inside an `accelerate::scope` that has ended; build it again, or outside the scope")]
-    StaleHandle { loc: SrcLoc },
-
     /// The requested backend cannot run here.
     #[error("backend {backend} is unavailable: {reason}")]
     BackendUnavailable { backend: String, reason: String },

@@ -39,7 +39,11 @@ pub struct SharingOptions {
 
 /// Converts the graph of a program with array parameters `params` and
 /// result `root` to the IR.
-pub fn convert_program(params: &[(NodeRef, ArraysTy)], root: &NodeRef, opts: SharingOptions) -> Result<Program> {
+pub fn convert_program(
+    params: &[(NodeRef, ArraysTy)],
+    root: &NodeRef,
+    opts: SharingOptions,
+) -> Result<Program> {
     let roots: Vec<&NodeRef> = params.iter().map(|(p, _)| p).chain([root]).collect();
     let (_snapshot, mut ids) = graph::snapshot(&roots);
     let root = ids.pop().ok_or_else(|| Error::Internal("a snapshot without its root".into()))?;

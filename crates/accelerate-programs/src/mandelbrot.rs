@@ -36,12 +36,7 @@ impl View {
 /// `view`: `limit` for a point that never escaped (taken to be in the
 /// set). `limit` is an `i32` (a constant of the program) or an `Exp<i32>`
 /// (say, an argument's element).
-pub fn mandelbrot(
-    width: usize,
-    height: usize,
-    limit: impl IntoExp<i32>,
-    view: View,
-) -> Acc<Matrix<i32>> {
+pub fn mandelbrot(width: usize, height: usize, limit: impl IntoExp<i32>, view: View) -> Acc<Matrix<i32>> {
     let limit = limit.into_exp();
     generate(dim2(height, width), |ix| {
         let (row, col) = unindex2(ix);

@@ -66,14 +66,14 @@ fn greyscale(img: Image<u32>) -> Image<f32> {
 fn blur(grey: Image<f32>) -> Image<f32> {
     let along_rows = grey.stencil(
         |p: [[Exp<f32>; 5]; 1]| {
-            let p = p[0];
-            (p[0] + 4.0f32 * p[1] + 6.0f32 * p[2] + 4.0f32 * p[3] + p[4]) / 16.0f32
+            let p = &p[0];
+            (&p[0] + 4.0f32 * &p[1] + 6.0f32 * &p[2] + 4.0f32 * &p[3] + &p[4]) / 16.0f32
         },
         Boundary::clamp(),
     );
     along_rows.stencil(
         |p: [[Exp<f32>; 1]; 5]| {
-            (p[0][0] + 4.0f32 * p[1][0] + 6.0f32 * p[2][0] + 4.0f32 * p[3][0] + p[4][0]) / 16.0f32
+            (&p[0][0] + 4.0f32 * &p[1][0] + 6.0f32 * &p[2][0] + 4.0f32 * &p[3][0] + &p[4][0]) / 16.0f32
         },
         Boundary::clamp(),
     )
@@ -84,8 +84,8 @@ fn blur(grey: Image<f32>) -> Image<f32> {
 fn sobel(img: Image<f32>) -> Image<(f32, f32)> {
     img.stencil(
         |p: P3| {
-            let gx = (p[0][2] + 2.0f32 * p[1][2] + p[2][2]) - (p[0][0] + 2.0f32 * p[1][0] + p[2][0]);
-            let gy = (p[2][0] + 2.0f32 * p[2][1] + p[2][2]) - (p[0][0] + 2.0f32 * p[0][1] + p[0][2]);
+            let gx = (&p[0][2] + 2.0f32 * &p[1][2] + &p[2][2]) - (&p[0][0] + 2.0f32 * &p[1][0] + &p[2][0]);
+            let gy = (&p[2][0] + 2.0f32 * &p[2][1] + &p[2][2]) - (&p[0][0] + 2.0f32 * &p[0][1] + &p[0][2]);
             lift((gx, gy))
         },
         Boundary::clamp(),
@@ -98,7 +98,7 @@ fn sobel(img: Image<f32>) -> Image<(f32, f32)> {
 fn magnitude_orientation(grad: Image<(f32, f32)>) -> Acc<(Matrix<f32>, Matrix<i32>)> {
     let mag = grad.map(|g| {
         let (gx, gy) = g.unlift();
-        (gx * gx + gy * gy).sqrt()
+        (&gx * &gx + &gy * &gy).sqrt()
     });
     let orient = grad.map(|g| {
         let (gx, gy) = g.unlift();
@@ -110,11 +110,11 @@ fn magnitude_orientation(grad: Image<(f32, f32)>) -> Acc<(Matrix<f32>, Matrix<i3
 /// Phase 5: non-maximum suppression. Outside the image the magnitude is 0.
 fn suppress(mag: Image<f32>, orient: Image<i32>) -> Image<f32> {
     mag.stencil2(Boundary::constant(0.0f32), orient, Boundary::clamp(), |m: P3, o: [[Exp<i32>; 1]; 1]| {
-        let o = o[0][0];
+        let o = &o[0][0];
         // the two neighbours along the gradient
-        let a = cond(o.eq(0i32), m[1][0], cond(o.eq(1i32), m[0][0], cond(o.eq(2i32), m[0][1], m[2][0])));
-        let b = cond(o.eq(0i32), m[1][2], cond(o.eq(1i32), m[2][2], cond(o.eq(2i32), m[2][1], m[0][2])));
-        let c = m[1][1];
+        let a = cond(o.eq(0i32), &m[1][0], cond(o.eq(1i32), &m[0][0], cond(o.eq(2i32), &m[0][1], &m[2][0])));
+        let b = cond(o.eq(0i32), &m[1][2], cond(o.eq(1i32), &m[2][2], cond(o.eq(2i32), &m[2][1], &m[0][2])));
+        let c = &m[1][1];
         (c.ge(a) & c.ge(b)).select(c, 0.0f32)
     })
 }

@@ -79,7 +79,7 @@ fn add_source(x: Field, s: Field, dt: f32) -> Field {
 
 /// The sum of the four neighbours in a 3x3 pattern: up, left, right, down.
 fn neighbours(p: &P3) -> Exp<f32> {
-    p[0][1] + p[1][0] + p[1][2] + p[2][1]
+    &p[0][1] + &p[1][0] + &p[1][2] + &p[2][1]
 }
 
 /// Solves `(1 + 4a) x - a (sum of x's neighbours) = x0` for `x` by `iters`
@@ -87,9 +87,9 @@ fn neighbours(p: &P3) -> Exp<f32> {
 fn diffuse(x0: Field, rate: f32, p: Params, edge: Edge) -> Field {
     let a = p.dt * rate * (p.width * p.height) as f32;
     let denom = 1.0 + 4.0 * a;
-    (0..p.iters).fold(x0, |x, _| {
+    (0..p.iters).fold(x0.clone(), |x, _| {
         x0.stencil2(Boundary::clamp(), x, boundary(edge), move |c: P1, n: P3| {
-            (c[0][0] + a * neighbours(&n)) / denom
+            (&c[0][0] + a * neighbours(&n)) / denom
         })
     })
 }
@@ -98,20 +98,20 @@ fn diffuse(x0: Field, rate: f32, p: Params, edge: Edge) -> Field {
 /// `laplacian(p) = div(u, v)` by Jacobi sweeps and subtracts the pressure
 /// gradient.
 fn project(u: Field, v: Field, iters: usize) -> (Field, Field) {
-    let div = u.stencil2(Boundary::constant(0.0), v, Boundary::constant(0.0), |u: P3, v: P3| {
-        -0.5f32 * ((u[1][2] - u[1][0]) + (v[2][1] - v[0][1]))
+    let div = u.stencil2(Boundary::constant(0.0), &v, Boundary::constant(0.0), |u: P3, v: P3| {
+        -0.5f32 * ((&u[1][2] - &u[1][0]) + (&v[2][1] - &v[0][1]))
     });
     let zero = fill(div.shape(), 0.0f32);
     let pressure = (0..iters).fold(zero, |q, _| {
         div.stencil2(Boundary::clamp(), q, Boundary::clamp(), |d: P1, q: P3| {
-            (d[0][0] + neighbours(&q)) * 0.25
+            (&d[0][0] + neighbours(&q)) * 0.25
         })
     });
-    let u = u.stencil2(Boundary::clamp(), pressure, Boundary::clamp(), |u: P1, q: P3| {
-        u[0][0] - 0.5f32 * (q[1][2] - q[1][0])
+    let u = u.stencil2(Boundary::clamp(), &pressure, Boundary::clamp(), |u: P1, q: P3| {
+        &u[0][0] - 0.5f32 * (&q[1][2] - &q[1][0])
     });
     let v = v.stencil2(Boundary::clamp(), pressure, Boundary::clamp(), |v: P1, q: P3| {
-        v[0][0] - 0.5f32 * (q[2][1] - q[0][1])
+        &v[0][0] - 0.5f32 * (&q[2][1] - &q[0][1])
     });
     (u, v)
 }
@@ -119,7 +119,7 @@ fn project(u: Field, v: Field, iters: usize) -> (Field, Field) {
 /// Semi-Lagrangian advection of `d0` by the velocity `(u, v)`: the value
 /// at a cell is `d0` read, by bilinear interpolation, where the fluid
 /// there was `dt` earlier.
-fn advect(d0: Field, u: Field, v: Field, p: Params) -> Field {
+fn advect(d0: &Field, u: &Field, v: &Field, p: Params) -> Field {
     let (w, h, dt) = (p.width as i64, p.height as i64, p.dt);
     let (xmax, ymax) = ((w - 1) as f32, (h - 1) as f32);
     generate(d0.shape(), move |ix| {
@@ -128,12 +128,12 @@ fn advect(d0: Field, u: Field, v: Field, p: Params) -> Field {
         let y = (i.cast::<f32>() - dt * v.index(ix)).max(0.0f32).min(ymax);
         let j0 = x.floor().cast::<i64>().min(w - 2);
         let i0 = y.floor().cast::<i64>().min(h - 2);
-        let (j1, i1) = (j0 + 1, i0 + 1);
+        let (j1, i1) = (&j0 + 1, &i0 + 1);
         let s1 = x - j0.cast::<f32>();
         let t1 = y - i0.cast::<f32>();
-        let (s0, t0) = (1.0f32 - s1, 1.0f32 - t1);
-        let at = |i: Exp<i64>, j: Exp<i64>| d0.index(index2(i, j));
-        s0 * (t0 * at(i0, j0) + t1 * at(i1, j0)) + s1 * (t0 * at(i0, j1) + t1 * at(i1, j1))
+        let (s0, t0) = (1.0f32 - &s1, 1.0f32 - &t1);
+        let at = |i: &Exp<i64>, j: &Exp<i64>| d0.index(index2(i, j));
+        s0 * (&t0 * at(&i0, &j0) + &t1 * at(&i1, &j0)) + s1 * (t0 * at(&i0, &j1) + t1 * at(&i1, &j1))
     })
 }
 
@@ -154,12 +154,12 @@ fn step(d: Field, u: Field, v: Field, src: &Sources, p: Params) -> (Field, Field
     let u = diffuse(u, p.visc, p, Edge::Zero);
     let v = diffuse(v, p.visc, p, Edge::Zero);
     let (u, v) = project(u, v, p.iters);
-    let (u, v) = (advect(u, u, v, p), advect(v, u, v, p));
+    let (u, v) = (advect(&u, &u, &v, p), advect(&v, &u, &v, p));
     let (u, v) = project(u, v, p.iters);
     // density
     let d = add_source(d, use_array(src.density.clone()), p.dt);
     let d = diffuse(d, p.diff, p, Edge::Clamp);
-    let d = advect(d, u, v, p);
+    let d = advect(&d, &u, &v, p);
     (d, u, v)
 }
 

@@ -33,9 +33,9 @@ use std::time::Instant;
 const DAMPING: f32 = 0.85;
 
 /// Each vertex's number of out-links: a histogram by `permute (+)`.
-fn out_degrees(links: Acc<Vector<(i64, i64)>>, vertices: Exp<DIM1>) -> Acc<Vector<i64>> {
+fn out_degrees(links: &Acc<Vector<(i64, i64)>>, vertices: &Exp<DIM1>) -> Acc<Vector<i64>> {
     let ones = links.map(|_| constant(1i64));
-    ones.permute(|a, b| a + b, fill(vertices, 0i64), move |ix| just(index1(links.index(ix).fst())))
+    ones.permute(|a, b| a + b, fill(vertices, 0i64), |ix| just(index1(links.index(ix).fst())))
 }
 
 /// One PageRank iteration.
@@ -46,21 +46,21 @@ fn step(
 ) -> Acc<Vector<f32>> {
     let n = ranks.size().cast::<f32>();
     // 1. what every link carries to its target
-    let contributions = links.map(move |l| {
+    let contributions = links.map(|l| {
         let from = index1(l.fst());
-        ranks.index(from) / degrees.index(from).cast::<f32>()
+        ranks.index(&from) / degrees.index(&from).cast::<f32>()
     });
     // 2. summed into the target vertices
     let incoming = contributions.permute(
         |new, old| new + old,
         fill(ranks.shape(), 0.0f32),
-        move |ix| just(index1(links.index(ix).snd())),
+        |ix| just(index1(links.index(ix).snd())),
     );
     // 3. the dangling vertices' rank, spread over every vertex
     let dangling = ranks.zip_with(degrees, |r, d| d.eq(0i64).select(r, 0.0f32)).fold(0.0f32, |a, b| a + b);
-    let spread = the(dangling) / n;
+    let spread = the(dangling) / &n;
     let base = (1.0f32 - DAMPING) / n;
-    incoming.map(move |inc| base + DAMPING * (inc + spread))
+    incoming.map(|inc| base + DAMPING * (inc + spread))
 }
 
 /// `iters` iterations from the uniform distribution, in an `awhile` loop.
@@ -69,8 +69,8 @@ fn pagerank(
     vertices: Acc<Scalar<i64>>,
     iters: Acc<Scalar<i32>>,
 ) -> Acc<Vector<f32>> {
-    let shape = index1(the(vertices));
-    let degrees = out_degrees(links, shape);
+    let shape = index1(the(&vertices));
+    let degrees = out_degrees(&links, &shape);
     let n = the(vertices).cast::<f32>();
     let init = lift_acc((fill(shape, 1.0f32 / n), unit(0i32)));
     let result = awhile(

@@ -52,7 +52,7 @@ pub mod cuda {
 
     use crate::array::Arrays;
     use crate::exec::config::{cuda_options_from_env, Config};
-    use crate::exec::error::{Result, SrcLoc};
+    use crate::exec::error::Result;
     use crate::lang::Acc;
     use std::sync::Arc;
 
@@ -92,7 +92,7 @@ pub mod cuda {
     #[track_caller]
     pub fn cuda_source<A: Arrays>(acc: &Acc<A>) -> Result<String> {
         let config = Config::from_env()?;
-        let c = crate::exec::pipeline::compile_graph(&[], acc.id(), &config, SrcLoc::caller())?;
+        let c = crate::exec::pipeline::compile_graph(&[], acc.id(), &config)?;
         program_source(&c.plan)
     }
 }

@@ -177,7 +177,7 @@ fn arrays_of_options_round_trip() {
 fn arrays_of_tuples_round_trip_through_a_program() {
     let xs = vec![(1i32, 10i64), (2, 20), (3, 30)];
     let a = use_array(Vector::from_elems(xs.clone()));
-    let r = accelerate::run_with(&a.map(|p| p), &Config::from_env().unwrap()).unwrap();
+    let r = accelerate::run_with(&a.map(|p| p.clone()), &Config::from_env().unwrap()).unwrap();
     assert_eq!(r.to_vec(), xs);
     let swapped =
         accelerate::run_with(&a.map(|p| lift((p.snd(), p.fst()))), &Config::from_env().unwrap()).unwrap();

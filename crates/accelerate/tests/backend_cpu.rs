@@ -44,10 +44,10 @@ fn interp() -> Config {
 fn agree<A: Arrays + std::fmt::Debug>(build: impl Fn() -> Acc<A>, same: impl Fn(&A, &A) -> bool) {
     let Some(cpu) = cpu() else { return };
     for fusion in [true, false] {
-        let (want, got) = accelerate::scope(|| {
+        let (want, got) = {
             let p = build();
             (run_with(&p, &interp().with_fusion(fusion)), run_with(&p, &cpu.clone().with_fusion(fusion)))
-        });
+        };
         match (&want, &got) {
             (Ok(w), Ok(g)) => assert!(same(w, g), "fusion {fusion}: interpreter {w:?}, cpu {g:?}"),
             (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "fusion {fusion}"),
@@ -351,7 +351,7 @@ fn a_reshape_to_another_size_inside_a_kernel_is_the_same_error() {
 /// `acc * 31 + x` as an associative operator on affine maps (see
 /// `tests/ops_library_reduce.rs`): regrouping keeps the exact result, so
 /// the seed's single application and the order of the elements show.
-fn affine(p: Exp<(i32, i32)>, q: Exp<(i32, i32)>) -> Exp<(i32, i32)> {
+fn affine(p: &Exp<(i32, i32)>, q: &Exp<(i32, i32)>) -> Exp<(i32, i32)> {
     lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()))
 }
 
@@ -410,8 +410,8 @@ fn an_unused_failing_binding_inside_a_long_reduction_is_no_error() {
             let xs = use_array(small_ints(n as usize, 5));
             generate(index1(n), move |ix| {
                 let i = unindex1(ix);
-                let next = xs.index(index1(i + 1));
-                cond(i.lt(n - 1), next * next + next, constant(1.0f32))
+                let next = xs.index(index1(&i + 1));
+                cond(i.lt(n - 1), &next * &next + &next, constant(1.0f32))
             })
             .fold(0.0f32, |a, b| a + b)
         },
@@ -457,13 +457,13 @@ fn while_loops_of_different_lengths_in_neighbouring_elements_agree() {
                 let xs = use_array(Vector::from_elems((0..cols as i64).map(|i| (i * 7919) % 37).collect()));
                 generate(index2(rows as i64, cols as i64), move |ix| {
                     let (r, c) = unindex2(ix);
-                    let n = if read { xs.index(index1(c)) + r } else { ((c * 7919i64) & 31i64) + r };
+                    let n = if read { xs.index(index1(&c)) + r } else { ((&c * 7919i64) & 31i64) + r };
                     let end = while_loop(
                         lift((constant(0i64), c)),
-                        move |s: Exp<(i64, i64)>| s.unlift().0.lt(n),
-                        |s: Exp<(i64, i64)>| {
+                        move |s: &Exp<(i64, i64)>| s.unlift().0.lt(n),
+                        |s: &Exp<(i64, i64)>| {
                             let (k, x) = s.unlift();
-                            lift((k + 1, x * 6364136223846793005i64 + k))
+                            lift((&k + 1, x * 6364136223846793005i64 + k))
                         },
                     );
                     let (_, x) = end.unlift();
@@ -487,8 +487,8 @@ fn a_failing_while_loop_in_one_element_is_the_same_error() {
                 let d = ds.index(ix);
                 let end = while_loop(
                     lift((constant(0i32), constant(1000i32))),
-                    |s: Exp<(i32, i32)>| s.unlift().0.lt(5),
-                    move |s: Exp<(i32, i32)>| {
+                    |s: &Exp<(i32, i32)>| s.unlift().0.lt(5),
+                    move |s: &Exp<(i32, i32)>| {
                         let (k, x) = s.unlift();
                         lift((k + 1, x / d))
                     },
@@ -514,16 +514,16 @@ fn nested_while_loops_agree() {
                 let n = unindex1(ix) % 7i64;
                 let end = while_loop(
                     lift((n, constant(0i64))),
-                    |s: Exp<(i64, i64)>| s.unlift().0.gt(0i64),
-                    |s: Exp<(i64, i64)>| {
+                    |s: &Exp<(i64, i64)>| s.unlift().0.gt(0i64),
+                    |s: &Exp<(i64, i64)>| {
                         let (k, acc) = s.unlift();
                         let to = k - 1i64;
                         let inner = while_loop(
                             lift((constant(0i64), constant(1i64))),
-                            move |s: Exp<(i64, i64)>| s.unlift().0.ne(to),
-                            |s: Exp<(i64, i64)>| {
+                            |s: &Exp<(i64, i64)>| s.unlift().0.ne(&to),
+                            |s: &Exp<(i64, i64)>| {
                                 let (j, x) = s.unlift();
-                                lift((j + 1i64, x * 3i64 + j))
+                                lift((&j + 1i64, x * 3i64 + j))
                             },
                         );
                         let (_, x) = inner.unlift();

@@ -55,11 +55,11 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     // every interaction reads both bodies by index, with bounds checks
     let nbody = |xs: Acc<Vector<f32>>| {
         let n = xs.size();
-        let rows = xs.replicate(index0().all().fixed(n));
+        let rows = xs.replicate(index0().all().fixed(&n));
         let cols = xs.replicate(index0().fixed(n).all());
         rows.zip_with(cols, |a, b| {
             let d = b - a;
-            d / (d * d + 0.01f32).sqrt()
+            &d / (&d * &d + 0.01f32).sqrt()
         })
         .fold(0.0, |a, b| a + b)
     };
@@ -71,13 +71,13 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
         cs.map(|c| {
             let end = while_loop(
                 lift((constant(0.0f32), constant(0i32))),
-                |s: Exp<(f32, i32)>| {
+                |s: &Exp<(f32, i32)>| {
                     let (z, i) = s.unlift();
-                    (z * z).le(4.0f32) & i.lt(255i32)
+                    (&z * &z).le(4.0f32) & i.lt(255i32)
                 },
-                move |s: Exp<(f32, i32)>| {
+                move |s: &Exp<(f32, i32)>| {
                     let (z, i) = s.unlift();
-                    lift((z * z + c, i + 1i32))
+                    lift((&z * &z + c, i + 1i32))
                 },
             );
             let (_, i) = end.unlift();

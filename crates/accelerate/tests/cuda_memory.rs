@@ -32,17 +32,17 @@ fn the_manager_evicts_and_keeps_inputs_resident() {
         let xs: Vec<Acc<Vector<f32>>> = inputs.iter().cloned().map(use_array).collect();
         // manifest intermediates (fusion is off), two used again at the end
         let ys: Vec<Acc<Vector<f32>>> =
-            xs.iter().zip(xs.iter().skip(1)).map(|(a, b)| a.zip_with(*b, |x, y| x * 2.0f32 + y)).collect();
+            xs.iter().zip(xs.iter().skip(1)).map(|(a, b)| a.zip_with(b, |x, y| x * 2.0f32 + y)).collect();
         let sums: Vec<Acc<Scalar<f32>>> = ys.iter().map(|y| y.fold(0.0f32, |a, b| a + b)).collect();
-        let total = sums.iter().skip(1).fold(sums[0], |acc, s| acc.zip_with(*s, |a, b| a + b));
-        lift_acc((total, ys[0].zip_with(ys[4], |a, b| a - b)))
+        let total = sums.iter().skip(1).fold(sums[0].clone(), |acc, s| acc.zip_with(s, |a, b| a + b));
+        lift_acc((total, ys[0].zip_with(&ys[4], |a, b| a - b)))
     };
     let cuda = Config::default().with_backend(Backend::Cuda).with_fusion(false);
     let interp = Config::default().with_backend(Backend::Interpreter);
-    let (want, got) = accelerate::scope(|| {
+    let (want, got) = {
         let p = program();
         (run_with(&p, &interp).unwrap(), run_with(&p, &cuda).unwrap())
-    });
+    };
     assert_eq!(want.0.value().to_bits(), got.0.value().to_bits(), "the sums");
     assert_eq!(want.1.to_vec(), got.1.to_vec(), "an array computed early, used late");
     let (evictions, _, used) = accelerate::backend::cuda::memory_statistics().unwrap();

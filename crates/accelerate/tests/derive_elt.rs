@@ -239,7 +239,7 @@ fn particle_columns_hold_the_fields() {
 fn empty_struct_arrays_keep_their_length() {
     let tags = Vector::from_vec(dim1(5), vec![Tag; 5]).unwrap();
     assert_eq!(tags.to_vec(), vec![Tag; 5]);
-    let r = accelerate::scope(|| accelerate::run(&generate(dim1(3), |_| Tag::lift()))).unwrap();
+    let r = accelerate::run(&generate(dim1(3), |_| Tag::lift())).unwrap();
     assert_eq!(r.to_vec(), vec![Tag; 3]);
 }
 
@@ -278,7 +278,7 @@ proptest! {
     fn map_reads_fields_and_lifts_a_new_struct(ps in vec(particle(), 0..40)) {
         let got = map_vec(&ps, |p| {
             let (x, y) = p.pos().unlift();
-            Particle::lift(lift((x + y * 0.5, y - 1.0)), p.mass() * p.mass(), p.id() + 1)
+            Particle::lift(lift((x + &y * 0.5, y - 1.0)), p.mass() * p.mass(), p.id() + 1)
         })?;
         let want: Vec<Particle> = ps
             .iter()
@@ -303,7 +303,7 @@ proptest! {
             generate(dim1(n), |ix| {
                 let i = unindex1(ix);
                 let x = i.cast::<f32>();
-                Particle::lift(lift((x, x * 2.0)), mass, i.cast::<u32>())
+                Particle::lift(lift((&x, &x * 2.0)), mass, i.cast::<u32>())
             })
         })?;
         let want: Vec<Particle> = (0..n)
@@ -317,7 +317,7 @@ proptest! {
         let got = map_vec(&bs, |b| {
             let c = b.centre();
             let p = b.particle();
-            Body::lift(Vec2::lift(c._1(), c._0()), p, b.alive().and(p.mass().gt(0.0)))
+            Body::lift(Vec2::lift(c._1(), c._0()), &p, b.alive().and(p.mass().gt(0.0)))
         })?;
         let want: Vec<Body> = bs
             .iter()

@@ -423,13 +423,13 @@ fn division_by_zero_is_an_error<T: IntElt>(x: T, zero: T) {
     let zs = use_array(Vector::from_elems(vec![x, zero]));
 
     let line = line!() + 1;
-    let q = xs.zip_with(zs, |a, b| a / b);
+    let q = xs.zip_with(&zs, |a, b| a / b);
     let err = run_err(&q);
     assert!(matches!(err, Error::DivisionByZero { .. }), "{err:?}");
     assert_names_line(&err, line);
 
     let line = line!() + 1;
-    let r = xs.zip_with(zs, |a, b| a % b);
+    let r = xs.zip_with(&zs, |a, b| a % b);
     let err = run_err(&r);
     assert!(matches!(err, Error::DivisionByZero { .. }), "{err:?}");
     assert_names_line(&err, line);
@@ -483,7 +483,7 @@ fn u64_division_and_remainder_by_zero_are_errors() {
 fn signed_minimum_divided_by_minus_one_wraps_instead_of_failing() {
     let xs = use_array(Vector::from_elems(vec![i32::MIN, i32::MIN]));
     let ys = use_array(Vector::from_elems(vec![-1i32, -1]));
-    let q = run_with(&xs.zip_with(ys, |a, b| a / b), &cfg()).unwrap();
+    let q = run_with(&xs.zip_with(&ys, |a, b| a / b), &cfg()).unwrap();
     assert_eq!(q.to_vec(), vec![i32::MIN; 2]);
     let r = run_with(&xs.zip_with(ys, |a, b| a % b), &cfg()).unwrap();
     assert_eq!(r.to_vec(), vec![0; 2]);

@@ -90,14 +90,14 @@ fn reverse_of_a_map_is_one_producer() {
 fn a_let_bound_use_floats_out_so_the_producers_fuse() {
     // map g (let xs = use .. in zip_with f xs xs)
     let data = vector(6, |i| i as f32 - 2.0);
-    let r = accelerate::scope(|| {
+    let r = {
         let inner = {
             let xs = use_array(data.clone());
-            xs.zip_with(xs, |a, b| a * b + 1.0)
+            xs.zip_with(&xs, |a, b| a * b + 1.0)
         };
         let r = inner.map(|x| x.sqrt());
         (fused_ir(&r), stats_with(&r, &fused()).unwrap(), run_with(&r, &fused()).unwrap())
-    });
+    };
     let (ir, s, out) = r;
     insta::assert_snapshot!(ir);
     assert_eq!((s.kernels, s.intermediate_arrays), (1, 0));
@@ -144,15 +144,15 @@ fn blackscholes_is_one_kernel() {
 /// computed by `zip_with` and summed along the rows by `fold`.
 fn accelerations(bodies: &Acc<Vector<(f32, f32, f32)>>) -> Acc<Vector<(f32, f32)>> {
     let n = bodies.size();
-    let rows = bodies.replicate(index0().all().fixed(n));
+    let rows = bodies.replicate(index0().all().fixed(&n));
     let cols = bodies.replicate(index0().fixed(n).all());
     rows.zip_with(cols, |bi, bj| {
         let (xi, yi, _) = bi.unlift();
         let (xj, yj, mj) = bj.unlift();
         let (dx, dy) = (xj - xi, yj - yi);
-        let r2 = dx * dx + dy * dy + 0.01;
-        let s = mj / (r2 * r2.sqrt());
-        lift((dx * s, dy * s))
+        let r2 = &dx * &dx + &dy * &dy + 0.01;
+        let s = mj / (&r2 * r2.sqrt());
+        lift((dx * &s, dy * s))
     })
     .fold((0.0f32, 0.0f32), |a, b| {
         let (ax, ay) = a.unlift();
@@ -192,10 +192,10 @@ fn mandelbrot_unrolled(cs: &Acc<Vector<(f32, f32)>>, steps: usize) -> Acc<Vector
         zs = cs.zip_with(zs, |c, z| {
             let (cr, ci) = c.unlift();
             let (zr, zi, i): (Exp<f32>, Exp<f32>, Exp<i32>) = z.unlift();
-            let escaped = (zr * zr + zi * zi).gt(4.0f32);
-            let zr2 = zr * zr - zi * zi + cr;
-            let zi2 = 2.0f32 * zr * zi + ci;
-            lift((escaped.select(zr, zr2), escaped.select(zi, zi2), escaped.select(i, i + 1)))
+            let escaped = (&zr * &zr + &zi * &zi).gt(4.0f32);
+            let zr2 = &zr * &zr - &zi * &zi + cr;
+            let zi2 = 2.0f32 * &zr * &zi + ci;
+            lift((escaped.select(zr, zr2), escaped.select(zi, zi2), escaped.select(&i, &i + 1)))
         });
     }
     zs

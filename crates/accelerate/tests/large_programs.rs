@@ -107,7 +107,7 @@ fn scalar_chain(backend: Backend, n: usize) {
     let chain = |x: i64| (0..n).fold(x, |e, k| (e ^ (e >> 7)).wrapping_add(step(k)));
     let want = xs.iter().map(|&x| chain(x)).collect();
     check(backend, xs, Vector::from_elems(want), move |xs| {
-        xs.map(move |x| (0..n).fold(x, |e, k| (e ^ (e >> 7i64)) + step(k)))
+        xs.map(move |x| (0..n).fold(x.clone(), |e, k| (&e ^ (&e >> 7i64)) + step(k)))
     });
 }
 
@@ -118,7 +118,7 @@ fn zips(backend: Backend, n: usize) {
     let want = xs.iter().map(|&x| (0..n).fold(x, |a, _| a.wrapping_mul(3).wrapping_add(y(x)))).collect();
     check(backend, xs, Vector::from_elems(want), move |xs| {
         let ys = xs.map(|x| x % 5i64 - 2i64);
-        (0..n).fold(xs, |a, _| a.zip_with(ys, |a, y| a * 3i64 + y))
+        (0..n).fold(xs, |a, _| a.zip_with(&ys, |a, y| a * 3i64 + y))
     });
 }
 

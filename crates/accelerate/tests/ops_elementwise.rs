@@ -67,7 +67,11 @@ fn compile_err(e: Error) -> TestCaseError {
 fn round_trip<Sh: Shape, E: Elt + Same>(a: &Array<Sh, E>) -> Result<(), TestCaseError> {
     let rank = Sh::RANK;
     check_exact(&run_ok(|| use_array(a.clone()))?, a, &format!("use_array, rank {rank}"))?;
-    check_exact(&run_ok(|| use_array(a.clone()).map(|x| x))?, a, &format!("map identity, rank {rank}"))
+    check_exact(
+        &run_ok(|| use_array(a.clone()).map(|x| x.clone()))?,
+        a,
+        &format!("map identity, rank {rank}"),
+    )
 }
 
 macro_rules! round_trips {
@@ -251,7 +255,7 @@ proptest! {
                 let (x, y) = p.unlift();
                 lift((y, x))
             });
-            lift_acc((z, z.map(|p| p.fst()), z.map(|p| p.snd()), swapped))
+            lift_acc((z.clone(), z.map(|p| p.fst()), z.map(|p| p.snd()), swapped))
         })?;
         let want: Vec<(f32, i32)> = a.to_vec().into_iter().zip(b.to_vec()).collect();
         check_exact(&pairs.to_vec(), &want, "zip")?;
@@ -267,7 +271,7 @@ proptest! {
         let r = run_ok(|| {
             use_array(a.clone()).map(|p| {
                 let (x, n) = p.unlift();
-                lift((x * n.cast::<f32>(), n.abs(), x.lt(0.0f32)))
+                lift((&x * n.cast::<f32>(), n.abs(), x.lt(0.0f32)))
             })
         })?;
         let want: Vec<(f32, i32, bool)> =
@@ -287,7 +291,7 @@ proptest! {
     fn backpermute_can_reverse_a_vector(a in vector::<f64>(60)) {
         let r = run_ok(|| {
             let v = use_array(a.clone());
-            v.backpermute(v.shape(), move |ix| index1(v.size() - 1i64 - unindex1(ix)))
+            v.backpermute(v.shape(), |ix| index1(v.size() - 1i64 - unindex1(ix)))
         })?;
         let mut want = a.to_vec();
         want.reverse();
@@ -315,7 +319,7 @@ proptest! {
             let (rows, cols) = unindex2(m.shape());
             m.backpermute(index1(rows.min(cols)), |ix| {
                 let i = unindex1(ix);
-                index2(i, i)
+                index2(&i, &i)
             })
         })?;
         let e = extents(&a);
@@ -327,7 +331,7 @@ proptest! {
     fn backpermute_outside_the_source_is_an_index_error(a in vector::<i32>(20)) {
         let r = try_run(|| {
             let v = use_array(a.clone());
-            v.backpermute(index1(1i64), move |_| index1(v.size()))
+            v.backpermute(index1(1i64), |_| index1(v.size()))
         });
         check_error(r, |e| matches!(e, Error::IndexOutOfBounds { .. }), "backpermute past the end")?;
     }
@@ -602,7 +606,7 @@ proptest! {
     fn the_reads_the_element_of_a_rank_0_array(s in elem::<f64>(), a in vector::<f64>(30)) {
         let r = run_ok(|| {
             let sc = use_array(Scalar::scalar(s));
-            use_array(a.clone()).map(move |x| x * the(sc) + sc.the())
+            use_array(a.clone()).map(move |x| x * the(&sc) + sc.the())
         })?;
         let want: Vec<f64> = a.to_vec().iter().map(|&x| x * s + s).collect();
         check_same_vec(&r.to_vec(), &want, "map x * s + s")?;
@@ -645,7 +649,7 @@ proptest! {
     fn acond_selects_between_tuples_of_arrays(flag in any::<bool>(), a in vector::<u8>(20), b in matrix::<i64>(5)) {
         let (v, m) = run_ok(|| {
             let (x, y) = (use_array(a.clone()), use_array(b.clone()));
-            acond(flag, lift_acc((x, y)), lift_acc((x.map(|e| !e), y.map(|e| -e))))
+            acond(flag, lift_acc((x.clone(), y.clone())), lift_acc((x.map(|e| !e), y.map(|e| -e))))
         })?;
         let (wv, wm): (Vec<u8>, Vec<i64>) = if flag {
             (a.to_vec(), b.to_vec())
@@ -662,7 +666,7 @@ proptest! {
         // the `bad` branch reads past the end of `v`: an error only if run
         let r = try_run(|| {
             let v = use_array(a.clone());
-            let bad = v.backpermute(v.shape(), move |ix| index1(unindex1(ix) + v.size()));
+            let bad = v.backpermute(v.shape(), |ix| index1(unindex1(ix) + v.size()));
             let good = v.map(|x| x ^ 1i32);
             acond(constant(flag), good, bad)
         });
@@ -749,9 +753,9 @@ proptest! {
 
     #[test]
     fn a_compiled_program_of_one_argument_runs_on_many_inputs(inputs in vec(vector::<i32>(30), 1..6)) {
-        let f = accelerate::scope(|| {
+        let f = {
             accelerate::compile(|v: Acc<Vector<i32>>| v.map(|x| x * 3i32 + 1i32))
-        })
+        }
         .map_err(compile_err)?;
         for v in &inputs {
             let r = f.run(v).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -764,11 +768,11 @@ proptest! {
     fn a_compiled_program_of_two_arguments_runs_on_many_inputs(
         inputs in vec((matrix::<f64>(6), matrix::<f64>(6)), 1..6)
     ) {
-        let f = accelerate::scope(|| {
+        let f = {
             accelerate::compile(|a: Acc<Matrix<f64>>, b: Acc<Matrix<f64>>| {
                 a.zip_with(b, |x, y| x * y + 1.0f64)
             })
-        })
+        }
         .map_err(compile_err)?;
         for (a, b) in &inputs {
             let r = f.run((a, b)).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -784,12 +788,12 @@ proptest! {
     fn a_compiled_program_using_its_argument_twice_runs_on_many_inputs(
         inputs in vec(vector::<i64>(30), 1..6)
     ) {
-        let f = accelerate::scope(|| {
+        let f = {
             accelerate::compile(|v: Acc<Vector<i64>>| {
-                let rev = v.backpermute(v.shape(), move |ix| index1(v.size() - 1i64 - unindex1(ix)));
+                let rev = v.backpermute(v.shape(), |ix| index1(v.size() - 1i64 - unindex1(ix)));
                 lift_acc((v.zip_with(rev, |x, y| x - y), v.map(|x| x.abs())))
             })
-        })
+        }
         .map_err(compile_err)?;
         for v in &inputs {
             let (d, a) = f.run(v).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -808,12 +812,12 @@ proptest! {
     fn a_compiled_program_of_a_tuple_of_arrays_runs_on_many_inputs(
         inputs in vec((vector::<i64>(20), vector::<i64>(20)), 1..6)
     ) {
-        let f = accelerate::scope(|| {
+        let f = {
             accelerate::compile(|t: Acc<(Vector<i64>, Vector<i64>)>| {
                 let (a, b) = t.unlift();
                 a.zip_with(b, |x, y| x * y)
             })
-        })
+        }
         .map_err(compile_err)?;
         for (a, b) in &inputs {
             let r = f.run(&(a.clone(), b.clone())).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -824,9 +828,9 @@ proptest! {
 
     #[test]
     fn a_compiled_program_may_ignore_an_argument(inputs in vec((vector::<u8>(20), vector::<u8>(20)), 1..4)) {
-        let f = accelerate::scope(|| {
+        let f = {
             accelerate::compile(|a: Acc<Vector<u8>>, _b: Acc<Vector<u8>>| a.map(|x| x ^ 0x55u8))
-        })
+        }
         .map_err(compile_err)?;
         for (a, b) in &inputs {
             let r = f.run((a, b)).map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -46,11 +46,11 @@ fn dims_and_data<Sh: Shape, T: Elt>(a: &Array<Sh, T>) -> (Vec<usize>, Vec<T>) {
 /// interpreter; returns the result's extents and elements.
 fn run_op_at<Sh: Shape, T: Elt + Copy>(
     op: Op<T>,
-    f: fn(Exp<T>, Exp<T>) -> Exp<T>,
+    f: fn(&Exp<T>, &Exp<T>) -> Exp<T>,
     dims: &[usize],
     data: Vec<T>,
 ) -> Result<(Vec<usize>, Vec<T>), Error> {
-    accelerate::scope(|| {
+    {
         let a = use_array(array::<Snoc<Sh>, T>(dims, data));
         let cfg = Config::from_env().unwrap();
         Ok(match op {
@@ -61,13 +61,13 @@ fn run_op_at<Sh: Shape, T: Elt + Copy>(
             Op::Scanr(z) => dims_and_data(&run_with(&a.scanr(z, f), &cfg)?),
             Op::Scanr1 => dims_and_data(&run_with(&a.scanr1(f), &cfg)?),
         })
-    })
+    }
 }
 
 /// `run_op_at` at the rank of `dims` (1, 2 or 3).
 fn run_op<T: Elt + Copy>(
     op: Op<T>,
-    f: fn(Exp<T>, Exp<T>) -> Exp<T>,
+    f: fn(&Exp<T>, &Exp<T>) -> Exp<T>,
     dims: &[usize],
     data: Vec<T>,
 ) -> Result<(Vec<usize>, Vec<T>), Error> {
@@ -221,7 +221,7 @@ macro_rules! int_props {
         mod $m {
             use super::*;
 
-            fn add(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
+            fn add(a: &Exp<$t>, b: &Exp<$t>) -> Exp<$t> {
                 a + b
             }
             fn add_ref(a: $t, b: $t) -> $t {
@@ -229,7 +229,7 @@ macro_rules! int_props {
             }
             /// Composition of affine maps `(m, c)`, first `p` then `q`:
             /// associative, not commutative; pins the order.
-            fn affine(p: Exp<($t, $t)>, q: Exp<($t, $t)>) -> Exp<($t, $t)> {
+            fn affine(p: &Exp<($t, $t)>, q: &Exp<($t, $t)>) -> Exp<($t, $t)> {
                 lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()))
             }
             fn affine_ref(p: ($t, $t), q: ($t, $t)) -> ($t, $t) {
@@ -310,16 +310,16 @@ macro_rules! float_props {
         mod $m {
             use super::*;
 
-            fn add(a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
+            fn add(a: &Exp<$t>, b: &Exp<$t>) -> Exp<$t> {
                 a + b
             }
             /// Associative, not commutative: pin which argument is the
             /// accumulator, and keep every special value exactly.
-            fn first(a: Exp<$t>, _b: Exp<$t>) -> Exp<$t> {
-                a
+            fn first(a: &Exp<$t>, _b: &Exp<$t>) -> Exp<$t> {
+                a.clone()
             }
-            fn last(_a: Exp<$t>, b: Exp<$t>) -> Exp<$t> {
-                b
+            fn last(_a: &Exp<$t>, b: &Exp<$t>) -> Exp<$t> {
+                b.clone()
             }
 
             /// `x` made a half-integer below 2^10 in magnitude (specials
@@ -447,7 +447,7 @@ fn fold_with_a_non_commutative_operator_folds_left_to_right() {
     // the maps x -> 31 * x + e composed in order (associative): the
     // second component is ((7 * 31 + 1) * 31 + 2) * 31 + 3
     let affine =
-        |p: Exp<(i32, i32)>, q: Exp<(i32, i32)>| lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()));
+        |p: &Exp<(i32, i32)>, q: &Exp<(i32, i32)>| lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()));
     let a = use_array(Vector::from_elems(vec![(31i32, 1i32), (31, 2), (31, 3)]));
     let r = run_with(&a.fold((1, 7), affine), &cfg()).unwrap();
     assert_eq!(r.value(), (31 * 31 * 31, ((7 * 31 + 1) * 31 + 2) * 31 + 3));
@@ -469,18 +469,18 @@ fn integer_fold_wraps_on_overflow() {
 fn scans_with_projections_pin_the_argument_order() {
     // `first` and `last` are associative, not commutative
     let a = use_array(Vector::from_elems(vec![1i32, 2, 3]));
-    let l = run_with(&a.scanl(10, |acc, _x| acc), &cfg()).unwrap();
+    let l = run_with(&a.scanl(10, |acc, _x| acc.clone()), &cfg()).unwrap();
     assert_eq!(l.to_vec(), vec![10, 10, 10, 10]);
-    let l = run_with(&a.scanl(10, |_acc, x| x), &cfg()).unwrap();
+    let l = run_with(&a.scanl(10, |_acc, x| x.clone()), &cfg()).unwrap();
     assert_eq!(l.to_vec(), vec![10, 1, 2, 3]);
-    let l1 = run_with(&a.scanl1(|acc, _x| acc), &cfg()).unwrap();
+    let l1 = run_with(&a.scanl1(|acc, _x| acc.clone()), &cfg()).unwrap();
     assert_eq!(l1.to_vec(), vec![1, 1, 1]);
     // scanr: out[3] = 10, out[i] = f(x_i, out[i + 1])
-    let r = run_with(&a.scanr(10, |x, _acc| x), &cfg()).unwrap();
+    let r = run_with(&a.scanr(10, |x, _acc| x.clone()), &cfg()).unwrap();
     assert_eq!(r.to_vec(), vec![1, 2, 3, 10]);
-    let r = run_with(&a.scanr(10, |_x, acc| acc), &cfg()).unwrap();
+    let r = run_with(&a.scanr(10, |_x, acc| acc.clone()), &cfg()).unwrap();
     assert_eq!(r.to_vec(), vec![10, 10, 10, 10]);
-    let r1 = run_with(&a.scanr1(|_x, acc| acc), &cfg()).unwrap();
+    let r1 = run_with(&a.scanr1(|_x, acc| acc.clone()), &cfg()).unwrap();
     assert_eq!(r1.to_vec(), vec![3, 3, 3]);
 }
 

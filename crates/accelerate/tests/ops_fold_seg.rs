@@ -57,7 +57,7 @@ fn data_for(rows: usize, n: i64, salt: u64) -> Vec<i32> {
 /// arguments, while a parallel backend may group them as it likes
 /// (`docs/semantics.md`). Folding `(31, x)`s from `(1, z)` gives the
 /// sequential `acc * 31 + x` from `z` as the second component.
-fn affine(p: Exp<(i32, i32)>, q: Exp<(i32, i32)>) -> Exp<(i32, i32)> {
+fn affine(p: &Exp<(i32, i32)>, q: &Exp<(i32, i32)>) -> Exp<(i32, i32)> {
     lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()))
 }
 
@@ -78,7 +78,7 @@ proptest! {
         let n: i64 = lengths.iter().sum();
         let data = data_for(rows, n, salt);
         let m = Array::from_vec(dim2(rows, n as usize), maps(&data)).unwrap();
-        let (a, b) = accelerate::scope(|| {
+        let (a, b) = {
             let xs = use_array(m);
             let lens = use_array(Vector::from_elems(lengths.clone()));
             let offs = use_array(Vector::from_elems(offsets(&lengths)));
@@ -86,7 +86,7 @@ proptest! {
             let by_len = xs.fold_seg((1i32, 5i32), affine, lens);
             let by_off = xs.fold_seg_offsets((1i32, 5i32), affine, offs);
             (run_with(&by_len, &Config::from_env().unwrap()).unwrap(), run_with(&by_off, &Config::from_env().unwrap()).unwrap())
-        });
+        };
         let want = reference(rows, &maps(&data), &lengths, Some((1, 5)), affine_ref);
         prop_assert_eq!(a.dims(), &[rows, lengths.len()]);
         prop_assert_eq!(a.to_vec(), want.clone());
@@ -97,11 +97,11 @@ proptest! {
     fn fold1_seg_reduces_nonempty_segments(lengths in proptest::collection::vec(1i64..5, 0..8), salt in any::<u64>()) {
         let n: i64 = lengths.iter().sum();
         let data = data_for(1, n, salt);
-        let got = accelerate::scope(|| {
+        let got = {
             let xs = use_array(Vector::from_elems(maps(&data)));
             let r = xs.fold1_seg(affine, use_array(Vector::from_elems(lengths.clone())));
             run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
-        });
+        };
         prop_assert_eq!(got, reference(1, &maps(&data), &lengths, None, affine_ref));
     }
 
@@ -118,11 +118,11 @@ proptest! {
         let data: Vec<f32> = (0..n as u64)
             .map(|i| { let k = (i.wrapping_mul(salt | 1) >> 13) as usize; if k % 5 == 0 { specials[k % 6] } else { (k % 4096) as f32 * 0.25 } })
             .collect();
-        let got = accelerate::scope(|| {
+        let got = {
             let xs = use_array(Vector::from_elems(data.clone()));
             let r = xs.fold_seg(-0.0f32, |a, b| a + b, use_array(Vector::from_elems(lengths.clone())));
             run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
-        });
+        };
         let offs = offsets(&lengths);
         let want: Vec<f32> = offs.windows(2).map(|w| data[w[0] as usize..w[1] as usize].iter().fold(-0.0f32, |a, &x| a + x)).collect();
         // exact sums: bit-identical, NaN payloads aside
@@ -132,11 +132,11 @@ proptest! {
 }
 
 fn seg_err(lengths: Vec<i64>, n: usize) -> Error {
-    accelerate::scope(|| {
+    {
         let xs = use_array(Vector::from_elems(vec![1i32; n]));
         let r = xs.fold_seg(0i32, |a, b| a + b, use_array(Vector::from_elems(lengths)));
         run_with(&r, &Config::from_env().unwrap()).unwrap_err()
-    })
+    }
 }
 
 #[test]
@@ -168,30 +168,30 @@ fn segment_lengths_whose_sum_wraps_around_to_the_row_length_are_an_error() {
 
 #[test]
 fn offsets_not_starting_at_zero_are_an_error() {
-    let err = accelerate::scope(|| {
+    let err = {
         let xs = use_array(Vector::from_elems(vec![1i32; 4]));
         let r = xs.fold_seg_offsets(0i32, |a, b| a + b, use_array(Vector::from_elems(vec![1i64, 4])));
         run_with(&r, &Config::from_env().unwrap()).unwrap_err()
-    });
+    };
     assert!(err.to_string().contains("must start at 0"), "{err}");
 }
 
 #[test]
 fn fold1_seg_of_an_empty_segment_is_an_error() {
-    let err = accelerate::scope(|| {
+    let err = {
         let xs = use_array(Vector::from_elems(vec![1i32; 3]));
         let r = xs.fold1_seg(|a, b| a + b, use_array(Vector::from_elems(vec![3i64, 0])));
         run_with(&r, &Config::from_env().unwrap()).unwrap_err()
-    });
+    };
     assert!(matches!(err, Error::EmptyReduction { op: "fold1_seg", .. }), "{err}");
 }
 
 #[test]
 fn no_segments_give_an_empty_result() {
-    let r = accelerate::scope(|| {
+    let r = {
         let xs = use_array(Vector::from_elems(Vec::<i32>::new()));
         let r = xs.fold_seg(0i32, |a, b| a + b, use_array(Vector::from_elems(Vec::<i64>::new())));
         run_with(&r, &Config::from_env().unwrap()).unwrap()
-    });
+    };
     assert_eq!(r.dims(), &[0]);
 }

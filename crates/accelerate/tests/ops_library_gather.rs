@@ -114,7 +114,7 @@ proptest! {
         let r = try_run(|| gather_if(
             use_array(Vector::from_elems(vec![0, bad])),
             use_array(Vector::from_elems(vec![true, true])),
-            |m| m,
+            |m| m.clone(),
             use_array(Vector::from_elems(vec![0.0, 0.0])),
             use_array(Vector::from_elems(src.clone())),
         ));
@@ -155,7 +155,7 @@ proptest! {
         let got = run_ok(|| scatter_if(
             use_array(Vector::from_elems(to.clone())),
             use_array(Vector::from_elems(mask.clone())),
-            |m| m,
+            |m| m.clone(),
             use_array(Vector::from_elems(defaults.clone())),
             use_array(Vector::from_elems(src.clone())),
         ))?;
@@ -229,7 +229,7 @@ proptest! {
 
     #[test]
     fn expand_concatenates_generated_runs(xs in values::<i64>(30)) {
-        let got = run_ok(|| expand(|x: Exp<i64>| x & 3i64, |x, j| lift((x, j)), use_array(Vector::from_elems(xs.clone()))))?;
+        let got = run_ok(|| expand(|x: &Exp<i64>| x & 3i64, |x, j| lift((x, j)), use_array(Vector::from_elems(xs.clone()))))?;
         let want: Vec<(i64, i64)> = xs.iter().flat_map(|&x| (0..(x & 3)).map(move |j| (x, j))).collect();
         prop_assert_eq!(got.to_vec(), want);
     }
@@ -237,7 +237,7 @@ proptest! {
     #[test]
     fn expand_of_floats_with_counts_from_casts(xs in values::<f64>(20)) {
         let got = run_ok(|| expand(
-            |x: Exp<f64>| x.abs().min(4.0).cast::<i64>(),
+            |x: &Exp<f64>| x.abs().min(4.0).cast::<i64>(),
             |x, j| x * j.cast::<f64>(),
             use_array(Vector::from_elems(xs.clone())),
         ))?;
@@ -247,7 +247,7 @@ proptest! {
 
     #[test]
     fn expand_with_negative_count_is_an_error_naming_the_count(xs in vec(-3i64..6, 0..20)) {
-        let r = try_run(|| expand(|x: Exp<i64>| x, |x, j| x + j, use_array(Vector::from_elems(xs.clone()))));
+        let r = try_run(|| expand(|x: &Exp<i64>| x.clone(), |x, j| x + j, use_array(Vector::from_elems(xs.clone()))));
         let negatives: Vec<i64> = xs.iter().copied().filter(|&x| x < 0).collect();
         if negatives.is_empty() {
             let want: Vec<i64> = xs.iter().flat_map(|&x| (0..x).map(move |j| x + j)).collect();
@@ -282,7 +282,9 @@ fn operations_on_empty_arrays_give_empty_results() {
     let (kept, count) = try_run(|| empty_f().filter(|x| x.gt(0.0))).unwrap();
     assert!(kept.is_empty());
     assert_eq!(count.value(), 0);
-    assert!(try_run(|| expand(|_: Exp<f64>| constant(3i64), |x, _| x, empty_f())).unwrap().is_empty());
+    assert!(try_run(|| expand(|_: &Exp<f64>| constant(3i64), |x, _| x.clone(), empty_f()))
+        .unwrap()
+        .is_empty());
     let no_rows = Matrix::<i32>::from_vec(dim2(0, 5), vec![]).unwrap();
     let (kept, counts) = try_run(|| use_array(no_rows).filter(|x| x.gt(0i32))).unwrap();
     assert!(kept.is_empty() && counts.dims() == [0]);
@@ -321,7 +323,7 @@ fn accelerate_documentation_examples() {
             .unwrap();
     assert_eq!(kept.to_vec(), vec![1, 3, 5, 7, 9, 1, 1, 1, 1, 1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19]);
     assert_eq!(counts.to_vec(), vec![5, 5, 0, 10]);
-    let r = try_run(|| expand(|x: Exp<i64>| x, |x, j| x * 10i64 + j, v(vec![2, 0, 3]))).unwrap();
+    let r = try_run(|| expand(|x: &Exp<i64>| x.clone(), |x, j| x * 10i64 + j, v(vec![2, 0, 3]))).unwrap();
     assert_eq!(r.to_vec(), vec![20, 21, 30, 31, 32]);
 }
 
@@ -343,7 +345,11 @@ fn expand_counts_summing_past_i64_max_are_an_error_not_a_wrapped_length() {
     // i64::MAX + i64::MAX + 2 wraps to 0: without saturation the result
     // would silently be empty.
     let r = try_run(|| {
-        expand(|x: Exp<i64>| x, |x, _| x, use_array(Vector::from_elems(vec![i64::MAX, i64::MAX, 2])))
+        expand(
+            |x: &Exp<i64>| x.clone(),
+            |x, _| x.clone(),
+            use_array(Vector::from_elems(vec![i64::MAX, i64::MAX, 2])),
+        )
     });
     assert!(matches!(r, Err(Error::ShapeTooLarge { .. })), "{r:?}");
 }

@@ -698,7 +698,7 @@ fn matrix_2x3() -> Acc<Matrix<i32>> {
 
 #[test]
 fn take_past_the_end_is_an_error_naming_the_callers_line() {
-    accelerate::scope(|| {
+    {
         let xs = matrix_2x3();
         let line = line!() + 1;
         let err = run_err(&xs.take(5));
@@ -707,12 +707,12 @@ fn take_past_the_end_is_an_error_naming_the_callers_line() {
         let line = line!() + 1;
         let err = run_err(&xs.take(the(unit(constant(2i64))) * 2));
         assert_window_error(&err, "take", 3, 3, line);
-    });
+    };
 }
 
 #[test]
 fn negative_counts_are_errors_naming_the_callers_line() {
-    accelerate::scope(|| {
+    {
         let xs = matrix_2x3();
         let line = line!() + 1;
         let err = run_err(&xs.take(-1));
@@ -726,12 +726,12 @@ fn negative_counts_are_errors_naming_the_callers_line() {
         let line = line!() + 1;
         let err = run_err(&xs.slit(-1, 2));
         assert_window_error(&err, "slit", -1, 3, line);
-    });
+    };
 }
 
 #[test]
 fn drop_and_slit_past_the_end_are_errors_naming_the_callers_line() {
-    accelerate::scope(|| {
+    {
         let xs = matrix_2x3();
         let line = line!() + 1;
         let err = run_err(&xs.drop(4));
@@ -753,14 +753,14 @@ fn drop_and_slit_past_the_end_are_errors_naming_the_callers_line() {
         // windows that just fit are fine
         let ok = accelerate::run(&lift_acc((xs.drop(3), xs.slit(3, 0), xs.take(3)))).unwrap();
         assert_eq!((ok.0.dims(), ok.1.dims(), ok.2.dims()), (&[2, 0][..], &[2, 0][..], &[2, 3][..]));
-    });
+    };
 }
 
 /// The check depends on the innermost extent only: an array with no rows
 /// has nothing to read, yet a window that does not fit is still an error.
 #[test]
 fn windows_that_do_not_fit_fail_even_when_there_are_no_rows() {
-    accelerate::scope(|| {
+    {
         let empty = use_array(Array::from_vec(dim3(2, 0, 3), Vec::<f32>::new()).unwrap());
         let line = line!() + 1;
         let err = run_err(&empty.take(5));
@@ -770,12 +770,12 @@ fn windows_that_do_not_fit_fail_even_when_there_are_no_rows() {
         assert_window_error(&err, "slit", 3, 3, line);
         let ok = accelerate::run(&empty.take(2)).unwrap();
         assert_eq!(ok.dims(), &[2, 0, 2]);
-    });
+    };
 }
 
 #[test]
 fn init_and_tail_of_empty_rows_are_errors_naming_the_callers_line() {
-    accelerate::scope(|| {
+    {
         let empty = use_array(Vector::<i64>::from_elems(vec![]));
         let line = line!() + 1;
         let err = run_err(&empty.init());
@@ -786,22 +786,22 @@ fn init_and_tail_of_empty_rows_are_errors_naming_the_callers_line() {
         let one = use_array(Vector::from_elems(vec![7i64]));
         let ok = accelerate::run(&lift_acc((one.init(), one.tail()))).unwrap();
         assert_eq!((ok.0.len(), ok.1.len()), (0, 0));
-    });
+    };
 }
 
 #[test]
 fn transform_reading_outside_the_source_is_an_index_error_naming_the_callers_line() {
-    accelerate::scope(|| {
+    {
         let xs = matrix_2x3();
         let line = line!() + 1;
         let t = xs.transform(index1(3i64), |ix| index2(unindex1(ix), 0i64), |x| x + 1);
         assert_out_of_bounds(&run_err(&t), &[2, 0], &[2, 3], line);
-    });
+    };
 }
 
 #[test]
 fn the_operations_compose_on_a_worked_example() {
-    accelerate::scope(|| {
+    {
         let xs = matrix_2x3();
         // xs = [[1, 2, 3], [4, 5, 6]]
         let r = accelerate::run(&xs.reverse().drop(1)).unwrap();
@@ -814,7 +814,7 @@ fn the_operations_compose_on_a_worked_example() {
         assert_eq!((r.dims(), r.to_vec()), (&[4, 2][..], vec![1, 2, 4, 5, 2, 3, 5, 6]));
         let r = accelerate::run(&enum_from_step_n(index2(2i64, 2i64), 10i32, -3)).unwrap();
         assert_eq!(r.to_vec(), vec![10, 7, 4, 1]);
-    });
+    };
 }
 
 /// The operations work on the arguments of a compiled program, whose

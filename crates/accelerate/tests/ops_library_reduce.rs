@@ -86,7 +86,7 @@ fn scanr_ref<T: Copy>(z: T, xs: &[T], f: impl Fn(T, T) -> T) -> Vec<T> {
 /// associative: a backend may regroup it (`docs/semantics.md`), yet the
 /// second component of the fold is the sequential `acc * 31 + x` fold,
 /// which pins the row-major order of the elements and the seed's place.
-fn affine(p: Exp<(i32, i32)>, q: Exp<(i32, i32)>) -> Exp<(i32, i32)> {
+fn affine(p: &Exp<(i32, i32)>, q: &Exp<(i32, i32)>) -> Exp<(i32, i32)> {
     lift((p.fst() * q.fst(), p.snd() * q.fst() + q.snd()))
 }
 
@@ -307,9 +307,10 @@ fn check_scans_int<Sh: Shape>(a: &Array<Snoc<Sh>, i32>, z: i32) -> Result<(), Te
 fn check_scans_float<Sh: Shape>(a: &Array<Snoc<Sh>, f64>, z: f64) -> Result<(), TestCaseError> {
     // the projections are associative and not commutative: they pin where
     // the seed goes and which argument is which, on any value
-    type F = fn(Exp<f64>, Exp<f64>) -> Exp<f64>;
+    type F = fn(&Exp<f64>, &Exp<f64>) -> Exp<f64>;
     type R = fn(f64, f64) -> f64;
-    let ops: [(F, R, &str); 2] = [(|x, _| x, |x, _| x, "first"), (|_, y| y, |_, y| y, "last")];
+    let ops: [(F, R, &str); 2] =
+        [(|x, _| x.clone(), |x, _| x, "first"), (|_, y| y.clone(), |_, y| y, "last")];
     for (f, r, name) in ops {
         let post_l = row_wise(a, |row| scanl_ref(z, row, r)[1..].to_vec());
         let pre_r = row_wise(a, |row| scanr_ref(z, row, r)[1..].to_vec());
@@ -367,7 +368,7 @@ proptest! {
 
 #[test]
 fn empty_rows_give_the_seeds_and_minus_zeros_sum_to_plus_zero() {
-    accelerate::scope(|| {
+    {
         let xs = use_array(Array::from_vec(dim2(2, 2), vec![-0.0f32, -0.0, 0.0, 0.0]).unwrap());
         let empty = use_array(Array::from_vec(dim2(2, 0), Vec::<f32>::new()).unwrap());
         let (a, b) = accelerate::run(&lift_acc((xs.sum(), empty.sum()))).unwrap();
@@ -378,12 +379,12 @@ fn empty_rows_give_the_seeds_and_minus_zeros_sum_to_plus_zero() {
         let no_bools = use_array(Array::from_vec(dim2(2, 0), Vec::<bool>::new()).unwrap());
         let (all, any) = accelerate::run(&lift_acc((no_bools.and(), no_bools.or()))).unwrap();
         assert_eq!((all.to_vec(), any.to_vec()), (vec![true, true], vec![false, false]));
-    });
+    };
 }
 
 #[test]
 fn maximum_of_an_empty_row_is_an_empty_reduction_naming_the_callers_line() {
-    accelerate::scope(|| {
+    {
         let empty = use_array(Array::from_vec(dim2(3, 0), Vec::<i32>::new()).unwrap());
         let line = line!() + 1;
         let err = accelerate::run(&empty.maximum()).unwrap_err();
@@ -395,24 +396,24 @@ fn maximum_of_an_empty_row_is_an_empty_reduction_naming_the_callers_line() {
         // with no rows at all there is nothing to reduce and no error
         let none = use_array(Array::from_vec(dim2(0, 0), Vec::<i32>::new()).unwrap());
         assert_eq!(accelerate::run(&none.minimum()).unwrap().len(), 0);
-    });
+    };
 }
 
 #[test]
 fn fold1_all_of_an_empty_array_is_an_empty_reduction_naming_the_callers_line() {
-    accelerate::scope(|| {
+    {
         let empty = use_array(Array::from_vec(dim3(2, 0, 4), Vec::<f64>::new()).unwrap());
         let line = line!() + 1;
         let err = accelerate::run(&empty.fold1_all(|a, b| a + b)).unwrap_err();
         assert!(matches!(&err, Error::EmptyReduction { shape, .. } if shape == &[0]), "{err:?}");
         assert!(err.to_string().contains(&format!("{THIS_FILE}:{line}:")), "{err}");
         assert_eq!(accelerate::run(&empty.fold_all(2.5, |a, b| a + b)).unwrap().value(), 2.5);
-    });
+    };
 }
 
 #[test]
 fn the_reductions_compose_on_a_worked_example() {
-    accelerate::scope(|| {
+    {
         let xs = use_array(Array::from_vec(dim2(2, 3), vec![1i32, 2, 3, 4, 5, 6]).unwrap());
         assert_eq!(accelerate::run(&xs.sum()).unwrap().to_vec(), vec![6, 15]);
         assert_eq!(accelerate::run(&xs.product()).unwrap().to_vec(), vec![6, 120]);
@@ -437,7 +438,7 @@ fn the_reductions_compose_on_a_worked_example() {
         assert_eq!(accelerate::run(&evens.or()).unwrap().to_vec(), vec![true, true]);
         assert_eq!(accelerate::run(&xs.all(|x| x.gt(3))).unwrap().to_vec(), vec![false, true]);
         assert_eq!(accelerate::run(&xs.any(|x| x.eq(2))).unwrap().to_vec(), vec![true, false]);
-    });
+    };
 }
 
 /// The reductions work on the arguments of a compiled program, whose

@@ -197,11 +197,11 @@ fn run_op<Sh: Shape, T: Elt + Copy>(
     data: Vec<T>,
     lengths: Vec<i64>,
     z: T,
-    f: fn(Exp<T>, Exp<T>) -> Exp<T>,
+    f: fn(&Exp<T>, &Exp<T>) -> Exp<T>,
 ) -> Result<Reference<T>, Error> {
     let xs = array::<Snoc<Sh>, T>(dims, data);
     let segs = Vector::from_elems(lengths);
-    accelerate::scope(|| {
+    {
         let xs = use_array(xs);
         let segs = use_array(segs);
         let one = |a: Acc<Array<Snoc<Sh>, T>>| -> Result<Reference<T>, Error> {
@@ -224,7 +224,7 @@ fn run_op<Sh: Shape, T: Elt + Copy>(
             Op::Prescanr => one(xs.prescanr_seg(segs, z, f)),
             Op::Postscanr => one(xs.postscanr_seg(segs, z, f)),
         }
-    })
+    }
 }
 
 /// Checks every operation on one input against the reference.
@@ -233,7 +233,7 @@ fn check_all<Sh: Shape, T: Elt + Copy + Same>(
     data: &[T],
     lengths: &[i64],
     z: T,
-    f: fn(Exp<T>, Exp<T>) -> Exp<T>,
+    f: fn(&Exp<T>, &Exp<T>) -> Exp<T>,
     f_ref: fn(T, T) -> T,
 ) -> Result<(), TestCaseError> {
     let n: usize = lengths.iter().sum::<i64>() as usize;
@@ -252,20 +252,20 @@ fn check_all<Sh: Shape, T: Elt + Copy + Same>(
     Ok(())
 }
 
-fn add_i64(a: Exp<i64>, b: Exp<i64>) -> Exp<i64> {
+fn add_i64(a: &Exp<i64>, b: &Exp<i64>) -> Exp<i64> {
     a + b
 }
 
-fn add_f64(a: Exp<f64>, b: Exp<f64>) -> Exp<f64> {
+fn add_f64(a: &Exp<f64>, b: &Exp<f64>) -> Exp<f64> {
     a + b
 }
 
 /// Composition of affine maps, `p` first: `(a1, b1) ; (a2, b2)` is
 /// `x -> a2 * (a1 * x + b1) + b2`.
-fn affine(p: Exp<(i64, i64)>, q: Exp<(i64, i64)>) -> Exp<(i64, i64)> {
+fn affine(p: &Exp<(i64, i64)>, q: &Exp<(i64, i64)>) -> Exp<(i64, i64)> {
     let (a1, b1) = p.unlift();
     let (a2, b2) = q.unlift();
-    lift((a1 * a2, a2 * b1 + b2))
+    lift((a1 * &a2, a2 * b1 + b2))
 }
 
 fn affine_ref(p: (i64, i64), q: (i64, i64)) -> (i64, i64) {

@@ -61,7 +61,7 @@ proptest! {
             (Just(b), proptest::collection::vec(-3i64..(b as i64 + 3), 0..=200))
         })
     ) {
-        let got = accelerate::scope(|| {
+        let got = {
             let xs = use_array(Vector::from_elems(vals.clone()));
             let zeros = fill(index1(bins as i64), 0i64);
             let ones = xs.map(|_| constant(1i64));
@@ -70,7 +70,7 @@ proptest! {
                 cond(v.ge(0i64).and(v.lt(bins as i64)), just(index1(v)), nothing())
             });
             run_with(&hist, &cfg()).unwrap()
-        });
+        };
         let mut want = vec![0i64; bins];
         for &v in &vals {
             if (0..bins as i64).contains(&v) {
@@ -94,7 +94,7 @@ proptest! {
             })
         })
     ) {
-        let got = accelerate::scope(|| {
+        let got = {
             let def = use_array(Vector::from_elems(defaults.clone()));
             let xs = use_array(Vector::from_elems(src.clone()));
             let ts = use_array(Vector::from_elems(targets.clone()));
@@ -103,7 +103,7 @@ proptest! {
                 t.lt(0i64).select(nothing(), just(index1(t)))
             });
             run_with(&r, &cfg()).unwrap()
-        });
+        };
         let mut want = defaults.clone();
         for (&x, &t) in src.iter().zip(&targets) {
             if t >= 0 {
@@ -120,15 +120,15 @@ proptest! {
             (Just(r), Just(c), proptest::collection::vec(int_elems(), r * c))
         })
     ) {
-        let got = accelerate::scope(|| {
+        let got = {
             let m = use_array(Array::from_vec(dim2(rows, cols), data.clone()).unwrap());
             let def = fill(index1(cols as i64), 0i32);
             let r = m.permute(|new, old| new + old, def, |ix| {
                 let (i, j) = unindex2(ix);
-                cond(i.eq(j), nothing(), just(index1(j)))
+                cond(i.eq(&j), nothing(), just(index1(j)))
             });
             run_with(&r, &cfg()).unwrap()
-        });
+        };
         let mut want = vec![0i32; cols];
         for i in 0..rows {
             for (j, w) in want.iter_mut().enumerate() {
@@ -156,13 +156,13 @@ proptest! {
     ) {
         let n = src.len();
         let targets = targets[..n].to_vec();
-        let got = accelerate::scope(|| {
+        let got = {
             let xs = use_array(Vector::from_elems(src.clone()));
             let def = use_array(Vector::from_elems(defaults.clone()));
             let ts = use_array(Vector::from_elems(targets.clone()));
             let r = xs.permute(|new, old| new * 31 + old, def, |ix| just(index1(ts.index(ix))));
             run_with(&r, &cfg()).unwrap()
-        });
+        };
         let mut want = defaults.clone();
         for (&x, &t) in src.iter().zip(&targets) {
             let old = want[t as usize];
@@ -185,13 +185,13 @@ proptest! {
     ) {
         let n = src.len();
         let targets = targets[..n].to_vec();
-        let got = accelerate::scope(|| {
+        let got = {
             let xs = use_array(Vector::from_elems(src.clone()));
             let def = use_array(Vector::from_elems(defaults.clone()));
             let ts = use_array(Vector::from_elems(targets.clone()));
             let r = xs.permute(|new, old| new - old, def, |ix| just(index1(ts.index(ix))));
             run_with(&r, &cfg()).unwrap()
-        });
+        };
         let mut want = defaults.clone();
         for (&x, &t) in src.iter().zip(&targets) {
             want[t as usize] = x - want[t as usize];
@@ -209,11 +209,11 @@ proptest! {
         }),
         seed in int_elems(),
     ) {
-        let got = accelerate::scope(|| {
+        let got = {
             let m = use_array(Array::from_vec(dim2(rows, cols), data.clone()).unwrap());
             let r = m.permute(|new, old| new + old, unit(seed), |_| just(index0()));
             run_with(&r, &cfg()).unwrap()
-        });
+        };
         let want = data.iter().fold(seed, |a, &x| a.wrapping_add(x));
         prop_assert_eq!(got.dims(), &[] as &[usize]);
         prop_assert_eq!(got.value(), want);
@@ -250,7 +250,7 @@ fn permute_replaces_old_values_when_combine_returns_new() {
     // reverse a vector into a target of the same length
     let xs = use_array(Vector::from_elems(vec![1i64, 2, 3, 4]));
     let def = fill(index1(4i64), -1i64);
-    let r = xs.permute(|new, _old| new, def, |ix| just(index1(3i64 - unindex1(ix))));
+    let r = xs.permute(|new, _old| new.clone(), def, |ix| just(index1(3i64 - unindex1(ix))));
     assert_eq!(run_with(&r, &cfg()).unwrap().to_vec(), vec![4, 3, 2, 1]);
 }
 

@@ -516,7 +516,7 @@ proptest! {
         let len = a.len() as i64;
         let (sel, cnd) = run_ok(|| {
             let v = use_array(a.clone());
-            let sel = generate(index1(n), move |ix| {
+            let sel = generate(index1(n), |ix| {
                 let i = unindex1(ix);
                 i.lt(v.size()).select(v.index(index1(i)), -1i32)
             });
@@ -557,7 +557,7 @@ proptest! {
                 let inside = i.lt(v.size());
                 let r = v.index(index1(i));
                 let p = r.gt(0i64);
-                lift((inside.select(r, -1i64), inside.select(r + 1i64, -2i64), inside.and(p), (!inside).or(p)))
+                lift((inside.select(&r, -1i64), inside.select(&r + 1i64, -2i64), inside.and(&p), (!inside).or(p)))
             })
         })?;
         let xs = a.to_vec();
@@ -578,7 +578,7 @@ proptest! {
     fn a_shared_division_used_only_under_guards_is_not_evaluated(xys in pairs::<i32>()) {
         let got = zip_vec(&xys, |x, y| {
             let d = x / y;
-            lift((y.ne(0i32).select(d, 0i32), y.ne(0i32).select(d ^ 1i32, 1i32)))
+            lift((y.ne(0i32).select(&d, 0i32), y.ne(0i32).select(d ^ 1i32, 1i32)))
         })?;
         let want: Vec<(i32, i32)> = xys
             .iter()
@@ -591,7 +591,7 @@ proptest! {
     fn cond_selects_between_tuples(xs in vec((any::<bool>(), elem::<u8>(), elem::<f32>()), 0..40)) {
         let got = map_vec(&xs, |t| {
             let (c, a, b) = t.unlift();
-            cond(c, lift((a, b)), lift((a ^ 0xffu8, -b)))
+            cond(c, lift((&a, &b)), lift((a ^ 0xffu8, -b)))
         })?;
         let want: Vec<(u8, f32)> = xs.iter().map(|&(c, a, b)| if c { (a, b) } else { (a ^ 0xff, -b) }).collect();
         check_exact(&got, &want, "cond on pairs")?;
@@ -607,8 +607,8 @@ proptest! {
             generate(index1(n), move |ix| {
                 let i = unindex1(ix);
                 let inside = i.lt(v.size());
-                let positive = || v.index(index1(i)).gt(0i32);
-                lift((inside.and(positive()), (!inside).or(positive()), inside & positive(), (!inside) | positive()))
+                let positive = || v.index(index1(&i)).gt(0i32);
+                lift((inside.and(positive()), (!&inside).or(positive()), &inside & positive(), (!inside) | positive()))
             })
         })?;
         let xs = a.to_vec();
@@ -648,7 +648,7 @@ proptest! {
                 |s| s.fst().ne(1u64),
                 |s| {
                     let (n, k) = s.unlift();
-                    lift(((n % 2u64).eq(0u64).select(n / 2u64, n * 3u64 + 1u64), k + 1u32))
+                    lift(((&n % 2u64).eq(0u64).select(&n / 2u64, n * 3u64 + 1u64), k + 1u32))
                 },
             )
             .snd()
@@ -664,7 +664,7 @@ proptest! {
                 |s| s.snd().ne(0i64),
                 |s| {
                     let (a, b) = s.unlift();
-                    lift((b, a % b))
+                    lift((&b, a % &b))
                 },
             )
             .fst()
@@ -725,7 +725,7 @@ proptest! {
                 move |s| s.fst().lt(x),
                 |s| {
                     let (i, acc) = s.unlift();
-                    let inner = while_loop(0i64, move |j| j.lt(i), |j| j + 1i64);
+                    let inner = while_loop(0i64, |j| j.lt(&i), |j| j + 1i64);
                     lift((i + 1i64, acc + inner))
                 },
             )
@@ -746,7 +746,7 @@ proptest! {
         let got = map_vec(&xs, |t| {
             let (a, b, c) = t.unlift();
             let p = lift((a, b));
-            let nested = lift((c, p));
+            let nested = lift((&c, &p));
             lift((p.snd(), p.fst(), nested.snd().fst(), nested.fst(), !c, nested))
         })?;
         let want: Vec<_> = xs.iter().map(|&(a, b, c)| (b, a, a, c, !c, (c, (a, b)))).collect();
@@ -778,7 +778,7 @@ proptest! {
     fn just_and_nothing_build_options(xs in values::<i32>(40)) {
         let got = map_vec(&xs, |x| {
             let o = x.gt(0i32).select(just(x), nothing());
-            lift((o, o.is_just(), o.from_just()))
+            lift((&o, o.is_just(), o.from_just()))
         })?;
         let want: Vec<(Option<i32>, bool, i32)> =
             xs.iter().map(|&x| ((x > 0).then_some(x), x > 0, if x > 0 { x } else { 0 })).collect();
@@ -821,7 +821,7 @@ proptest! {
             generate(sh, |ix| {
                 let (i, j, k) = unindex3(ix);
                 let (tail, head) = ix.split();
-                lift((index3(k, j, i), index2(i, k), index1(j), ix.head(), tail, head, unindex2(tail).1))
+                lift((index3(&k, &j, &i), index2(i, k), index1(j), ix.head(), &tail, head, unindex2(&tail).1))
             })
         })?;
         let Snoc(Snoc(Snoc(Z, a), b), c) = sh;
@@ -842,7 +842,7 @@ proptest! {
         let r = run_ok(|| {
             let s = constant(sh);
             let (tail, head) = s.split();
-            unit(lift((tail.snoc(head), s.snoc(x), index0().snoc(x), index1(x).snoc(head), unindex1(index0().snoc(x)))))
+            unit(lift((tail.snoc(&head), s.snoc(x), index0().snoc(x), index1(x).snoc(head), unindex1(index0().snoc(x)))))
         })?;
         let Snoc(_, c) = sh;
         prop_assert_eq!(r.value(), (sh, Snoc(sh, x), ix1(x), ix2(x, c), x));
@@ -859,8 +859,8 @@ proptest! {
         let r = run_ok(|| {
             generate(index1(shape_size(sh)), move |ix| {
                 let i = unindex1(ix);
-                let back = from_index(sh, i);
-                lift((back, to_index(sh, back).eq(i)))
+                let back = from_index(sh, &i);
+                lift((&back, to_index(sh, &back).eq(i)))
             })
         })?;
         let Snoc(Snoc(Snoc(Z, a), b), c) = sh;

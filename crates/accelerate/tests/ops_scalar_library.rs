@@ -6,20 +6,18 @@ use accelerate::prelude::*;
 use accelerate::{run_with, Config};
 use proptest::prelude::*;
 
-fn map_vec<A: Elt, B: Elt>(xs: &[A], f: impl FnOnce(Exp<A>) -> Exp<B>) -> Result<Vec<B>, Error> {
-    accelerate::scope(|| {
-        let acc = use_array(Vector::from_elems(xs.to_vec())).map(f);
-        run_with(&acc, &Config::from_env().unwrap()).map(|a| a.to_vec())
-    })
+fn map_vec<A: Elt, B: Elt>(xs: &[A], f: impl FnOnce(&Exp<A>) -> Exp<B>) -> Result<Vec<B>, Error> {
+    let acc = use_array(Vector::from_elems(xs.to_vec())).map(f);
+    run_with(&acc, &Config::from_env().unwrap()).map(|a| a.to_vec())
 }
 
 fn zip_vec<A: Elt, B: Elt, C: Elt>(
     xs: &[(A, B)],
-    f: impl FnOnce(Exp<A>, Exp<B>) -> Exp<C>,
+    f: impl FnOnce(&Exp<A>, &Exp<B>) -> Exp<C>,
 ) -> Result<Vec<C>, Error> {
     map_vec(xs, move |p| {
         let (a, b) = p.unlift();
-        f(a, b)
+        f(&a, &b)
     })
 }
 
@@ -111,7 +109,7 @@ proptest! {
 
     #[test]
     fn iterate_applies_a_function_n_times(xs in proptest::collection::vec((-3i64..12, any::<i32>()), 0..30)) {
-        let got = zip_vec(&xs, |n, x| iterate(n, |v: Exp<i32>| v * 3i32 + 1i32, x)).unwrap();
+        let got = zip_vec(&xs, |n, x| iterate(n, |v: &Exp<i32>| v * 3i32 + 1i32, x)).unwrap();
         let want: Vec<i32> = xs
             .iter()
             .map(|&(n, x)| (0..n.max(0)).fold(x, |v, _| v.wrapping_mul(3).wrapping_add(1)))
@@ -123,13 +121,13 @@ proptest! {
     fn sfoldl_folds_a_row_sequentially(rows in 0usize..5, cols in 0usize..7, seed in any::<u64>()) {
         let data: Vec<i32> = (0..rows * cols).map(|i| (seed.wrapping_mul(i as u64 + 7) >> 40) as i32).collect();
         let m = Array::from_vec(dim2(rows, cols), data.clone()).unwrap();
-        let got = accelerate::scope(|| {
+        let got = {
             let a = use_array(m);
             let acc = generate(index1(rows as i64), move |ix| {
-                sfoldl(|acc: Exp<i32>, x: Exp<i32>| acc * 31i32 + x, 7i32, ix, a)
+                sfoldl(|acc: &Exp<i32>, x: &Exp<i32>| acc * 31i32 + x, 7i32, ix, a)
             });
             run_with(&acc, &Config::from_env().unwrap()).map(|r| r.to_vec())
-        })
+        }
         .unwrap();
         let want: Vec<i32> = (0..rows)
             .map(|r| data[r * cols..(r + 1) * cols].iter().fold(7i32, |a, &x| a.wrapping_mul(31).wrapping_add(x)))
@@ -187,17 +185,17 @@ fn div_floor_of_min_by_minus_one_wraps() {
 
 #[test]
 fn slice_specifiers_built_from_run_time_values() {
-    let (rows, cols, col1) = accelerate::scope(|| {
+    let (rows, cols, col1) = {
         let xs = use_array(Vector::from_elems(vec![1i32, 2, 3]));
         let n = xs.size();
         // a new innermost dimension of extent n, and a new outermost one
-        let rows = xs.replicate(index0().all().fixed(n));
-        let cols = xs.replicate(any_dims::<Z>().fixed(n - 1i64).all());
+        let rows = xs.replicate(index0().all().fixed(&n));
+        let cols = xs.replicate(any_dims::<Z>().fixed(&n - 1i64).all());
         // column 1 of `rows`, chosen at run time
         let col1 = rows.slice(index0().all().fixed(n - 2i64));
         let cfg = Config::from_env().unwrap();
         (run_with(&rows, &cfg).unwrap(), run_with(&cols, &cfg).unwrap(), run_with(&col1, &cfg).unwrap())
-    });
+    };
     assert_eq!(rows.dims(), &[3, 3]);
     assert_eq!(rows.to_vec(), vec![1, 1, 1, 2, 2, 2, 3, 3, 3]);
     assert_eq!(cols.dims(), &[2, 3]);

@@ -11,10 +11,10 @@ fn cfg() -> ProptestConfig {
 }
 
 fn sort_vec<K: SortKey>(xs: &[K]) -> Vec<K> {
-    accelerate::scope(|| {
+    {
         let r = use_array(Vector::from_elems(xs.to_vec())).sort();
         run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
-    })
+    }
 }
 
 fn floats() -> impl Strategy<Value = f32> {
@@ -71,10 +71,10 @@ proptest! {
 
     #[test]
     fn sort_with_indices_is_stable(xs in proptest::collection::vec(-4i16..4, 0..60)) {
-        let got = accelerate::scope(|| {
+        let got = {
             let r = use_array(Vector::from_elems(xs.clone())).sort_with_indices();
             run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
-        });
+        };
         let mut want: Vec<(i16, i64)> = xs.iter().enumerate().map(|(i, &k)| (k, i as i64)).collect();
         want.sort_by_key(|p| p.0); // stable: equal keys keep their positions' order
         prop_assert_eq!(got, want);
@@ -84,10 +84,10 @@ proptest! {
     fn sort_by_key_moves_values_with_their_keys(kv in proptest::collection::vec((floats(), any::<u32>()), 0..50)) {
         let keys: Vec<f32> = kv.iter().map(|p| p.0).collect();
         let values: Vec<u32> = kv.iter().map(|p| p.1).collect();
-        let got = accelerate::scope(|| {
+        let got = {
             let r = sort_by_key(use_array(Vector::from_elems(keys.clone())), use_array(Vector::from_elems(values.clone())));
             run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
-        });
+        };
         let mut want = kv.clone();
         want.sort_by(|a, b| a.0.total_cmp(&b.0));
         prop_assert_eq!(got, want.iter().map(|p| p.1).collect::<Vec<_>>());

@@ -374,7 +374,7 @@ fn seeds_map_to_keys_low_word_first() {
 #[test]
 fn unit_conversions_are_exact_and_below_one() {
     let bits32 = vec![0u32, 1, 0xff, 0x100, 0x8000_0000, u32::MAX - 0xff, u32::MAX];
-    let got = map_vec(&bits32, unit_f32).expect("runs");
+    let got = map_vec(&bits32, |b| unit_f32(b)).expect("runs");
     for (&b, &x) in bits32.iter().zip(&got) {
         assert_eq!(x, (b >> 8) as f32 / 16_777_216.0, "unit_f32({b:#x})");
     }
@@ -383,7 +383,7 @@ fn unit_conversions_are_exact_and_below_one() {
     assert!(*got.last().unwrap() < 1.0);
 
     let bits64 = vec![0u64, 1, 0x7ff, 0x800, 1 << 63, u64::MAX];
-    let got = map_vec(&bits64, unit_f64).expect("runs");
+    let got = map_vec(&bits64, |b| unit_f64(b)).expect("runs");
     for (&b, &x) in bits64.iter().zip(&got) {
         assert_eq!(x, (b >> 11) as f64 / 9_007_199_254_740_992.0, "unit_f64({b:#x})");
     }

@@ -25,12 +25,12 @@ fn both_ways<A: Arrays>(acc: &Acc<A>) -> (A, A) {
 #[test]
 fn figure_2_folds_to_a_constant() {
     let e = generate(index0(), |_| {
-        let inc = |x: Exp<i64>| x + 1;
+        let inc = |x: &Exp<i64>| x + 1;
         let nine = {
-            let three = inc(constant(2));
-            three * three
+            let three = inc(&constant(2));
+            &three * &three
         };
-        inc(nine) - nine
+        inc(&nine) - nine
     });
     let ir = simplified(&e);
     insta::assert_snapshot!(ir);
@@ -101,10 +101,10 @@ fn nested_lets_float_into_a_chain_and_single_uses_are_inlined() {
     let acc = generate(index1(1i64), |ix| {
         let mut x = unindex1(ix) + 1;
         for _ in 0..6 {
-            x = x + x;
+            x = &x + &x;
         }
-        let once = x * 3i64; // used once: inlined
-        let _unused = x - 1i64; // never used: no let at all
+        let once = &x * 3i64; // used once: inlined
+        let _unused = &x - 1i64; // never used: no let at all
         once + 1i64
     });
     let ir = simplified(&acc);
@@ -150,7 +150,7 @@ fn simplification_keeps_a_deferred_error_that_a_dropped_variable_carries() {
     let xs = use_array(Vector::from_elems(vec![0i32, 1]));
     let ys = xs.map(|x| {
         let d = constant(10i32) / x;
-        let e = lift((x, d)).fst();
+        let e = lift((x, &d)).fst();
         e * 0i32 + d * 0i32
     });
     let on = run_with(&ys, &Config::default());

@@ -296,7 +296,11 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     /// Reduces the innermost dimension with an associative operator and its
     /// seed; an empty row gives the seed.
     #[track_caller]
-    pub fn fold(&self, seed: impl IntoExp<E>, f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>) -> Acc<Array<Sh, E>> {
+    pub fn fold(
+        &self,
+        seed: impl IntoExp<E>,
+        f: impl FnOnce(&Exp<E>, &Exp<E>) -> Exp<E>,
+    ) -> Acc<Array<Sh, E>> {
         let seed = seed.into_exp();
         self.reduce(lam2(f), Some(seed.id))
     }
@@ -309,7 +313,12 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
     }
 
     #[track_caller]
-    fn reduce_seg(&self, f: Lam<NodeRef>, seed: Option<NodeRef>, offsets: NodeRef) -> Acc<Array<Snoc<Sh>, E>> {
+    fn reduce_seg(
+        &self,
+        f: Lam<NodeRef>,
+        seed: Option<NodeRef>,
+        offsets: NodeRef,
+    ) -> Acc<Array<Snoc<Sh>, E>> {
         Acc::node(NodeKind::FoldSeg { f, seed, array: self.r(), offsets }, SrcLoc::caller())
     }
 

@@ -69,22 +69,23 @@ impl<T: Elt> IntoExp<T> for &Exp<T> {
     }
 }
 
-/// An `Exp<T>` or a reference to one: what `lift` takes for each component.
-pub trait AsExp {
+/// An `Exp<T>` or a reference to one: what `lift` takes for each
+/// component.
+pub trait LiftArg {
     type T: Elt;
-    fn as_exp(self) -> Exp<Self::T>;
+    fn into_lift_arg(self) -> Exp<Self::T>;
 }
 
-impl<T: Elt> AsExp for Exp<T> {
+impl<T: Elt> LiftArg for Exp<T> {
     type T = T;
-    fn as_exp(self) -> Exp<T> {
+    fn into_lift_arg(self) -> Exp<T> {
         self
     }
 }
 
-impl<T: Elt> AsExp for &Exp<T> {
+impl<T: Elt> LiftArg for &Exp<T> {
     type T = T;
-    fn as_exp(self) -> Exp<T> {
+    fn into_lift_arg(self) -> Exp<T> {
         self.clone()
     }
 }
@@ -313,11 +314,11 @@ pub fn lift<L: Lift>(t: L) -> Exp<L::Out> {
 
 macro_rules! tuple_exp {
     ($($name:ident $var:ident $idx:tt),+) => {
-        impl<$($name: AsExp),+> Lift for ($($name,)+) {
+        impl<$($name: LiftArg),+> Lift for ($($name,)+) {
             type Out = ($($name::T,)+);
             #[track_caller]
             fn lift(self) -> Exp<Self::Out> {
-                Exp::node(NodeKind::Tuple(vec![$(self.$idx.as_exp().id),+]), SrcLoc::caller())
+                Exp::node(NodeKind::Tuple(vec![$(self.$idx.into_lift_arg().id),+]), SrcLoc::caller())
             }
         }
         impl<$($name: Elt),+> Exp<($($name,)+)> {
@@ -424,7 +425,8 @@ pub fn unindex2(ix: impl IntoExp<Snoc<Snoc<Z>>>) -> (Exp<i64>, Exp<i64>) {
 pub fn unindex3(ix: impl IntoExp<Snoc<Snoc<Snoc<Z>>>>) -> (Exp<i64>, Exp<i64>, Exp<i64>) {
     let ix = ix.into_exp();
     let loc = SrcLoc::caller();
-    let [i, j, k] = <[NodeRef; 3]>::try_from(ix_components::<Snoc<Snoc<Snoc<Z>>>>(ix.id, loc)).expect("rank 3");
+    let [i, j, k] =
+        <[NodeRef; 3]>::try_from(ix_components::<Snoc<Snoc<Snoc<Z>>>>(ix.id, loc)).expect("rank 3");
     (Exp::from_id(i), Exp::from_id(j), Exp::from_id(k))
 }
 

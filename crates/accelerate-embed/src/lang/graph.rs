@@ -287,7 +287,8 @@ pub(crate) fn snapshot(roots: &[&NodeRef]) -> (Snapshot, Vec<NodeId>) {
         seen.insert(*g as *const GNode, idx);
     }
     let id = |c: &NodeRef| NodeId { idx: seen[&(Rc::as_ptr(c))] };
-    let nodes: Vec<Node> = reached.iter().map(|g| Node { kind: g.kind.map(&mut |c| id(c)), loc: g.loc }).collect();
+    let nodes: Vec<Node> =
+        reached.iter().map(|g| Node { kind: g.kind.map(&mut |c| id(c)), loc: g.loc }).collect();
     let ids = roots.iter().map(|r| id(r)).collect();
     let outer = SNAPSHOT.with(|s| std::mem::replace(&mut *s.borrow_mut(), nodes));
     (Snapshot { outer }, ids)
@@ -527,7 +528,7 @@ impl<C> NodeKind<C> {
             AParam(t) => AParam(t.clone()),
             Use(d) => Use(d.clone()),
             Tuple(xs) => Tuple(xs.iter().map(&mut *f).collect()),
-            Prim(op, xs) => Prim(op.clone(), xs.iter().map(&mut *f).collect()),
+            Prim(op, xs) => Prim(*op, xs.iter().map(&mut *f).collect()),
             ATuple(xs) => ATuple(xs.iter().map(&mut *f).collect()),
             Prj(i, x) => Prj(*i, f(x)),
             APrj(i, x) => APrj(*i, f(x)),
@@ -543,10 +544,16 @@ impl<C> NodeKind<C> {
             Generate { shape, f: g } => Generate { shape: f(shape), f: lam(g, f) },
             Map { f: g, array } => Map { f: lam(g, f), array: f(array) },
             ZipWith { f: g, a, b } => ZipWith { f: lam(g, f), a: f(a), b: f(b) },
-            Backpermute { shape, f: g, array } => Backpermute { shape: f(shape), f: lam(g, f), array: f(array) },
-            Replicate { spec, slix, array } => Replicate { spec: spec.clone(), slix: f(slix), array: f(array) },
+            Backpermute { shape, f: g, array } => {
+                Backpermute { shape: f(shape), f: lam(g, f), array: f(array) }
+            }
+            Replicate { spec, slix, array } => {
+                Replicate { spec: spec.clone(), slix: f(slix), array: f(array) }
+            }
             Slice { spec, array, slix } => Slice { spec: spec.clone(), array: f(array), slix: f(slix) },
-            Fold { f: g, seed, array } => Fold { f: lam(g, f), seed: seed.as_ref().map(&mut *f), array: f(array) },
+            Fold { f: g, seed, array } => {
+                Fold { f: lam(g, f), seed: seed.as_ref().map(&mut *f), array: f(array) }
+            }
             Scan { dir, f: g, seed, array } => {
                 Scan { dir: *dir, f: lam(g, f), seed: seed.as_ref().map(&mut *f), array: f(array) }
             }

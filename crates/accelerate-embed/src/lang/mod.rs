@@ -18,7 +18,7 @@ pub use acc::{acond, awhile, fill, generate, lift_acc, the, unit, use_array, Acc
 pub use classes::{FloatElt, IntElt, NumElt};
 pub use exp::{
     any_dims, cond, constant, from_index, index0, index1, index2, index3, intersect, just, lift, nothing,
-    shape_size, to_index, unindex1, unindex2, unindex3, while_loop, AsExp, Exp, IntoExp, Lift,
+    shape_size, to_index, unindex1, unindex2, unindex3, while_loop, Exp, IntoExp, Lift, LiftArg,
 };
 pub use library::gather_scatter::*;
 pub use library::index_space::*;

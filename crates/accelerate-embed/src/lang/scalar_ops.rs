@@ -120,7 +120,11 @@ impl<T: PrimElt> Exp<T> {
 
 /// Applies `f` to `x` `n` times (Accelerate's `iterate`); `n <= 0` gives `x`.
 #[track_caller]
-pub fn iterate<T: Elt>(n: impl IntoExp<i64>, f: impl FnOnce(&Exp<T>) -> Exp<T>, x: impl IntoExp<T>) -> Exp<T> {
+pub fn iterate<T: Elt>(
+    n: impl IntoExp<i64>,
+    f: impl FnOnce(&Exp<T>) -> Exp<T>,
+    x: impl IntoExp<T>,
+) -> Exp<T> {
     let n = n.into_exp();
     let start = lift((constant(0i64), x.into_exp()));
     let (_, r) = while_loop(
@@ -164,7 +168,11 @@ impl<T: Elt> Exp<Option<T>> {
     /// `match self { Some(x) => some(x), None => none }`: only the arm taken
     /// is evaluated.
     #[track_caller]
-    pub fn match_option<R: Elt>(&self, some: impl FnOnce(&Exp<T>) -> Exp<R>, none: impl IntoExp<R>) -> Exp<R> {
+    pub fn match_option<R: Elt>(
+        &self,
+        some: impl FnOnce(&Exp<T>) -> Exp<R>,
+        none: impl IntoExp<R>,
+    ) -> Exp<R> {
         cond(self.is_just(), some(&self.from_just()), none)
     }
 }

@@ -241,10 +241,9 @@ pub fn config(cases: u32) -> ProptestConfig {
     ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
 }
 
-/// Builds a program and runs it inside `accelerate::scope`, so that the
-/// nodes of the program are freed afterwards.
+/// Builds a program and runs it (its nodes are freed when it is dropped).
 pub fn try_run<A: Arrays>(build: impl FnOnce() -> Acc<A>) -> Result<A, Error> {
-    accelerate::scope(|| accelerate::run(&build()))
+    accelerate::run(&build())
 }
 
 /// `try_run`, failing the test case if `run` returns an error.
@@ -253,7 +252,7 @@ pub fn run_ok<A: Arrays>(build: impl FnOnce() -> Acc<A>) -> Result<A, TestCaseEr
 }
 
 /// Applies a scalar function to each value through `map`.
-pub fn map_vec<A: Elt, B: Elt>(xs: &[A], f: impl FnOnce(Exp<A>) -> Exp<B>) -> Result<Vec<B>, TestCaseError> {
+pub fn map_vec<A: Elt, B: Elt>(xs: &[A], f: impl FnOnce(&Exp<A>) -> Exp<B>) -> Result<Vec<B>, TestCaseError> {
     let input = Vector::from_elems(xs.to_vec());
     Ok(run_ok(|| use_array(input).map(f))?.to_vec())
 }
@@ -262,7 +261,7 @@ pub fn map_vec<A: Elt, B: Elt>(xs: &[A], f: impl FnOnce(Exp<A>) -> Exp<B>) -> Re
 /// `zip_with`.
 pub fn zip_vec<A: Elt, B: Elt, C: Elt>(
     xys: &[(A, B)],
-    f: impl FnOnce(Exp<A>, Exp<B>) -> Exp<C>,
+    f: impl FnOnce(&Exp<A>, &Exp<B>) -> Exp<C>,
 ) -> Result<Vec<C>, TestCaseError> {
     let xs = Vector::from_elems(xys.iter().map(|p| p.0.clone()).collect());
     let ys = Vector::from_elems(xys.iter().map(|p| p.1.clone()).collect());
@@ -516,31 +515,31 @@ pub fn check_error<A: Debug>(
 // `r + v * v * 0.5` the simplifier test looks for.
 
 #[allow(clippy::excessive_precision)] // the coefficients as the paper gives them
-fn cnd_prime(d: Exp<f32>) -> Exp<f32> {
+fn cnd_prime(d: &Exp<f32>) -> Exp<f32> {
     let coeff = [0.31938153f32, -0.356563782, 1.781477937, -1.821255978, 1.330274429];
     let rsqrt2pi = 0.398_942_3_f32;
     let k = 1.0f32 / (d.abs() * 0.2316419f32 + 1.0f32);
-    let poly = k * coeff.iter().rev().skip(1).fold(constant(coeff[4]), |acc, &c| acc * k + c);
+    let poly = &k * coeff.iter().rev().skip(1).fold(constant(coeff[4]), |acc, &c| acc * &k + c);
     (d * d * -0.5f32).exp() * rsqrt2pi * poly
 }
 
 /// The paper's Figure 1 Black-Scholes formula for one option (price,
 /// strike, years) -> (call, put), with its sharing written as Rust lets.
-pub fn callput(x: Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
+pub fn callput(x: &Exp<(f32, f32, f32)>) -> Exp<(f32, f32)> {
     let (price, strike, years) = x.unlift();
     let r = constant(0.02f32);
     let v = constant(0.30f32);
-    let v_sqrt_t = v * years.sqrt();
-    let d1 = ((price / strike).ln() + (r + v * v * 0.5f32) * years) / v_sqrt_t;
-    let d2 = d1 - v_sqrt_t;
-    let cnd = |d: Exp<f32>| {
+    let v_sqrt_t = &v * years.sqrt();
+    let d1 = ((&price / &strike).ln() + (&r + &v * &v * 0.5f32) * &years) / &v_sqrt_t;
+    let d2 = &d1 - v_sqrt_t;
+    let cnd = |d: &Exp<f32>| {
         let c = cnd_prime(d);
-        d.gt(0.0f32).select(1.0f32 - c, c)
+        d.gt(0.0f32).select(1.0f32 - &c, c)
     };
-    let cnd_d1 = cnd(d1);
-    let cnd_d2 = cnd(d2);
+    let cnd_d1 = cnd(&d1);
+    let cnd_d2 = cnd(&d2);
     let x_exp_rt = strike * (-r * years).exp();
-    lift((price * cnd_d1 - x_exp_rt * cnd_d2, x_exp_rt * (1.0f32 - cnd_d2) - price * (1.0f32 - cnd_d1)))
+    lift((&price * &cnd_d1 - &x_exp_rt * &cnd_d2, x_exp_rt * (1.0f32 - cnd_d2) - price * (1.0f32 - cnd_d1)))
 }
 
 // ---------------------------------------------------------------------------

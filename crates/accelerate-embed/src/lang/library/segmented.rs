@@ -155,8 +155,11 @@ impl Descriptor {
     /// of Note [Checking segment descriptors]. Every result extent goes
     /// through it.
     fn checked(&self, x: Exp<i64>) -> Exp<i64> {
-        let past =
-            index_at(&self.heads, index1(&self.total), self.loc.checking(self.op, CheckKind::SegmentsPastRow));
+        let past = index_at(
+            &self.heads,
+            index1(&self.total),
+            self.loc.checking(self.op, CheckKind::SegmentsPastRow),
+        );
         let short =
             index_at(&self.heads, index1(&self.n), self.loc.checking(self.op, CheckKind::SegmentsShortOfRow));
         cond(self.total.eq(&self.n), x, cond(self.total.gt(&self.n), past, short).cast::<i64>())
@@ -380,7 +383,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanl_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "prescanl_seg");
+        let (d, post) =
+            postscanl_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "prescanl_seg");
         exclusive_left(&d, &post, &z)
     }
 
@@ -401,7 +405,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanl_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "scanl_seg_");
+        let (d, post) =
+            postscanl_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "scanl_seg_");
         let body = exclusive_left(&d, &post, &z);
         let sums = totals(&d, &post, &z, |d, k| d.offset(k + 1i64) - 1i64);
         lift_acc((body, sums))
@@ -487,7 +492,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<Array<Snoc<Sh>, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanr_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "prescanr_seg");
+        let (d, post) =
+            postscanr_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "prescanr_seg");
         exclusive_right(&d, &post, &z)
     }
 
@@ -503,7 +509,8 @@ impl<Sh: Shape, E: Elt> Acc<Array<Snoc<Sh>, E>> {
         f: impl Fn(&Exp<E>, &Exp<E>) -> Exp<E>,
     ) -> Acc<WithTotals<Sh, E>> {
         let z = seed.into_exp();
-        let (d, post) = postscanr_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "scanr_seg_");
+        let (d, post) =
+            postscanr_with(self.clone(), lengths.as_acc(), z.clone(), &f, SrcLoc::caller(), "scanr_seg_");
         let body = exclusive_right(&d, &post, &z);
         let sums = totals(&d, &post, &z, |d, k| d.offset(k));
         lift_acc((body, sums))
