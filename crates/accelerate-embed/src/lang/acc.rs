@@ -424,11 +424,11 @@ pub fn lift_acc<L: LiftAcc>(t: L) -> Acc<L::Out> {
 
 macro_rules! tuple_acc {
     ($($name:ident $idx:tt),+) => {
-        impl<$($name: Arrays),+> LiftAcc for ($(Acc<$name>,)+) {
-            type Out = ($($name,)+);
+        impl<$($name: IntoAcc),+> LiftAcc for ($($name,)+) {
+            type Out = ($($name::Out,)+);
             #[track_caller]
             fn lift_acc(self) -> Acc<Self::Out> {
-                Acc::node(NodeKind::ATuple(vec![$(self.$idx.id),+]), SrcLoc::caller())
+                Acc::node(NodeKind::ATuple(vec![$(self.$idx.into_acc().id),+]), SrcLoc::caller())
             }
         }
         impl<$($name: Arrays),+> Acc<($($name,)+)> {
