@@ -141,12 +141,22 @@ ACC_FN double acc_powi_double(double a, int32_t b) {
 ACC_FN float acc_signum_float(float x) { return isnan(x) ? x : copysignf(1.0f, x); }
 ACC_FN double acc_signum_double(double x) { return isnan(x) ? x : copysign(1.0, x); }
 
+/* Is x a NaN? In fast-math mode (ACC_FAST_MATH, Note [Fast math] in
+ * cpu/compile.rs) `isnan` may be folded to false, so the bits decide. */
+#ifdef ACC_FAST_MATH
+ACC_FN int acc_isnan_double(double x) { return (acc_f64_to_bits(x) << 1) > (0x7ff0000000000000ull << 1); }
+ACC_FN int acc_isnan_float(float x) { return acc_isnan_double((double)x); }
+#else
+ACC_FN int acc_isnan_double(double x) { return isnan(x); }
+ACC_FN int acc_isnan_float(float x) { return isnan(x); }
+#endif
+
 /* Float to integer, saturating, NaN to 0 (Rust's `as`). LO and HI are the
  * integer type's range as doubles: LO is exact, HI is 2^BITS(-1), the
  * first value above the range. */
 #define ACC_SAT(F, T, LO, HI, TMIN, TMAX)                                                         \
     ACC_FN T acc_##F##_to_##T(F x) {                                                               \
-        if (isnan(x)) return 0;                                                                     \
+        if (acc_isnan_##F(x)) return 0;                                                             \
         if ((double)x <= (LO)) return TMIN;                                                         \
         if ((double)x >= (HI)) return TMAX;                                                         \
         return (T)x;                                                                                \

@@ -17,7 +17,8 @@
 //!   and the compiler may then evaluate both sides of a conditional;
 //! - never `-ffast-math`: it would assume no NaN or infinity and
 //!   reassociate, breaking the float rules (reductions reassociate
-//!   explicitly instead, Note [Multi-accumulator reductions]);
+//!   explicitly instead, Note [Multi-accumulator reductions]), except in
+//!   the fast-math mode a program asks for (Note [Fast math]);
 //! - `-fopenmp-simd`: the compiler honours `#pragma omp simd` (Note
 //!   [Optimistic checks]) and `declare simd` (Note [Vector math]) without
 //!   OpenMP's runtime.
@@ -48,6 +49,27 @@ pub(crate) const FLAGS: &[&str] = &[
     "-fopenmp-simd",
     "-w",
 ];
+
+// Note [Fast math]
+// A program compiled with `Config::with_fast_math` (or
+// `ACCELERATE_FLAGS=fast-math`) trades the float rules of
+// docs/semantics.md for speed, as Numba's `fastmath=True`, Futhark's
+// `-ffast-math` and Accelerate's LLVM backend offer: its kernels are
+// compiled with `-ffast-math` (reassociation, reciprocals, no signed
+// zeros, and no NaN or infinity: results that would be NaN or infinite
+// are unspecified), `-ffp-contract=fast` (fused multiply-adds) and, on
+// x86-64, `-mrecip` (approximate reciprocals and reciprocal square roots,
+// `rcpps`/`rsqrtps` with one Newton-Raphson step, for `f32`). The other
+// flags stay. What may not change is that the generated C has no
+// undefined behaviour: the one place where a NaN could lead to it, a
+// float-to-integer cast (out of range is undefined in C), tests for NaN on
+// the value's bits (`acc_isnan_*` in `prelude_common.h`, with
+// `ACC_FAST_MATH` defined), which `-ffinite-math-only` cannot fold away, so
+// a NaN the program was promised not to make still casts to 0. Only the
+// CPU backend has the mode so far; the interpreter and the CUDA backend
+// keep the strict rules, so a fast-math program run there gives the
+// strict result.
+const FAST_MATH: &[&str] = &["-ffast-math", "-ffp-contract=fast", "-DACC_FAST_MATH"];
 
 /// The signature of every kernel function.
 pub(crate) type KernelFn = unsafe extern "C" fn(*const super::exec::AccArgs, i64, i64);
@@ -147,10 +169,18 @@ pub(crate) fn unavailable(command: &str) -> Option<String> {
 /// `FLAGS`, the vector math flags where the compiler has libmvec (Note
 /// [Vector math]), then the options' extra flags (for example the
 /// sanitizer flags of the CI step).
-fn flags(cc: &Compiler, extra: &[String]) -> Vec<String> {
+fn flags(cc: &Compiler, options: &CpuOptions) -> Vec<String> {
     let vector_math: &[&str] = if cc.libmvec { &["-DACC_LIBMVEC"] } else { &[] };
-    let ours = FLAGS.iter().chain(vector_math).map(|s| s.to_string());
-    cc.args.iter().cloned().chain(ours).chain(extra.iter().cloned()).collect()
+    let fast: &[&str] = match (options.fast_math, cfg!(target_arch = "x86_64")) {
+        (false, _) => &[],
+        (true, true) => &["-mrecip"],
+        (true, false) => &[],
+    };
+    let fast = if options.fast_math { FAST_MATH } else { &[] }.iter().chain(fast);
+    // the fast-math flags come after the strict ones they override
+    // (`-ffp-contract=fast` after `-ffp-contract=off`)
+    let ours = FLAGS.iter().chain(vector_math).chain(fast).map(|s| s.to_string());
+    cc.args.iter().cloned().chain(ours).chain(options.cflags.iter().cloned()).collect()
 }
 
 /// The libraries a kernel object links with.
@@ -182,7 +212,7 @@ pub(crate) fn load(source: &str, symbols: &[String], options: &CpuOptions) -> Re
     let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
     let cc = compiler(&options.cc).map_err(unavailable)?;
     let full = format!("{}\n{source}", prelude());
-    let flags = flags(&cc, &options.cflags);
+    let flags = flags(&cc, options);
     let key = cache::key(&[
         env!("CARGO_PKG_VERSION"),
         &cc.command,
@@ -246,7 +276,7 @@ pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Optio
     let (c, obj) = (folder.path().join("kernels.c"), folder.path().join("kernels.o"));
     std::fs::write(&c, &full).map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
     let out = Command::new(&cc.command)
-        .args(flags(&cc, &options.cflags).iter().filter(|f| *f != "-shared" && *f != "-w"))
+        .args(flags(&cc, options).iter().filter(|f| *f != "-shared" && *f != "-w"))
         .args(["-c", "-fopt-info-vec-optimized", "-o"])
         .arg(&obj)
         .arg(&c)

@@ -52,6 +52,10 @@ pub struct CpuOptions {
     pub cc: String,
     /// Extra flags for it, after the backend's own (`ACCELERATE_CFLAGS`).
     pub cflags: Vec<String>,
+    /// Fast-math mode (`Config::with_fast_math`, `ACCELERATE_FLAGS=fast-math`):
+    /// kernels are compiled with the float rules relaxed, as
+    /// docs/semantics.md says (Note [Fast math] in `compile.rs`).
+    pub fast_math: bool,
     /// Where compiled kernels are kept.
     pub cache: CacheDir,
 }

@@ -15,7 +15,9 @@
 //!   `no-simplify` (no simplifier), `no-cse` (no common-subexpression
 //!   elimination in the simplifier), `no-fusion` (no array fusion: every
 //!   operation writes its result to memory). For ablations only: without
-//!   sharing recovery, shared work is repeated.
+//!   sharing recovery, shared work is repeated. And `fast-math`
+//!   (`Config::with_fast_math`): the CPU backend relaxes the float rules
+//!   as docs/semantics.md says ("Fast-math mode").
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
 //!   `fusion`, `plan`, or `all`) whose IR (or plan) is printed to standard error; `c` prints
 //!   the C source the CPU backend generates, `cuda` the CUDA backend's.
@@ -218,6 +220,7 @@ pub(crate) fn cpu_options_from_env() -> CpuOptions {
         threads: whole(THREADS.0, THREADS.1).ok().flatten().unwrap_or(0),
         cc: var("CC").unwrap_or_else(|| "cc".into()),
         cflags: var("ACCELERATE_CFLAGS").unwrap_or_default().split_whitespace().map(String::from).collect(),
+        fast_math: false,
         cache: cache_from_env(),
     }
 }
@@ -268,9 +271,10 @@ impl Config {
                 "no-simplify" => c.simplify = false,
                 "no-cse" => c.cse = false,
                 "no-fusion" => c.fusion = false,
+                "fast-math" => c = c.with_fast_math(true),
                 other => {
                     return Err(Error::Config(format!(
-                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion)"
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion, fast-math)"
                     )))
                 }
             }
@@ -296,6 +300,17 @@ impl Config {
 
     pub fn with_fusion(mut self, on: bool) -> Config {
         self.fusion = on;
+        self
+    }
+
+    /// Fast-math mode: the CPU backend may reassociate float arithmetic,
+    /// use approximate reciprocals and square roots, contract into fused
+    /// multiply-adds, ignore the sign of zero and assume no NaN or
+    /// infinity (docs/semantics.md, "Fast-math mode"; Numba's
+    /// `fastmath=True`). Off by default. The interpreter and the CUDA
+    /// backend keep the strict rules.
+    pub fn with_fast_math(mut self, on: bool) -> Config {
+        self.cpu.fast_math = on;
         self
     }
 
