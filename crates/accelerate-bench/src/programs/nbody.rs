@@ -9,9 +9,9 @@
 //! The program, its reference and the bodies are
 //! `accelerate_programs::nbody`, with the example's constants (`PARAMS`).
 
-use super::{add_accelerate_variants, probe_compile, CompileProbe};
+use super::{accelerate_configs, add_accelerate_variants, probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
-use crate::harness::{in_place, Bench, Size};
+use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
 use accelerate::prelude::*;
 use accelerate_programs::nbody::{
@@ -215,9 +215,25 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     add_accelerate_variants(
         &mut b,
         |config| accelerate::compile_with(program, config),
-        move |p| p.run(&input),
+        {
+            let input = input.clone();
+            move |p| p.run(&input)
+        },
         move |r: &Vector<Body>| c(&r.to_vec()),
     )?;
+    // fast-math mode (docs/semantics.md), to compare with Numba's
+    // `fastmath=True`: approximate inverse square roots and reassociation,
+    // checked against the same bounds, which leave room for them (each
+    // interaction's 2^-22 relative error is far below the summation bound)
+    let fast = accelerate_configs()[0].1.clone().with_fast_math(true);
+    let prog =
+        accelerate::compile_with(program, fast).map_err(|e| format!("nbody, fast-math: compiling: {e}"))?;
+    let c = checker.clone();
+    b.variant(
+        "accelerate-fast-math",
+        move |slot| fresh(slot, || prog.run(&input)),
+        move |r: &Vector<Body>| c(&r.to_vec()),
+    );
     let (bs, c) = (init.clone(), checker.clone());
     b.variant(
         "rust-seq",
