@@ -26,6 +26,13 @@
 //! # Ok::<(), accelerate::Error>(())
 //! ```
 //!
+//! `Exp` and `Acc` values are reference-counted handles to a program's
+//! graph: scalar functions receive their arguments by reference, operators
+//! work on values and references alike (`|x| x * x`, `&d * &d`), and a
+//! value used twice elsewhere is borrowed or cloned. A graph, and the
+//! arrays it holds, are freed when its last handle is dropped, so programs
+//! built and run in a loop need no clean-up.
+//!
 //! The pipeline (see `docs/architecture.md`): the program graph's sharing is
 //! recovered into a typed first-order IR ([`ir`]) with let-bound sharing
 //! ([`trafo`], ICFP'13 §3), which a backend runs ([`backend`]; the reference
