@@ -33,6 +33,7 @@ pub mod ffi;
 pub mod gpu;
 pub mod harness;
 pub mod native;
+pub mod peers;
 pub mod programs;
 pub mod report;
 pub mod scaling;

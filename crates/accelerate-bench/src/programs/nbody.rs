@@ -13,6 +13,7 @@ use super::{accelerate_configs, add_accelerate_variants, probe_compile, CompileP
 use crate::check::{elementwise, reassociated_sum_tolerance};
 use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::nbody::{
     interaction_magnitudes, interaction_ref, position_ref, step, step_ref, velocity_ref, Body, PARAMS, V3,
@@ -241,12 +242,60 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |out| c(out),
     );
     let soa = BodiesSoa::from_bodies(&init);
+    let c = checker.clone();
     b.variant(
         "rust-rayon",
         move |s| Ok(in_place(s, || soa.clone(), |out| step_rayon(&soa, out))),
-        move |out| checker(&out.to_bodies()),
+        move |out| c(&out.to_bodies()),
     );
+    add_peers(&mut b, &init, checker)?;
     Ok(b)
+}
+
+/// The Python peers (`crate::peers`), where their environment is set up:
+/// each checked once against the same bounds before it is timed.
+fn add_peers(
+    b: &mut Bench,
+    init: &[Body],
+    checker: impl Fn(&[Body]) -> Result<(), String> + Clone + 'static,
+) -> Result<(), String> {
+    let Some(python) = peers::python() else {
+        eprintln!("nbody: the Python peers are skipped: no ACCELERATE_BENCH_PYTHON and no target/peers-venv");
+        return Ok(());
+    };
+    let data = peers::DataDir::new("nbody")?;
+    let flat: Vec<f32> =
+        init.iter().flat_map(|b| [b.pos.x, b.pos.y, b.pos.z, b.vel.x, b.vel.y, b.vel.z, b.mass]).collect();
+    data.write_f32s("bodies.bin", &flat)?;
+    let args = [init.len().to_string(), DT.to_string(), EPS2.to_string()];
+    let bodies = |v: Vec<f32>| -> Vec<Body> {
+        v.chunks_exact(7)
+            .map(|c| Body {
+                pos: V3 { x: c[0], y: c[1], z: c[2] },
+                vel: V3 { x: c[3], y: c[4], z: c[5] },
+                mass: c[6],
+            })
+            .collect()
+    };
+    for variant in ["numpy", "numba", "numba-fastmath", "jax"] {
+        let Some(mut peer) = peers::Peer::start(&python, "nbody", variant, &data, &args)? else { continue };
+        let (_, first) = peer.run()?;
+        if let Err(e) = checker(&bodies(first)) {
+            eprintln!("nbody: peer {variant} skipped: its result is outside the bounds: {e}");
+            continue;
+        }
+        let c = checker.clone();
+        b.variant(
+            variant,
+            move |slot: &mut Option<Vec<Body>>| {
+                let (t, out) = peer.run()?;
+                *slot = Some(bodies(out));
+                Ok(t)
+            },
+            move |out| c(out),
+        );
+    }
+    Ok(())
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {

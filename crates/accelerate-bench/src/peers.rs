@@ -1,0 +1,154 @@
+//! The Python peers (`peers/peers.py`): NumPy, Numba (`parallel=True`,
+//! with and without `fastmath=True`) and JAX (`jit`) computing the same
+//! problems on the same data, timed and checked beside our variants.
+//!
+//! The harness writes a benchmark's inputs into a private folder as raw
+//! little-endian arrays and starts one Python process per variant, which
+//! loads them, compiles and warms up its function, and then, on each
+//! `run`, computes the result once, times only that computation itself,
+//! and writes the result for the check. A variant's time is the one the
+//! peer measured: the pipe's round trip is not charged to it.
+//!
+//! The environment: `ACCELERATE_BENCH_PYTHON` names the Python to use, else
+//! `target/peers-venv/bin/python` of the workspace if it exists; set it up
+//! with
+//!
+//! ```sh
+//! python3 -m venv target/peers-venv
+//! target/peers-venv/bin/pip install numpy numba "jax[cpu]"
+//! ```
+//!
+//! Without it the peers are skipped, saying so. A variant whose library
+//! is missing, or whose result is outside the benchmark's bounds, is
+//! skipped with the reason (a benchmark never times a wrong program).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// The Python of the peers, if there is one.
+pub fn python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ACCELERATE_BENCH_PYTHON").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/peers-venv/bin/python");
+    venv.exists().then_some(venv)
+}
+
+/// A folder of this process's own for one benchmark's data, removed when
+/// the last peer using it is dropped.
+pub struct DataDir(PathBuf);
+
+impl DataDir {
+    /// A new folder (an existing one is refused, so that no other user's
+    /// files are read as inputs).
+    pub fn new(bench: &str) -> Result<Rc<DataDir>, String> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir()
+            .join(format!("accelerate-bench-peers-{bench}-{}-{nanos}", std::process::id()));
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        Ok(Rc::new(DataDir(dir)))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes `values` as the raw little-endian array `name`.
+    pub fn write_f32s(&self, name: &str, values: &[f32]) -> Result<(), String> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One variant in its Python process.
+pub struct Peer {
+    variant: &'static str,
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    data: Rc<DataDir>,
+}
+
+impl Peer {
+    /// Starts `variant` of `bench` with the inputs in `data` and the
+    /// arguments `args`; `None`, having said why, if it is skipped.
+    pub fn start(
+        python: &Path,
+        bench: &str,
+        variant: &'static str,
+        data: &Rc<DataDir>,
+        args: &[String],
+    ) -> Result<Option<Peer>, String> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/peers.py");
+        let mut child = Command::new(python)
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("starting {} {}: {e}", python.display(), script.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("the peer's pipes".into());
+        };
+        let mut peer = Peer { variant, child, stdin, stdout: BufReader::new(stdout), data: data.clone() };
+        let dir = data.path().display().to_string();
+        let reply = peer.ask(&format!("setup {bench} {variant} {dir} {}", args.join(" ")))?;
+        match reply.split_once(' ').unwrap_or((&reply, "")) {
+            ("ok", _) => Ok(Some(peer)),
+            ("skip", why) => {
+                eprintln!("{bench}: peer {variant} skipped: {why}");
+                Ok(None)
+            }
+            _ => Err(format!("{bench}: peer {variant} answered {reply:?} to setup")),
+        }
+    }
+
+    fn ask(&mut self, command: &str) -> Result<String, String> {
+        let variant = self.variant;
+        writeln!(self.stdin, "{command}").map_err(|e| format!("peer {variant}: {e}"))?;
+        self.stdin.flush().map_err(|e| format!("peer {variant}: {e}"))?;
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) => Err(format!("peer {variant} ended (its error is above)")),
+            Ok(_) => Ok(line.trim().to_string()),
+            Err(e) => Err(format!("peer {variant}: {e}")),
+        }
+    }
+
+    /// Computes the result once: the time the peer measured, and the
+    /// result as `f32`s.
+    pub fn run(&mut self) -> Result<(Duration, Vec<f32>), String> {
+        let variant = self.variant;
+        let reply = self.ask("run")?;
+        let seconds: f64 = reply
+            .strip_prefix("done ")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("peer {variant} answered {reply:?} to run"))?;
+        let path = self.data.path().join(format!("out-{variant}.bin"));
+        let bytes = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let values = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        Ok((Duration::from_secs_f64(seconds), values))
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
