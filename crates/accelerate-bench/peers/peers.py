@@ -120,7 +120,41 @@ def setup_nbody(variant, folder, args):
     raise ValueError(f"no variant {variant} of nbody")
 
 
-SETUPS = {"nbody": setup_nbody}
+def dotp_numba():
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def dotp(xs, ys):
+        s = np.float32(0.0)
+        for i in prange(xs.shape[0]):
+            s += xs[i] * ys[i]
+        return s
+
+    return dotp
+
+
+def setup_dotp(variant, folder, args):
+    """A function of no arguments computing the dot product, as an array
+    of one `f32`."""
+    n = int(args[0])
+    xs = np.fromfile(f"{folder}/xs.bin", dtype="<f4", count=n)
+    ys = np.fromfile(f"{folder}/ys.bin", dtype="<f4", count=n)
+    if variant == "numpy":
+        return lambda: np.dot(xs, ys)
+    if variant == "numba":
+        dotp = dotp_numba()
+        return lambda: np.float32(dotp(xs, ys))
+    if variant == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        dotp = jax.jit(jnp.dot)
+        dx, dy = jax.device_put(xs), jax.device_put(ys)
+        return lambda: dotp(dx, dy).block_until_ready()
+    raise ValueError(f"no variant {variant} of dotp")
+
+
+SETUPS = {"nbody": setup_nbody, "dotp": setup_dotp}
 
 
 def main():
@@ -144,7 +178,7 @@ def main():
             start = time.perf_counter()
             result = run()
             seconds = time.perf_counter() - start
-            np.asarray(result, dtype="<f4").tofile(out_path)
+            np.asarray(result, dtype="<f4").reshape(-1).tofile(out_path)
             print(f"done {seconds!r}", flush=True)
         else:
             print(f"skip unknown command {words[0]}", flush=True)

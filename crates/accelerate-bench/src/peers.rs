@@ -22,6 +22,7 @@
 //! is missing, or whose result is outside the benchmark's bounds, is
 //! skipped with the reason (a benchmark never times a wrong program).
 
+use crate::harness::Bench;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -151,4 +152,48 @@ impl Drop for Peer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Adds the peers `variants` of benchmark `bench` to `b`, where their
+/// environment is set up: the inputs `inputs` (name, values) are written
+/// for them, each is started with `args`, its result (as `f32`s, read by
+/// `decode`) checked once by `check` before it is timed, and skipped with
+/// the reason where it is missing or wrong.
+pub fn add<O: 'static>(
+    b: &mut Bench,
+    variants: &[&'static str],
+    inputs: &[(&str, &[f32])],
+    args: &[String],
+    decode: fn(Vec<f32>) -> O,
+    check: impl Fn(&O) -> Result<(), String> + Clone + 'static,
+) -> Result<(), String> {
+    let bench = b.name;
+    let Some(python) = python() else {
+        eprintln!(
+            "{bench}: the Python peers are skipped: no ACCELERATE_BENCH_PYTHON and no target/peers-venv"
+        );
+        return Ok(());
+    };
+    let data = DataDir::new(bench)?;
+    for (name, values) in inputs {
+        data.write_f32s(name, values)?;
+    }
+    for &variant in variants {
+        let Some(mut peer) = Peer::start(&python, bench, variant, &data, args)? else { continue };
+        let (_, first) = peer.run()?;
+        if let Err(e) = check(&decode(first)) {
+            eprintln!("{bench}: peer {variant} skipped: its result is outside the bounds: {e}");
+            continue;
+        }
+        b.variant(
+            variant,
+            move |slot: &mut Option<O>| {
+                let (t, out) = peer.run()?;
+                *slot = Some(decode(out));
+                Ok(t)
+            },
+            check.clone(),
+        );
+    }
+    Ok(())
 }

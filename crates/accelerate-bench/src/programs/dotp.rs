@@ -8,6 +8,7 @@ use crate::check::{reassociated_sum_tolerance, within};
 use crate::ffi;
 use crate::harness::{value, Bench, Size};
 use crate::native::native_fn;
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::dotp::{dotp, dotp_ref};
 use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
@@ -82,8 +83,18 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     b.variant("rust-seq", move |s| Ok(value(s, || dotp_ref(&x, &y))), move |&r| check(r, want, tol));
     let (x, y) = (xs.clone(), ys.clone());
     b.variant("rust-rayon", move |s| Ok(value(s, || dotp_rayon(&x, &y))), move |&r| check(r, want, tol));
-    let (x, y) = (xs, ys);
+    let (x, y) = (xs.clone(), ys.clone());
     b.variant("c-openmp", move |s| Ok(value(s, || ffi::dotp(&x, &y))), move |&r| check(r, want, tol));
+    // the Python peers (`crate::peers`): the result is one `f32`
+    let one = |v: Vec<f32>| v.first().copied().unwrap_or(f32::NAN);
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax"],
+        &[("xs.bin", &xs), ("ys.bin", &ys)],
+        &[n.to_string()],
+        one,
+        move |&r: &f32| check(r, want, tol),
+    )?;
     Ok(b)
 }
 

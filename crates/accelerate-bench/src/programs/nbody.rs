@@ -252,22 +252,15 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     Ok(b)
 }
 
-/// The Python peers (`crate::peers`), where their environment is set up:
-/// each checked once against the same bounds before it is timed.
+/// The Python peers (`crate::peers`): the bodies as rows of seven `f32`s
+/// (position, velocity, mass), the result likewise.
 fn add_peers(
     b: &mut Bench,
     init: &[Body],
     checker: impl Fn(&[Body]) -> Result<(), String> + Clone + 'static,
 ) -> Result<(), String> {
-    let Some(python) = peers::python() else {
-        eprintln!("nbody: the Python peers are skipped: no ACCELERATE_BENCH_PYTHON and no target/peers-venv");
-        return Ok(());
-    };
-    let data = peers::DataDir::new("nbody")?;
     let flat: Vec<f32> =
         init.iter().flat_map(|b| [b.pos.x, b.pos.y, b.pos.z, b.vel.x, b.vel.y, b.vel.z, b.mass]).collect();
-    data.write_f32s("bodies.bin", &flat)?;
-    let args = [init.len().to_string(), DT.to_string(), EPS2.to_string()];
     let bodies = |v: Vec<f32>| -> Vec<Body> {
         v.chunks_exact(7)
             .map(|c| Body {
@@ -277,25 +270,14 @@ fn add_peers(
             })
             .collect()
     };
-    for variant in ["numpy", "numba", "numba-fastmath", "jax"] {
-        let Some(mut peer) = peers::Peer::start(&python, "nbody", variant, &data, &args)? else { continue };
-        let (_, first) = peer.run()?;
-        if let Err(e) = checker(&bodies(first)) {
-            eprintln!("nbody: peer {variant} skipped: its result is outside the bounds: {e}");
-            continue;
-        }
-        let c = checker.clone();
-        b.variant(
-            variant,
-            move |slot: &mut Option<Vec<Body>>| {
-                let (t, out) = peer.run()?;
-                *slot = Some(bodies(out));
-                Ok(t)
-            },
-            move |out| c(out),
-        );
-    }
-    Ok(())
+    peers::add(
+        b,
+        &["numpy", "numba", "numba-fastmath", "jax"],
+        &[("bodies.bin", &flat)],
+        &[init.len().to_string(), DT.to_string(), EPS2.to_string()],
+        bodies,
+        move |out: &Vec<Body>| checker(out),
+    )
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
