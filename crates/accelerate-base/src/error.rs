@@ -238,10 +238,11 @@ pub enum Error {
     #[error("{loc}: {op}: {message}")]
     InvalidArgument { loc: SrcLoc, op: &'static str, message: String },
 
-    /// An array computation that depends on a scalar lambda's variable:
-    /// nested data parallelism, which the flat language cannot express.
-    #[error("{loc}: this array operation depends on a variable of an enclosing scalar function (nested data parallelism); compute it outside the function, or use the segmented operations")]
-    NestedParallelism { loc: SrcLoc },
+    /// Nested data parallelism (an array computed inside a scalar
+    /// function, from its arguments) of a form the lifting transformation
+    /// does not flatten yet; `what` names the construct.
+    #[error("{loc}: nested data parallelism: {what} is not supported yet; compute it outside the function, or use the segmented operations")]
+    NestedParallelism { loc: SrcLoc, what: String },
 
     /// A scalar expression used outside the function whose argument it
     /// mentions (for example smuggled out through a `Cell`).

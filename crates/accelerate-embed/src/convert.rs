@@ -9,9 +9,30 @@
 //! that reads them. Each scalar expression is then converted on its own,
 //! with its own sharing recovery, in the array environment of its node.
 //!
-//! An array node whose scalar code mentions the argument of a scalar
+//! An array node whose scalar code depends on the argument of a scalar
 //! function it does not itself contain was built inside that function:
-//! nested data parallelism, rejected with the node's source location.
+//! nested data parallelism (Note [Nested array terms] in `ir::term`). It
+//! is converted where it is read, inside that function, as an
+//! `ExpKind::ALet` whose array term sees the function's scalar variables
+//! (Note [Converting nested arrays]); the lifting transformation flattens
+//! it afterwards. The arrays such a term uses that do not depend on the
+//! function are bound outside it, at the array level, as the arrays read
+//! by scalar code are.
+//!
+//! Note [Converting nested arrays]
+//! Which parameters each node depends on (`FreeParams`) decides where it
+//! goes: a node goes to the outermost scope in which all of them are
+//! bound. The array level of the program has no scalar variables, so it
+//! holds every node that depends on none (hoisted out of any function that
+//! mentions it, as Accelerate's front end hoists them: vectorisation
+//! avoidance for free). A read, in scalar code, of an array that depends on
+//! a parameter in scope there makes that array a node of the scalar
+//! level, forced to be bound (by an `ALet`) at its lowest common dominator
+//! among the reads, so that two reads of one nested array compute it
+//! once; its array term is converted by a converter of its own (a nested
+//! array level, whose scope is the scalar variables in scope at the
+//! binding), and every array it uses that depends on no parameter of that
+//! scope is let-bound above the array node whose function holds it.
 
 use super::sharing::{recover, Level, SharingPlan};
 use crate::lang::graph::{self, BoundaryNode, Lam, Node, NodeId, NodeKind, NodeRef};
@@ -47,12 +68,15 @@ pub fn convert_program(
     let roots: Vec<&NodeRef> = params.iter().map(|(p, _)| p).chain([root]).collect();
     let (_snapshot, mut ids) = graph::snapshot(&roots);
     let root = ids.pop().ok_or_else(|| Error::Internal("a snapshot without its root".into()))?;
-    let level = AccLevel::build(root, opts.arrays)?;
-    let plan = recover(&level, root);
-    let mut cx = AccConverter { level, plan, env: Env::default(), opts, current: root };
+    let fp = FreeParams::compute(root)?;
+    let top = Scope::default();
+    let mut env = Scope::default();
     for id in ids {
-        cx.env.push(id);
+        env.local.push(id);
     }
+    let level = AccLevel::build(root, opts.arrays, &top, &env, &fp)?;
+    let plan = recover(&level, root);
+    let mut cx = AccConverter { level, plan, env, senv: &top, opts, current: root, fp: &fp };
     let body = cx.acc(root)?;
     Ok(Program { params: params.iter().map(|(_, t)| t.clone()).collect(), body })
 }
@@ -91,6 +115,126 @@ impl Env {
     fn index(&self, n: NodeId) -> Option<usize> {
         self.at.get(&n).and_then(|ps| ps.last()).map(|p| self.nodes.len() - 1 - p)
     }
+}
+
+/// An environment and the environments it continues: the scalar
+/// variables of a function nested in another's scalar code, or the arrays
+/// bound in scalar code by `ALet` on top of those of the array level
+/// (Note [Converting nested arrays]). De Bruijn indices count through the
+/// whole chain.
+#[derive(Default)]
+struct Scope<'a> {
+    base: Option<&'a Scope<'a>>,
+    local: Env,
+}
+
+impl<'a> Scope<'a> {
+    fn child(base: &'a Scope<'a>) -> Scope<'a> {
+        Scope { base: Some(base), local: Env::default() }
+    }
+
+    fn index(&self, n: NodeId) -> Option<usize> {
+        match self.local.index(n) {
+            Some(i) => Some(i),
+            None => self.base.and_then(|b| b.index(n)).map(|i| i + self.local.nodes.len()),
+        }
+    }
+
+    fn contains(&self, n: NodeId) -> bool {
+        self.index(n).is_some()
+    }
+}
+
+/// The scalar parameters each node depends on: those its scalar code and
+/// the nodes it uses mention, less those its own functions (and loops)
+/// bind. Computed once for the snapshot, bottom-up and iteratively.
+struct FreeParams {
+    sets: HashMap<NodeId, Rc<[NodeId]>>,
+}
+
+impl FreeParams {
+    fn compute(root: NodeId) -> Result<FreeParams> {
+        let mut sets: HashMap<NodeId, Rc<[NodeId]>> = HashMap::new();
+        let mut stack = vec![(root, false)];
+        while let Some((n, ready)) = stack.pop() {
+            if sets.contains_key(&n) {
+                continue;
+            }
+            let node = snapshot_node(n)?;
+            let (plain, scoped) = free_parts(&node.kind);
+            if !ready {
+                stack.push((n, true));
+                let pending = plain.iter().chain(scoped.iter().map(|(_, b)| b));
+                stack.extend(pending.filter(|c| !sets.contains_key(c)).map(|&c| (c, false)));
+                continue;
+            }
+            let set: Rc<[NodeId]> = if matches!(node.kind, NodeKind::Param(_)) {
+                Rc::from([n])
+            } else {
+                let mut all: Vec<NodeId> = Vec::new();
+                let mut single: Option<&Rc<[NodeId]>> = None;
+                let mut nonempty = 0;
+                let add = |xs: &Rc<[NodeId]>, bound: &[NodeId], all: &mut Vec<NodeId>| {
+                    let before = all.len();
+                    all.extend(xs.iter().filter(|p| !bound.contains(p)));
+                    all.len() > before
+                };
+                for c in &plain {
+                    if add(&sets[c], &[], &mut all) {
+                        nonempty += 1;
+                        single = Some(&sets[c]);
+                    }
+                }
+                for (params, b) in &scoped {
+                    if add(&sets[b], params, &mut all) {
+                        nonempty += 2;
+                    }
+                }
+                match (nonempty, single) {
+                    (0, _) => Rc::from([]),
+                    (1, Some(s)) => s.clone(),
+                    _ => {
+                        all.sort_unstable();
+                        all.dedup();
+                        Rc::from(all)
+                    }
+                }
+            };
+            sets.insert(n, set);
+        }
+        Ok(FreeParams { sets })
+    }
+
+    fn of(&self, n: NodeId) -> &[NodeId] {
+        self.sets.get(&n).map_or(&[], |s| s)
+    }
+
+    /// Does `n` depend only on parameters bound in `scope`?
+    fn within(&self, n: NodeId, scope: &Scope) -> bool {
+        self.of(n).iter().all(|p| scope.contains(*p))
+    }
+}
+
+/// A node's uses in the scope of the node itself, and those under binders
+/// (a function's or loop's parameters, and its body).
+fn free_parts(kind: &NodeKind) -> (Vec<NodeId>, Vec<(Vec<NodeId>, NodeId)>) {
+    let (mut plain, mut scoped) = (Vec::new(), Vec::new());
+    if kind.is_acc() {
+        let mut lams = Vec::new();
+        kind.acc_parts(&mut plain, &mut Vec::new(), &mut lams);
+        let mut exps = Vec::new();
+        kind.acc_parts(&mut Vec::new(), &mut exps, &mut Vec::new());
+        plain.extend(exps);
+        scoped.extend(lams.into_iter().map(|l| (l.params, l.body)));
+    } else if let NodeKind::While { cond, body, init } = kind {
+        plain.push(*init);
+        scoped.push((cond.params.clone(), cond.body));
+        scoped.push((body.params.clone(), body.body));
+    } else {
+        kind.exp_children(&mut plain);
+        plain.extend(kind.array_read());
+    }
+    (plain, scoped)
 }
 
 /// A converter of one level: its environment, how it converts a node, and
@@ -132,10 +276,10 @@ fn bind_floated<C: Binders>(cx: &mut C, binds: &[NodeId], n: NodeId) -> Result<C
     Ok(bounds.into_iter().rev().fold(body, |body, b| C::make_let(b, body)))
 }
 
-impl Binders for AccConverter {
+impl Binders for AccConverter<'_> {
     type Term = OpenAcc;
     fn env(&mut self) -> &mut Env {
-        &mut self.env
+        &mut self.env.local
     }
     fn term(&mut self, n: NodeId) -> Result<OpenAcc> {
         self.acc(n)
@@ -146,23 +290,6 @@ impl Binders for AccConverter {
     fn make_let(bound: OpenAcc, body: OpenAcc) -> OpenAcc {
         let loc = bound.loc;
         OpenAcc::new(AccKind::Let(Box::new(bound), Box::new(body)), loc)
-    }
-}
-
-impl Binders for ExpConverter<'_> {
-    type Term = OpenExp;
-    fn env(&mut self) -> &mut Env {
-        &mut self.env
-    }
-    fn term(&mut self, n: NodeId) -> Result<OpenExp> {
-        self.exp(n)
-    }
-    fn node_term(&mut self, n: NodeId) -> Result<OpenExp> {
-        self.exp_node(n)
-    }
-    fn make_let(bound: OpenExp, body: OpenExp) -> OpenExp {
-        let loc = bound.loc;
-        OpenExp::new(ExpKind::Let(Box::new(bound), Box::new(body)), loc)
     }
 }
 
@@ -189,15 +316,15 @@ impl Level for AccLevel {
 }
 
 impl AccLevel {
-    fn build(root: NodeId, sharing: bool) -> Result<AccLevel> {
+    /// The array level rooted at `root`: the nodes that depend on no
+    /// scalar parameter outside `scope` and are not bound in `bound`
+    /// (Note [Converting nested arrays]).
+    fn build(root: NodeId, sharing: bool, scope: &Scope, bound: &Scope, fp: &FreeParams) -> Result<AccLevel> {
         let mut lv =
             AccLevel { nodes: HashMap::new(), children: HashMap::new(), forced: HashSet::new(), sharing };
-        // each node with the parameters of the scalar functions it was
-        // reached inside (the arrays read by a node's scalar code are
-        // inside its functions), which tell nested parallelism from an
-        // escaped variable
-        let mut todo = vec![(root, Rc::new(Enclosing::Outside))];
-        while let Some((n, enclosing)) = todo.pop() {
+        let mut hoisted = HashSet::new();
+        let mut todo = vec![root];
+        while let Some(n) = todo.pop() {
             if lv.nodes.contains_key(&n) {
                 continue;
             }
@@ -207,18 +334,25 @@ impl AccLevel {
             }
             let (mut arrays, mut exps, mut lams) = (Vec::new(), Vec::new(), Vec::new());
             node.kind.acc_parts(&mut arrays, &mut exps, &mut lams);
-            let reads = scalar_reads(&exps, &lams, node.loc, &enclosing)?;
-            lv.forced.extend(reads.iter().copied());
-            let inside = if lams.is_empty() {
-                enclosing.clone()
-            } else {
-                let params = lams.iter().flat_map(|l| l.params.iter().copied()).collect();
-                Rc::new(Enclosing::Inside(params, enclosing.clone()))
-            };
-            todo.extend(arrays.iter().map(|&c| (c, enclosing.clone())));
-            todo.extend(reads.iter().map(|&c| (c, inside.clone())));
-            let mut cs = arrays;
-            cs.extend(reads);
+            let reads = scalar_reads(&exps, &lams, node.loc, scope)?;
+            let mut cs: Vec<NodeId> = arrays.into_iter().filter(|c| !bound.contains(*c)).collect();
+            for r in reads {
+                if bound.contains(r) {
+                    continue;
+                }
+                if fp.within(r, scope) {
+                    lv.forced.insert(r);
+                    cs.push(r);
+                } else {
+                    // nested in `n`'s functions: what it uses from this
+                    // scope is bound above `n`
+                    for h in nested_uses(r, scope, bound, fp, &mut hoisted)? {
+                        lv.forced.insert(h);
+                        cs.push(h);
+                    }
+                }
+            }
+            todo.extend(cs.iter().copied());
             lv.children.insert(n, cs);
             lv.nodes.insert(n, node);
         }
@@ -226,35 +360,39 @@ impl AccLevel {
     }
 }
 
-/// The parameters of the scalar functions an array node was reached
-/// inside: a list shared by every node reached inside the same functions
-/// (a set per node, each a copy of its parent's and more, was quadratic in
-/// a chain of operations each reading the last inside its function).
-enum Enclosing {
-    Outside,
-    Inside(Vec<NodeId>, Rc<Enclosing>),
-}
-
-impl Enclosing {
-    fn contains(&self, p: NodeId) -> bool {
-        let mut e = self;
-        while let Enclosing::Inside(params, outer) = e {
-            if params.contains(&p) {
-                return true;
-            }
-            e = outer;
+/// The arrays a nested array `r` uses, directly or through the nodes it
+/// uses, that depend only on parameters of `scope` and are not bound yet
+/// (each once per level: `seen` is the level's).
+fn nested_uses(
+    r: NodeId,
+    scope: &Scope,
+    bound: &Scope,
+    fp: &FreeParams,
+    seen: &mut HashSet<NodeId>,
+) -> Result<Vec<NodeId>> {
+    let mut out = Vec::new();
+    let mut stack = vec![r];
+    while let Some(m) = stack.pop() {
+        if !seen.insert(m) || bound.contains(m) {
+            continue;
         }
-        false
+        let node = snapshot_node(m)?;
+        if node.kind.is_acc() && fp.within(m, scope) {
+            out.push(m);
+            continue;
+        }
+        let (plain, scoped) = free_parts(&node.kind);
+        stack.extend(plain);
+        stack.extend(scoped.into_iter().map(|(_, b)| b));
     }
+    Ok(out)
 }
 
 /// The arrays read by an array node's scalar code, in order of first
-/// appearance, checking that the code mentions no variable of an enclosing
-/// scalar function (Note [Nested parallelism] in the module doc: the node
-/// was reached inside a function binding it, `enclosing`) nor of a
-/// function it is not inside at all (an expression smuggled out of its
-/// function, `Error::EscapedVariable`).
-fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc, enclosing: &Enclosing) -> Result<Vec<NodeId>> {
+/// appearance, checking that the code mentions no variable bound neither
+/// by the node's functions nor in `scope` (an expression smuggled out of
+/// its function: `Error::EscapedVariable`).
+fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc, scope: &Scope) -> Result<Vec<NodeId>> {
     let mut bound: HashSet<NodeId> = HashSet::new();
     let mut seen: HashSet<NodeId> = HashSet::new();
     let mut reads = Vec::new();
@@ -287,25 +425,26 @@ fn scalar_reads(exps: &[NodeId], lams: &[Lam], loc: SrcLoc, enclosing: &Enclosin
         });
         found.ok_or_else(|| outside_snapshot(n))?;
     }
-    let mut free = params_used.iter().filter(|p| !bound.contains(p));
-    if let Some(first) = free.next() {
-        let nested = enclosing.contains(*first) || free.any(|p| enclosing.contains(*p));
-        return Err(if nested { Error::NestedParallelism { loc } } else { Error::EscapedVariable { loc } });
+    if params_used.iter().any(|p| !bound.contains(p) && !scope.contains(*p)) {
+        return Err(Error::EscapedVariable { loc });
     }
     Ok(reads)
 }
 
-struct AccConverter {
+struct AccConverter<'a> {
     level: AccLevel,
     plan: SharingPlan,
     /// The array environment.
-    env: Env,
+    env: Scope<'a>,
+    /// The scalar variables in scope (none but for a nested array level).
+    senv: &'a Scope<'a>,
     opts: SharingOptions,
     /// The array node being converted (for the location of its errors).
     current: NodeId,
+    fp: &'a FreeParams,
 }
 
-impl AccConverter {
+impl AccConverter<'_> {
     /// The node's term, with the lets floated to it.
     fn acc(&mut self, n: NodeId) -> Result<OpenAcc> {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.acc_inner(n))
@@ -319,7 +458,9 @@ impl AccConverter {
     /// A reference to a child: its variable if it is bound, else its term.
     fn acc_ref(&mut self, c: NodeId) -> Result<Box<OpenAcc>> {
         if let Some(i) = self.env.index(c) {
-            return Ok(Box::new(OpenAcc::new(AccKind::Var(i), self.level.nodes[&c].loc)));
+            // (bound outside this level, or a parameter: not among its nodes)
+            let loc = graph::with_node(c, |n| n.loc).ok_or_else(|| outside_snapshot(c))?;
+            return Ok(Box::new(OpenAcc::new(AccKind::Var(i), loc)));
         }
         if let NodeKind::AParam(_) = self.level.nodes[&c].kind {
             return Err(Error::EscapedVariable { loc: self.level.nodes[&c].loc });
@@ -338,14 +479,14 @@ impl AccConverter {
             Some(NodeKind::AParam(t)) => t,
             _ => return Err(Error::Internal("array function without an array parameter".into())),
         };
-        self.env.push(p);
+        self.env.local.push(p);
         let body = self.acc_ref(l.body);
-        self.env.pop();
+        self.env.local.pop();
         Ok(AFun { param, body: body? })
     }
 
     fn exp(&self, root: NodeId) -> Result<OpenExp> {
-        ExpConverter::new(root, &self.env, self.opts.scalars)?.run(&[], root)
+        ExpConverter::new(root, &self.env, self.senv, self.opts, self.fp)?.run(&[], root)
     }
 
     fn fun(&self, l: &Lam) -> Result<Fun> {
@@ -357,7 +498,8 @@ impl AccConverter {
                 _ => Err(Error::Internal("scalar function without a scalar parameter".into())),
             })
             .collect::<Result<Vec<_>>>()?;
-        let body = ExpConverter::new(l.body, &self.env, self.opts.scalars)?.run(&l.params, l.body)?;
+        let body =
+            ExpConverter::new(l.body, &self.env, self.senv, self.opts, self.fp)?.run(&l.params, l.body)?;
         Ok(Fun { params, body })
     }
 
@@ -457,6 +599,9 @@ impl AccConverter {
 struct ExpLevel {
     children: HashMap<NodeId, Vec<NodeId>>,
     consts: HashSet<NodeId>,
+    /// The arrays computed in this scalar code (Note [Converting nested
+    /// arrays]): bound wherever they are used, sharing or not.
+    nested: HashSet<NodeId>,
     sharing: bool,
 }
 
@@ -465,20 +610,46 @@ impl Level for ExpLevel {
         &self.children[&n]
     }
     fn bindable(&self, n: NodeId) -> bool {
-        self.sharing && !self.consts.contains(&n)
+        self.nested.contains(&n) || (self.sharing && !self.consts.contains(&n))
+    }
+    fn forced(&self, n: NodeId) -> bool {
+        self.nested.contains(&n)
     }
 }
 
 struct ExpConverter<'a> {
     plan: SharingPlan,
     nodes: HashMap<NodeId, Node>,
-    aenv: &'a Env,
-    env: Env,
+    nested: HashSet<NodeId>,
+    /// The arrays in scope: the array level's, then those bound by `ALet`.
+    aenv: Scope<'a>,
+    /// The scalar variables in scope: the enclosing scalar code's, if this
+    /// is a function of a nested array term, then this code's own.
+    env: Scope<'a>,
+    opts: SharingOptions,
+    fp: &'a FreeParams,
+}
+
+/// A term bound at a scalar node: a scalar `Let` or a nested array's `ALet`.
+enum Bound {
+    Exp(OpenExp),
+    Acc(OpenAcc),
 }
 
 impl<'a> ExpConverter<'a> {
-    fn new(root: NodeId, aenv: &'a Env, sharing: bool) -> Result<Self> {
-        let mut level = ExpLevel { children: HashMap::new(), consts: HashSet::new(), sharing };
+    fn new(
+        root: NodeId,
+        aenv: &'a Scope<'a>,
+        senv: &'a Scope<'a>,
+        opts: SharingOptions,
+        fp: &'a FreeParams,
+    ) -> Result<Self> {
+        let mut level = ExpLevel {
+            children: HashMap::new(),
+            consts: HashSet::new(),
+            nested: HashSet::new(),
+            sharing: opts.scalars,
+        };
         let mut nodes = HashMap::new();
         let mut todo = vec![root];
         while let Some(n) = todo.pop() {
@@ -487,7 +658,22 @@ impl<'a> ExpConverter<'a> {
             }
             let node = snapshot_node(n)?;
             let mut cs = Vec::new();
-            node.kind.exp_children(&mut cs);
+            if node.kind.is_acc() {
+                // a nested array: its array arguments that are nested too
+                // are nodes of this level, so that one used twice is bound
+                // once (its functions are converted with it)
+                let mut arrays = Vec::new();
+                node.kind.acc_parts(&mut arrays, &mut Vec::new(), &mut Vec::new());
+                cs.extend(arrays.into_iter().filter(|a| !aenv.contains(*a) && !fp.of(*a).is_empty()));
+                level.nested.insert(n);
+            } else {
+                node.kind.exp_children(&mut cs);
+                if let Some(a) = node.kind.array_read() {
+                    if !aenv.contains(a) {
+                        cs.push(a);
+                    }
+                }
+            }
             if matches!(node.kind, NodeKind::Const(_) | NodeKind::Param(_)) {
                 level.consts.insert(n);
             }
@@ -496,12 +682,13 @@ impl<'a> ExpConverter<'a> {
             nodes.insert(n, node);
         }
         let plan = recover(&level, root);
-        Ok(ExpConverter { plan, nodes, aenv, env: Env::default() })
+        let nested = std::mem::take(&mut level.nested);
+        Ok(ExpConverter { plan, nodes, nested, aenv: Scope::child(aenv), env: Scope::child(senv), opts, fp })
     }
 
     fn run(mut self, params: &[NodeId], root: NodeId) -> Result<OpenExp> {
         for p in params {
-            self.env.push(*p);
+            self.env.local.push(*p);
         }
         self.exp(root)
     }
@@ -510,9 +697,67 @@ impl<'a> ExpConverter<'a> {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(n))
     }
 
+    /// The node's term with the terms floated to it bound around it
+    /// (ICFP'13 §3.4), scalars by `Let` and nested arrays by `ALet`.
     fn exp_inner(&mut self, n: NodeId) -> Result<OpenExp> {
         let binds = self.plan.binds_at.get(&n).cloned().unwrap_or_default();
-        bind_floated(self, &binds, n)
+        let mut bounds = Vec::with_capacity(binds.len());
+        let mut result = Ok(());
+        for &b in &binds {
+            let t = if self.nested.contains(&b) {
+                self.nested_acc(b).map(Bound::Acc)
+            } else {
+                self.exp(b).map(Bound::Exp)
+            };
+            match t {
+                Ok(t) => {
+                    match t {
+                        Bound::Acc(_) => self.aenv.local.push(b),
+                        Bound::Exp(_) => self.env.local.push(b),
+                    }
+                    bounds.push(t);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let body = result.and_then(|_| self.exp_node(n));
+        for t in &bounds {
+            match t {
+                Bound::Acc(_) => self.aenv.local.pop(),
+                Bound::Exp(_) => self.env.local.pop(),
+            }
+        }
+        let body = body?;
+        Ok(bounds.into_iter().rev().fold(body, |body, t| match t {
+            Bound::Exp(b) => {
+                let loc = b.loc;
+                OpenExp::new(ExpKind::Let(Box::new(b), Box::new(body)), loc)
+            }
+            Bound::Acc(a) => {
+                let loc = a.loc;
+                OpenExp::new(ExpKind::ALet(Box::new(a), Box::new(body)), loc)
+            }
+        }))
+    }
+
+    /// A nested array's term, converted as an array level of its own in
+    /// the scope of this scalar code (Note [Converting nested arrays]).
+    fn nested_acc(&self, a: NodeId) -> Result<OpenAcc> {
+        let level = AccLevel::build(a, self.opts.arrays, &self.env, &self.aenv, self.fp)?;
+        let plan = recover(&level, a);
+        let mut cx = AccConverter {
+            level,
+            plan,
+            env: Scope::child(&self.aenv),
+            senv: &self.env,
+            opts: self.opts,
+            current: a,
+            fp: self.fp,
+        };
+        cx.acc(a)
     }
 
     fn exp_ref(&mut self, c: NodeId) -> Result<Box<OpenExp>> {
@@ -532,9 +777,9 @@ impl<'a> ExpConverter<'a> {
             Some(NodeKind::Param(t)) => t,
             _ => return Err(Error::Internal("loop function without a parameter".into())),
         };
-        self.env.push(p);
+        self.env.local.push(p);
         let body = self.exp_ref(l.body);
-        self.env.pop();
+        self.env.local.pop();
         Ok(Box::new(Fun { params: vec![ty], body: *body? }))
     }
 

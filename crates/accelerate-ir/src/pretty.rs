@@ -417,6 +417,18 @@ impl Printer {
             ExpKind::Shape { array } => {
                 let _ = write!(out, "shape({})", self.acc_var(*array));
             }
+            ExpKind::ALet(bound, body) => {
+                let saved = self.anames.len();
+                let n = self.fresh_acc();
+                let _ = write!(out, "{open}let {n} = ");
+                let outer = self.eindent;
+                self.acc(bound, deeper(outer), out);
+                let _ = write!(out, " in\n{}", " ".repeat(outer));
+                self.anames.push(n);
+                self.exp(body, false, out);
+                out.push_str(close);
+                self.anames.truncate(saved);
+            }
         }
     }
 }

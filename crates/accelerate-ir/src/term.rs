@@ -11,6 +11,10 @@
 //! in an array term starts with an empty scalar environment: scalar code
 //! never refers to a variable of another array operation's function.
 //!
+//! The one exception is nested data parallelism (Note [Nested array
+//! terms]): an array term bound by `ExpKind::ALet` inside scalar code sees
+//! the scalar variables in scope there.
+//!
 //! Index 0 is the innermost binder. A `Fun` with parameters `[a, b]` binds
 //! `a` first, so in its body `b` is variable 0 and `a` variable 1.
 
@@ -59,6 +63,12 @@ pub enum ExpKind {
     Shape {
         array: usize,
     },
+    /// `let a = array in body` for an array computed inside scalar code:
+    /// nested data parallelism (Note [Nested array terms]). `body` sees the
+    /// array as array variable 0; the array term sees the scalar
+    /// variables in scope here. Only sharing recovery's output has these:
+    /// the lifting transformation (`opt::lift`) removes every one.
+    ALet(Box<OpenAcc>, Box<OpenExp>),
 }
 
 /// A scalar function: its parameters' types and its body.
@@ -348,6 +358,22 @@ impl Clone for OpenAcc {
     }
 }
 
+// Note [Nested array terms]
+// A user may compute an array inside a scalar function, from the
+// function's arguments (`generate(n, |i| dotp(slice(m, i), v).the())`):
+// nested data parallelism (sequences thesis §2.1, ch.4). Sharing recovery
+// represents it as it was written: `ExpKind::ALet(acc, body)` binds the
+// array computed by `acc` as array variable 0 of `body`, at the point of
+// the scalar code that reads it, and `acc`'s own scalar expressions and
+// functions start from the scalar environment of that point (the
+// function's parameters and lets), not from an empty one. Such a program
+// is not flat: no backend runs it. The lifting transformation
+// (`opt::lift`, the thesis' regularity-identifying flattening) turns each
+// into flat array operations over one more dimension per enclosing
+// parallel context, and the verifier rejects an `ALet` in every phase
+// after it (`verify::verify_program`; `verify_nested_program` accepts
+// them, for sharing recovery's output).
+
 // Note [Dropping deep terms]
 // A term can be nested as deeply as the user's program is long (a chain of
 // 100 000 shared doublings is 100 000 nested lets), and the derived,
@@ -369,6 +395,8 @@ fn take_exp_children(kind: &mut ExpKind, exps: &mut Vec<OpenExp>) {
             exps.push(*init);
         }
         ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => exps.push(*index),
+        // (an array term is dropped by its own `Drop`, which is iterative)
+        ExpKind::ALet(_, body) => exps.push(*body),
     }
 }
 

@@ -42,6 +42,11 @@
 //!     index function maps an index of that rank, and its linear function
 //!     an `i64` position, to one element type.
 //!
+//! 11. No array term is nested in scalar code (`ExpKind::ALet`, Note
+//!     [Nested array terms]), except in sharing recovery's output
+//!     (`verify_nested_program`), where such a term sees the scalar
+//!     variables in scope at its binding.
+//!
 //! The check is a single traversal: linear in the size of the term.
 
 use super::term::*;
@@ -49,7 +54,25 @@ use accelerate_base::array::{ArrayTy, ArraysTy, EltTy, ScalarTy, SliceDim};
 use accelerate_base::error::Error;
 
 /// Checks a whole program; returns its result type.
+/// Checks a whole program; returns its result type. The program must be
+/// flat: an array term nested in scalar code (Note [Nested array terms])
+/// is an error.
 pub fn verify_program(p: &Program, phase: &str) -> Result<ArraysTy, Error> {
+    let t = verify_nested_program(p, phase)?;
+    match super::visit::first_nested(&p.body) {
+        None => Ok(t),
+        Some(loc) => Err(Error::Verifier {
+            phase: phase.to_string(),
+            message: format!(
+                "an array term nested in scalar code at {loc} (only sharing recovery's output has these)"
+            ),
+        }),
+    }
+}
+
+/// Checks a whole program that may still hold array terms nested in
+/// scalar code (sharing recovery's output, before lifting).
+pub fn verify_nested_program(p: &Program, phase: &str) -> Result<ArraysTy, Error> {
     let mut aenv = p.params.clone();
     acc_ty(&p.body, &mut aenv).map_err(|message| Error::Verifier { phase: phase.to_string(), message })
 }
@@ -81,10 +104,22 @@ fn expect_shape(t: &EltTy, rank: Option<usize>, what: &str) -> Result<usize, Str
 
 /// The type of an array term in an environment of array variable types.
 pub fn acc_ty(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || acc_ty_inner(acc, aenv))
+    acc_ty_in(acc, &[], aenv)
 }
 
-fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
+/// The type of an array term whose scalar code sees the scalar variables
+/// `senv` (empty but for an array term nested in scalar code, Note
+/// [Nested array terms]).
+fn acc_ty_in(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || acc_ty_inner(acc, senv, aenv))
+}
+
+fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
+    let acc_ty = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>| acc_ty_in(a, senv, aenv);
+    let fun_ty = |f: &Fun, args: &[EltTy], aenv: &[ArraysTy]| fun_ty_in_scope(f, args, senv, aenv);
+    let check_operator = |f: &Fun, seed: Option<&OpenExp>, elt: &EltTy, aenv: &[ArraysTy]| {
+        check_operator(f, seed, elt, senv, aenv)
+    };
     let arr = |t: ArrayTy| Ok(ArraysTy::Array(t));
     let sub = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>, what: &str| -> Result<ArrayTy, String> {
         one_array(acc_ty(a, aenv)?, what).map_err(|m| at(acc, m))
@@ -92,8 +127,10 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
     // the argument of a consumer, which may be delayed (invariant 10)
     let arg = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>, what: &str| -> Result<ArrayTy, String> {
         match &a.kind {
-            AccKind::Delayed(DelayedArray { shape, index, linear }) => delayed_ty(shape, index, linear, aenv)
-                .map_err(|m| at(a, format!("{what} of {} at {}: {m}", acc.op_name(), acc.loc))),
+            AccKind::Delayed(DelayedArray { shape, index, linear }) => {
+                delayed_ty(shape, index, linear, senv, aenv)
+                    .map_err(|m| at(a, format!("{what} of {} at {}: {m}", acc.op_name(), acc.loc)))
+            }
             _ => sub(a, aenv, what),
         }
     };
@@ -124,17 +161,17 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             arr(data.ty())
         }
         AccKind::Unit(e) => {
-            let elt = exp_ty(e, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+            let elt = exp_ty(e, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             arr(ArrayTy { rank: 0, elt })
         }
         AccKind::Reshape { shape, array } => {
-            let st = exp_ty(shape, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             let rank = expect_shape(&st, None, "the new shape").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the argument")?;
             arr(ArrayTy { rank, elt: a.elt })
         }
         AccKind::Generate { shape, f } => {
-            let st = exp_ty(shape, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             let rank = expect_shape(&st, None, "the shape").map_err(|m| at(acc, m))?;
             let elt = fun_ty(f, &[EltTy::shape(rank)], aenv).map_err(|m| at(acc, m))?;
             arr(ArrayTy { rank, elt })
@@ -154,7 +191,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             arr(ArrayTy { rank: ta.rank, elt })
         }
         AccKind::Backpermute { shape, f, array } => {
-            let st = exp_ty(shape, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             let rank = expect_shape(&st, None, "the result shape").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the source")?;
             let r = fun_ty(f, &[EltTy::shape(rank)], aenv).map_err(|m| at(acc, m))?;
@@ -162,7 +199,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             arr(ArrayTy { rank, elt: a.elt })
         }
         AccKind::Replicate { spec, slix, array } => {
-            let st = exp_ty(slix, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty(slix, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             expect_shape(&st, Some(spec.fixed_count()), "the slice index").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the argument")?;
             if a.rank != spec.slice_rank() {
@@ -178,7 +215,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             arr(ArrayTy { rank: spec.full_rank(), elt: a.elt })
         }
         AccKind::Slice { spec, array, slix } => {
-            let st = exp_ty(slix, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty(slix, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             expect_shape(&st, Some(spec.fixed_count()), "the slice index").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the argument")?;
             if a.rank != spec.full_rank() {
@@ -229,7 +266,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
                 }
                 match &s.boundary {
                     Boundary::Constant(c) => {
-                        let t = exp_ty(c, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+                        let t = exp_ty(c, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
                         if t != a.elt {
                             return Err(at(
                                 acc,
@@ -270,7 +307,7 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
             arr(d)
         }
         AccKind::Acond { cond, then_, else_ } => {
-            let c = exp_ty(cond, &mut Vec::new(), aenv).map_err(|m| at(acc, m))?;
+            let c = exp_ty(cond, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             if c != EltTy::Scalar(ScalarTy::Bool) {
                 return Err(at(acc, format!("the condition must be bool, found {c}")));
             }
@@ -283,12 +320,12 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
         }
         AccKind::Awhile { pred, body, init } => {
             let t = acc_ty(init, aenv)?;
-            let p = afun_ty(pred, &t, aenv)?;
+            let p = afun_ty(pred, &t, senv, aenv)?;
             let want = ArraysTy::Array(ArrayTy { rank: 0, elt: EltTy::Scalar(ScalarTy::Bool) });
             if p != want {
                 return Err(at(acc, format!("the predicate must return {want}, found {p}")));
             }
-            let b = afun_ty(body, &t, aenv)?;
+            let b = afun_ty(body, &t, senv, aenv)?;
             if b != t {
                 return Err(at(acc, format!("the body maps {t} to {b}")));
             }
@@ -299,11 +336,18 @@ fn acc_ty_inner(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Str
 }
 
 /// The type of a delayed array (invariant 10).
-fn delayed_ty(shape: &OpenExp, index: &Fun, linear: &Fun, aenv: &[ArraysTy]) -> Result<ArrayTy, String> {
-    let st = exp_ty(shape, &mut Vec::new(), aenv)?;
+fn delayed_ty(
+    shape: &OpenExp,
+    index: &Fun,
+    linear: &Fun,
+    senv: &[EltTy],
+    aenv: &[ArraysTy],
+) -> Result<ArrayTy, String> {
+    let st = exp_ty(shape, &mut senv.to_vec(), aenv)?;
     let rank = expect_shape(&st, None, "the shape")?;
-    let elt = fun_ty(index, &[EltTy::shape(rank)], aenv).map_err(|m| format!("the index function: {m}"))?;
-    let lin = fun_ty(linear, &[EltTy::Scalar(ScalarTy::I64)], aenv)
+    let elt = fun_ty_in_scope(index, &[EltTy::shape(rank)], senv, aenv)
+        .map_err(|m| format!("the index function: {m}"))?;
+    let lin = fun_ty_in_scope(linear, &[EltTy::Scalar(ScalarTy::I64)], senv, aenv)
         .map_err(|m| format!("the linear index function: {m}"))?;
     if lin != elt {
         return Err(format!("the index function gives {elt} but the linear index function {lin}"));
@@ -311,23 +355,29 @@ fn delayed_ty(shape: &OpenExp, index: &Fun, linear: &Fun, aenv: &[ArraysTy]) -> 
     Ok(ArrayTy { rank, elt })
 }
 
-fn afun_ty(f: &AFun, arg: &ArraysTy, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
+fn afun_ty(f: &AFun, arg: &ArraysTy, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
     if &f.param != arg {
         return Err(format!("array function takes {} but is given {arg}", f.param));
     }
     aenv.push(f.param.clone());
-    let r = acc_ty(&f.body, aenv);
+    let r = acc_ty_in(&f.body, senv, aenv);
     aenv.pop();
     r
 }
 
-fn check_operator(f: &Fun, seed: Option<&OpenExp>, elt: &EltTy, aenv: &[ArraysTy]) -> Result<(), String> {
-    let r = fun_ty(f, &[elt.clone(), elt.clone()], aenv)?;
+fn check_operator(
+    f: &Fun,
+    seed: Option<&OpenExp>,
+    elt: &EltTy,
+    senv: &[EltTy],
+    aenv: &[ArraysTy],
+) -> Result<(), String> {
+    let r = fun_ty_in_scope(f, &[elt.clone(), elt.clone()], senv, aenv)?;
     if &r != elt {
         return Err(format!("the operator must return {elt}, found {r}"));
     }
     if let Some(z) = seed {
-        let zt = exp_ty(z, &mut Vec::new(), aenv)?;
+        let zt = exp_ty(z, &mut senv.to_vec(), aenv)?;
         if &zt != elt {
             return Err(format!("the seed must be {elt}, found {zt}"));
         }
@@ -338,11 +388,18 @@ fn check_operator(f: &Fun, seed: Option<&OpenExp>, elt: &EltTy, aenv: &[ArraysTy
 /// The result type of a scalar function applied to arguments of the given
 /// types.
 pub fn fun_ty(f: &Fun, args: &[EltTy], aenv: &[ArraysTy]) -> Result<EltTy, String> {
+    fun_ty_in_scope(f, args, &[], aenv)
+}
+
+/// `fun_ty` for a function whose body also sees the scalar variables
+/// `senv` (a function of an array term nested in scalar code).
+fn fun_ty_in_scope(f: &Fun, args: &[EltTy], senv: &[EltTy], aenv: &[ArraysTy]) -> Result<EltTy, String> {
     if f.params.as_slice() != args {
         let show = |ts: &[EltTy]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
         return Err(format!("function of ({}) applied to ({})", show(&f.params), show(args)));
     }
-    let mut env = f.params.clone();
+    let mut env = senv.to_vec();
+    env.extend(f.params.iter().cloned());
     exp_ty(&f.body, &mut env, aenv)
 }
 
@@ -418,6 +475,12 @@ fn exp_ty_inner(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<
             Ok(at.elt)
         }
         ExpKind::Shape { array: a } => Ok(EltTy::shape(array(*a)?.rank)),
+        ExpKind::ALet(bound, body) => {
+            let mut inner = aenv.to_vec();
+            let t = acc_ty_in(bound, env, &mut inner)?;
+            inner.push(t);
+            exp_ty(body, env, &inner)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Generic traversals of scalar terms that several passes share.
 
 use super::term::*;
+use accelerate_base::error::SrcLoc;
 
 /// Calls `f` on every direct subterm of a scalar term.
 pub fn each_child<'a>(e: &'a OpenExp, mut f: impl FnMut(&'a OpenExp)) {
@@ -23,7 +24,33 @@ pub fn each_child<'a>(e: &'a OpenExp, mut f: impl FnMut(&'a OpenExp)) {
             f(&cond.body);
             f(&body.body);
         }
+        // (the array term is not a scalar subterm; only sharing
+        // recovery's output has these, Note [Nested array terms])
+        ExpKind::ALet(_, body) => f(body),
     }
+}
+
+/// The location of an array term nested in scalar code (`ExpKind::ALet`,
+/// Note [Nested array terms]) in this term, if there is one.
+pub fn first_nested(a: &OpenAcc) -> Option<SrcLoc> {
+    let mut accs = vec![a];
+    while let Some(x) = accs.pop() {
+        let mut found = None;
+        each_exp(x, |e| {
+            let mut stack = vec![e];
+            while let Some(y) = stack.pop() {
+                if found.is_none() && matches!(y.kind, ExpKind::ALet(..)) {
+                    found = Some(y.loc);
+                }
+                each_child(y, |c| stack.push(c));
+            }
+        });
+        if found.is_some() {
+            return found;
+        }
+        accs.extend(acc_children(x));
+    }
+    None
 }
 
 /// The depth of a scalar term (a leaf is 1), found without recursion, so

@@ -332,6 +332,9 @@ impl<'a> Numbering<'a> {
                 ExpKind::Var(_) => self.looping(),
                 ExpKind::Const(c) => self.leaf(const_key(*c)),
                 ExpKind::Shape { array } => self.leaf(Key::Shape(*array)),
+                ExpKind::ALet(..) => {
+                    unreachable!("array terms nested in scalar code are lifted before this pass")
+                }
                 ExpKind::Let(b, body) => {
                     is_let = true;
                     let sb = self.number(b);
@@ -453,6 +456,9 @@ impl Placement<'_, '_> {
                 ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => {
                     self.child(&mut acc, index, true, at)
                 }
+                ExpKind::ALet(..) => {
+                    unreachable!("array terms nested in scalar code are lifted before this pass")
+                }
             }
             let node = self.nodes[at];
             if node.candidate && self.ids[node.id as usize].count >= 2 {
@@ -520,6 +526,7 @@ fn reads_only_below(t: &OpenExp, depth: usize, limit: usize) -> bool {
             ExpKind::Cond(c, x, y) => {
                 go(c, inner, depth, limit) && go(x, inner, depth, limit) && go(y, inner, depth, limit)
             }
+            ExpKind::ALet(..) => false,
         })
     }
     go(t, 0, depth, limit)
@@ -654,6 +661,9 @@ impl Rewrite<'_> {
                 self.rewrite(x);
             }
             ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => self.rewrite(index),
+            ExpKind::ALet(..) => {
+                unreachable!("array terms nested in scalar code are lifted before this pass")
+            }
         }
     }
 }

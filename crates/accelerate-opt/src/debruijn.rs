@@ -23,6 +23,7 @@ pub(crate) fn shift(e: &mut OpenExp, cutoff: usize, by: isize) {
             shift(b, cutoff, by);
             shift(body, cutoff + 1, by);
         }
+        ExpKind::ALet(..) => unreachable!("array terms nested in scalar code are lifted before this pass"),
         ExpKind::While { cond, body, init } => {
             shift(init, cutoff, by);
             shift(&mut cond.body, cutoff + 1, by);
@@ -49,6 +50,7 @@ pub(crate) fn for_each_child(e: &mut OpenExp, mut f: impl FnMut(&mut OpenExp)) {
             f(b);
             f(body);
         }
+        ExpKind::ALet(..) => unreachable!("array terms nested in scalar code are lifted before this pass"),
         ExpKind::While { cond, body, init } => {
             f(init);
             f(&mut cond.body);

@@ -10,5 +10,6 @@ pub mod avars;
 pub mod cse;
 pub mod debruijn;
 pub mod fusion;
+pub mod lift;
 mod shrink;
 pub mod simplify;

@@ -227,6 +227,9 @@ fn round(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
                 changed |= round(x, env);
             }
             ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => changed |= round(index, env),
+            ExpKind::ALet(..) => {
+                unreachable!("array terms nested in scalar code are lifted before this pass")
+            }
         }
         changed | rewrite(e, env)
     })
@@ -371,7 +374,7 @@ fn may_fail(e: &OpenExp, env: &mut Vec<bool>, budget: &mut usize) -> bool {
     match &e.kind {
         ExpKind::Const(_) => false,
         ExpKind::Var(k) => env.len().checked_sub(k + 1).is_none_or(|i| env[i]),
-        ExpKind::Shape { .. } => true,
+        ExpKind::Shape { .. } | ExpKind::ALet(..) => true,
         ExpKind::While { .. } | ExpKind::Index { .. } | ExpKind::LinearIndex { .. } => true,
         ExpKind::Prim(op, _) if raises(*op) => true,
         ExpKind::Tuple(es) | ExpKind::Prim(_, es) => es.iter().any(|x| may_fail(x, env, budget)),

@@ -4,4 +4,4 @@
 //! (ICFP'13 §4; the optimiser's, `accelerate_opt`).
 
 pub use accelerate_embed::{convert, sharing, SharingOptions};
-pub use accelerate_opt::{avars, cse, debruijn, fusion, simplify};
+pub use accelerate_opt::{avars, cse, debruijn, fusion, lift, simplify};

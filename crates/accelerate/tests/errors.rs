@@ -512,7 +512,9 @@ fn an_error_in_a_branch_not_taken_is_not_raised() {
 // Nested data parallelism
 
 #[test]
-fn an_array_operation_using_a_scalar_functions_argument_is_nested_parallelism() {
+fn an_irregular_nested_array_is_nested_parallelism_not_supported_yet() {
+    // (the extent of the inner array depends on the element: irregular
+    // nesting, which the lifting transformation does not flatten yet)
     let xs = use_array(Vector::from_elems(vec![1i32, 2, 3]));
     let mut inner_line = 0;
     let r = xs.map(|x| {
@@ -522,9 +524,10 @@ fn an_array_operation_using_a_scalar_functions_argument_is_nested_parallelism() 
     });
     let err = run_err(&r);
     match &err {
-        Error::NestedParallelism { loc } => {
+        Error::NestedParallelism { loc, what } => {
             assert!(loc.file().ends_with(THIS_FILE), "{loc}");
             assert_eq!(loc.line(), inner_line);
+            assert!(what.contains("irregular"), "{what}");
         }
         other => panic!("expected NestedParallelism, got {other:?}"),
     }
@@ -532,18 +535,15 @@ fn an_array_operation_using_a_scalar_functions_argument_is_nested_parallelism() 
 }
 
 #[test]
-fn an_array_function_closing_over_a_scalar_functions_argument_is_nested_parallelism() {
+fn an_array_function_closing_over_a_scalar_functions_argument_runs() {
+    // nested data parallelism, flattened by the lifting transformation
     let xs = use_array(Vector::from_elems(vec![1.0f64, 2.0]));
     let ys = use_array(Vector::from_elems(vec![10.0f64, 20.0, 30.0]));
-    let mut inner_line = 0;
     let r = xs.map(|x| {
-        inner_line = line!() + 1;
         let shifted = ys.map(|y| y + x);
         shifted.fold(0.0, |a, b| a + b).the()
     });
-    let err = run_err(&r);
-    assert!(matches!(err, Error::NestedParallelism { .. }), "{err:?}");
-    assert_names_line(&err, inner_line);
+    assert_eq!(run_with(&r, &cfg()).unwrap().to_vec(), vec![63.0, 66.0]);
 }
 
 #[test]

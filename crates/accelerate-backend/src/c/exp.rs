@@ -604,6 +604,9 @@ impl<'a> ExpGen<'a> {
             ExpKind::Index { array, index } => self.index_exp(*array, index, e.loc, env),
             ExpKind::LinearIndex { array, index } => self.linear_index_exp(*array, index, e.loc, env),
             ExpKind::Shape { array } => CVal::index(self.slot(*array).extents),
+            ExpKind::ALet(..) => {
+                unreachable!("array terms nested in scalar code are lifted before code generation")
+            }
         }
     }
 

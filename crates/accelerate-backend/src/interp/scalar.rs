@@ -166,6 +166,10 @@ impl ScalarEval<'_> {
                 let dims: Vec<i64> = self.aenv.shape(*array)?.iter().map(|&d| d as i64).collect();
                 Ok(Val::from_index(&dims))
             }
+            ExpKind::ALet(..) => Err(Error::Internal(format!(
+                "an array term nested in scalar code at {} was not lifted",
+                e.loc
+            ))),
         }
     }
 

@@ -518,6 +518,7 @@ fn cheap_in(e: &OpenExp, budget: &mut usize, reads: &mut usize) -> bool {
             true
         }
         ExpKind::Cond(..) => true,
+        ExpKind::ALet(..) => false,
         ExpKind::Const(c) => !matches!(c, ScalarVal::F16(_) | ScalarVal::F32(_) | ScalarVal::F64(_)),
         ExpKind::Index { .. } | ExpKind::LinearIndex { .. } => {
             if *reads == 0 {

@@ -1,9 +1,12 @@
 //! The compiler pipeline, as one visible list of phases (Note [The
-//! pipeline]): graph -> sharing recovery -> simplify -> fusion -> schedule
-//! -> plan. Each phase's output is verified, timed, and can be dumped.
+//! pipeline]): graph -> sharing recovery -> lifting (only for nested data
+//! parallelism) -> simplify -> fusion -> schedule -> plan. Each phase's output is verified, timed, and can be dumped.
 //!
 //! Note [The pipeline]
-//! sharing recovery (trafo::convert, ICFP'13 §3), simplification
+//! sharing recovery (trafo::convert, ICFP'13 §3), the lifting
+//! transformation of nested data parallelism (trafo::lift, the sequences
+//! thesis ch.4; a phase of its own only for programs that have any),
+//! simplification
 //! (trafo::simplify, with common-subexpression elimination, trafo::cse),
 //! array fusion (trafo::fusion, ICFP'13 §4, followed by the simplifier
 //! again): functions from IR to IR; then scheduling (plan::schedule), from
@@ -54,7 +57,17 @@ pub(crate) fn compile_graph(
     let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
     let t = Instant::now();
     let prog = crate::trafo::convert::convert_program(params, root, config.sharing)?;
-    finish(&mut phases, "sharing", prog.clone(), t, config)?;
+    let nested = ir::visit::first_nested(&prog.body).is_some();
+    finish_phase(&mut phases, "sharing", prog.clone(), t, config, nested)?;
+    let prog = if nested {
+        // nested data parallelism, flattened (Note [Nested array terms])
+        let t = Instant::now();
+        let prog = crate::trafo::lift::lift_program(prog)?;
+        finish(&mut phases, "lift", prog.clone(), t, config)?;
+        prog
+    } else {
+        prog
+    };
     if config.simplify {
         let t = Instant::now();
         let prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
@@ -90,9 +103,26 @@ fn finish(
     start: Instant,
     config: &Config,
 ) -> Result<()> {
+    finish_phase(phases, name, ir, start, config, false)
+}
+
+/// `finish`, for a phase whose output may still hold array terms nested in
+/// scalar code (sharing recovery's, before lifting).
+fn finish_phase(
+    phases: &mut Vec<Phase>,
+    name: &'static str,
+    ir: ir::Program,
+    start: Instant,
+    config: &Config,
+    nested: bool,
+) -> Result<()> {
     let time = start.elapsed();
     // The verifier is one linear traversal: cheap enough to run always.
-    verify_program(&ir, name)?;
+    if nested {
+        ir::verify::verify_nested_program(&ir, name)?;
+    } else {
+        verify_program(&ir, name)?;
+    }
     if config.dumps(name) {
         eprintln!("== {name} ({:.3} ms) ==\n{}", time.as_secs_f64() * 1e3, ir::pretty::program(&ir));
     }

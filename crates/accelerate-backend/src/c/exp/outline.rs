@@ -292,6 +292,9 @@ impl ExpGen<'_> {
             let used = match &e.kind {
                 ExpKind::Var(k) => BTreeSet::from([depth - 1 - *k as isize]),
                 ExpKind::Const(_) | ExpKind::Shape { .. } => BTreeSet::new(),
+                ExpKind::ALet(..) => {
+                    unreachable!("array terms nested in scalar code are lifted before code generation")
+                }
                 ExpKind::Let(b, body) => {
                     let bound = self.analyse(b, depth);
                     let mut inner = self.analyse(body, depth + 1);

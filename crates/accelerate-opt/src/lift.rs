@@ -1,0 +1,1136 @@
+//! The lifting transformation: regularity-identifying flattening of nested
+//! data parallelism (sequences thesis ch.4, §5.2).
+//!
+//! Sharing recovery leaves an array computed inside a scalar function as an
+//! `ExpKind::ALet` in the function's body (Note [Nested array terms] in
+//! `ir::term`). This pass removes every one: each element-wise operation
+//! whose function computes arrays (a *parallel context*: `generate`, `map`,
+//! `zip_with`) becomes flat array operations over the context's shape, and
+//! every array term inside it is *lifted* to one more set of outer
+//! dimensions, those of the context (the thesis' `L[.]`).
+//!
+//! Note [Lifted forms]
+//! A context is a list of *dimensions* (`Dim`): those of the outermost
+//! operation's shape, then those of each nested `generate`, `map` or
+//! `zip_with` inside it. Every value inside a context has one of the
+//! thesis' lifted types:
+//!
+//! * avoided: an array that depends on no dimension (`ABind::Avoided`):
+//!   kept as it is, an array of the enclosing program (the thesis'
+//!   `Avoid_A`);
+//! * regular: an array of one value per index of the dimensions `dims` it
+//!   depends on, and, for a lifted array, the array's own dimensions after
+//!   them (`ABind::Lifted`, `SBind::Read`): the thesis' `Regular`, an
+//!   array of shape `sh_L ++ sh`. `dims` is the subset of the context the
+//!   value depends on, not the whole context: a row of a matrix sliced at
+//!   `i` inside `generate((n, m), |(i, j)| ..)` is lifted over `i` alone
+//!   (n rows, not n*m copies). This is the thesis' avoidance applied per
+//!   dimension.
+//!
+//! Scalar code is never lifted operation by operation (the thesis'
+//! `zipWith (+)` of lifted operands): a scalar expression that computes no
+//! array is translated whole into the function of one `generate` over the
+//! dimensions it depends on, reading the lifted values it uses at the
+//! generate's index (`Lifter::materialise`). Fusion then treats these
+//! generates as any others, so a chain of lifted element-wise steps is one
+//! loop. Where every extent inside a context is independent of the context
+//! (regular nesting), no segment descriptor is ever built.
+//!
+//! What is not lifted yet reports `Error::NestedParallelism`, naming the
+//! construct: irregular nesting (an extent that depends on the context),
+//! arrays computed under a conditional or in a loop of a parallel
+//! function, functions of folds, scans and permutations that depend on the
+//! context, stencils, nested `acond`/`awhile`, tuples of arrays.
+//!
+//! The output program is built level by level, never by shifting a term
+//! already built: the lifted arrays are let-bound one after another in
+//! front of the operation they replace, and every variable is written from
+//! the level it stands for at the depth where it is placed.
+
+use crate::avars::{exp_arrays_mut, parts_mut, Part};
+use accelerate_base::array::{ArraysTy, EltTy, SliceDim, SliceSpec};
+use accelerate_base::error::{Error, Result, SrcLoc};
+use accelerate_ir::verify::acc_ty;
+use accelerate_ir::visit::{each_child, each_exp};
+use accelerate_ir::*;
+use std::collections::HashMap;
+
+/// Lifts every array term nested in scalar code; a program without any is
+/// returned as it is.
+pub fn lift_program(mut p: Program) -> Result<Program> {
+    if visit::first_nested(&p.body).is_none() {
+        return Ok(p);
+    }
+    let mut env = p.params.clone();
+    flatten(&mut p.body, &mut env)?;
+    Ok(p)
+}
+
+fn has_nested(e: &OpenExp) -> bool {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        if matches!(x.kind, ExpKind::ALet(..)) {
+            return true;
+        }
+        each_child(x, |c| stack.push(c));
+    }
+    false
+}
+
+fn op_has_nested(a: &OpenAcc) -> bool {
+    let mut found = false;
+    each_exp(a, |e| found |= has_nested(e));
+    found
+}
+
+fn unsupported(loc: SrcLoc, what: impl Into<String>) -> Error {
+    Error::NestedParallelism { loc, what: what.into() }
+}
+
+/// Rewrites the parallel contexts of the array term `a`, whose array
+/// environment has the types `env`.
+fn flatten(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<()> {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || flatten_inner(a, env))
+}
+
+fn flatten_inner(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<()> {
+    if op_has_nested(a) {
+        // the array arguments first, then the operation itself
+        for part in parts_mut(a) {
+            if let Part::Acc(c, 0) = part {
+                flatten(c, env)?;
+            }
+        }
+        let loc = a.loc;
+        let kind = std::mem::replace(&mut a.kind, AccKind::Var(0));
+        *a = Lifter::new(env.clone()).context(kind, loc)?;
+        return Ok(());
+    }
+    if let AccKind::Let(b, body) = &mut a.kind {
+        flatten(b, env)?;
+        let t = acc_ty(b, env).map_err(Error::Internal)?;
+        env.push(t);
+        let r = flatten(body, env);
+        env.pop();
+        return r;
+    }
+    if let AccKind::Awhile { pred, body, init } = &mut a.kind {
+        flatten(init, env)?;
+        for f in [pred, body] {
+            env.push(f.param.clone());
+            let r = flatten(&mut f.body, env);
+            env.pop();
+            r?;
+        }
+        return Ok(());
+    }
+    for part in parts_mut(a) {
+        if let Part::Acc(c, _) = part {
+            flatten(c, env)?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Lifted values
+
+/// A dimension of a context: its extent, an `i64` expression of the
+/// output's array variables as they were at `depth`.
+struct Dim {
+    extent: OpenExp,
+    depth: usize,
+}
+
+/// What a variable of the source's scalar environment stands for.
+#[derive(Clone, Debug)]
+enum SBind {
+    /// A variable of the output function being written, by level.
+    Out(usize),
+    /// The index of these context dimensions (a `generate`'s parameter).
+    Index(Vec<usize>),
+    /// The element of output array `arr` (by level) at the index of the
+    /// dimensions `at` (Note [Lifted forms]).
+    Read { arr: usize, at: Vec<usize> },
+}
+
+/// What a variable of the source's array environment stands for.
+#[derive(Clone, Debug)]
+enum ABind {
+    /// An array of the output of this rank, by level, used as it is.
+    Avoided { arr: usize, rank: usize },
+    /// Output array `arr`, of shape `dims ++ sh` for the source array's
+    /// shape `sh`, of rank `inner`.
+    Lifted { arr: usize, dims: Vec<usize>, inner: usize },
+}
+
+impl ABind {
+    fn arr(&self) -> usize {
+        match self {
+            ABind::Avoided { arr, .. } | ABind::Lifted { arr, .. } => *arr,
+        }
+    }
+    fn dims(&self) -> &[usize] {
+        match self {
+            ABind::Avoided { .. } => &[],
+            ABind::Lifted { dims, .. } => dims,
+        }
+    }
+    fn inner(&self) -> usize {
+        match self {
+            ABind::Avoided { rank, .. } => *rank,
+            ABind::Lifted { inner, .. } => *inner,
+        }
+    }
+}
+
+fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut v: Vec<usize> = a.iter().chain(b).copied().collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn e(kind: ExpKind, loc: SrcLoc) -> OpenExp {
+    OpenExp::new(kind, loc)
+}
+fn prj(i: usize, t: OpenExp, loc: SrcLoc) -> OpenExp {
+    e(ExpKind::Prj(i, Box::new(t)), loc)
+}
+fn tuple(es: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
+    e(ExpKind::Tuple(es), loc)
+}
+fn prim(op: PrimFun, args: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
+    e(ExpKind::Prim(op, args), loc)
+}
+fn acc(kind: AccKind, loc: SrcLoc) -> OpenAcc {
+    OpenAcc::new(kind, loc)
+}
+
+/// The translation of scalar code into the function of an output
+/// `generate` over the dimensions `frame` (in order), whose parameter is
+/// the output's scalar variable at level 0.
+struct Fx<'f> {
+    frame: &'f [usize],
+    /// Output scalar variables in scope.
+    depth: usize,
+    /// Source subterms already lifted, by address, and their lifted value.
+    done: &'f HashMap<*const OpenExp, SBind>,
+}
+
+impl Fx<'_> {
+    /// The component of the generate's index for dimension `d`.
+    fn dim(&self, d: usize, loc: SrcLoc) -> Result<OpenExp> {
+        let pos = self.frame.iter().position(|&x| x == d).ok_or_else(|| {
+            Error::Internal(format!("lifting: dimension {d} is not in the frame {:?}", self.frame))
+        })?;
+        Ok(prj(pos, e(ExpKind::Var(self.depth - 1), loc), loc))
+    }
+
+    fn index(&self, dims: &[usize], loc: SrcLoc) -> Result<Vec<OpenExp>> {
+        dims.iter().map(|&d| self.dim(d, loc)).collect()
+    }
+}
+
+struct Lifter {
+    /// The types of the enclosing program's arrays (the output's first
+    /// levels).
+    outer: Vec<ArraysTy>,
+    /// Output array lets, in order; level `outer.len() + i` is `lets[i]`.
+    lets: Vec<OpenAcc>,
+    dims: Vec<Dim>,
+    sbinds: Vec<SBind>,
+    abinds: Vec<ABind>,
+}
+
+impl Lifter {
+    fn new(outer: Vec<ArraysTy>) -> Lifter {
+        let abinds = outer
+            .iter()
+            .enumerate()
+            .map(|(arr, t)| ABind::Avoided { arr, rank: t.array().map_or(0, |a| a.rank) })
+            .collect();
+        Lifter { outer, lets: Vec::new(), dims: Vec::new(), sbinds: Vec::new(), abinds }
+    }
+
+    fn adepth(&self) -> usize {
+        self.outer.len() + self.lets.len()
+    }
+
+    fn avar(&self, level: usize) -> usize {
+        self.adepth() - 1 - level
+    }
+
+    /// Let-binds an output array; its level.
+    fn emit(&mut self, a: OpenAcc) -> usize {
+        self.lets.push(a);
+        self.adepth() - 1
+    }
+
+    fn new_dim(&mut self, extent: OpenExp) -> usize {
+        self.dims.push(Dim { extent, depth: self.adepth() });
+        self.dims.len() - 1
+    }
+
+    /// The extent of dimension `d`, written at the current depth.
+    fn extent(&self, d: usize) -> OpenExp {
+        let dim = &self.dims[d];
+        let mut x = dim.extent.clone();
+        let by = self.adepth() - dim.depth;
+        exp_arrays_mut(&mut x, &mut |a| *a += by);
+        x
+    }
+
+    fn shape_of(&self, dims: &[usize], loc: SrcLoc) -> OpenExp {
+        tuple(dims.iter().map(|&d| self.extent(d)).collect(), loc)
+    }
+
+    /// The extents of an array's own dimensions, as new dimensions.
+    fn dims_of(&mut self, b: &ABind, loc: SrcLoc) -> Vec<usize> {
+        let skip = b.dims().len();
+        (0..b.inner())
+            .map(|c| {
+                let shape = e(ExpKind::Shape { array: self.avar(b.arr()) }, loc);
+                self.new_dim(prj(skip + c, shape, loc))
+            })
+            .collect()
+    }
+
+    // -----------------------------------------------------------------------
+    // The outermost context
+
+    /// The flat form of an operation of the enclosing program whose
+    /// function computes arrays.
+    fn context(mut self, kind: AccKind, loc: SrcLoc) -> Result<OpenAcc> {
+        let (frame, result) = match kind {
+            AccKind::Generate { shape, f } => {
+                let rank = f.params[0].shape_rank().unwrap_or(0);
+                let frame: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
+                self.sbinds.push(SBind::Index(frame.clone()));
+                let r = self.scalar(&f.body)?;
+                (frame, r)
+            }
+            AccKind::Map { f, array } => {
+                let a = self.emit(*array);
+                let b = self.bind_arg(a, loc)?;
+                let frame = self.dims_of(&b, loc);
+                self.sbinds.push(SBind::Read { arr: a, at: frame.clone() });
+                let r = self.scalar(&f.body)?;
+                (frame, r)
+            }
+            AccKind::ZipWith { f, a, mut b } => {
+                // (`b` goes under the let of `a`)
+                crate::avars::shift_acc(&mut b, 0, 1);
+                let (la, lb) = (self.emit(*a), self.emit(*b));
+                let ba = self.bind_arg(la, loc)?;
+                let frame: Vec<usize> = (0..ba.inner())
+                    .map(|c| {
+                        let sa = e(ExpKind::Shape { array: self.avar(la) }, loc);
+                        let sb = e(ExpKind::Shape { array: self.avar(lb) }, loc);
+                        self.new_dim(prj(c, prim(PrimFun::Intersect, vec![sa, sb], loc), loc))
+                    })
+                    .collect();
+                self.sbinds.push(SBind::Read { arr: la, at: frame.clone() });
+                self.sbinds.push(SBind::Read { arr: lb, at: frame.clone() });
+                let r = self.scalar(&f.body)?;
+                (frame, r)
+            }
+            other => {
+                let name = acc(other, loc).op_name();
+                return Err(unsupported(
+                    loc,
+                    format!("an array computed inside the functions or expressions of {name}"),
+                ));
+            }
+        };
+        let arr = self.expand(result, &frame, loc)?;
+        let body = acc(AccKind::Var(self.avar(arr)), loc);
+        Ok(self.lets.into_iter().rev().fold(body, |body, b| {
+            let l = b.loc;
+            acc(AccKind::Let(Box::new(b), Box::new(body)), l)
+        }))
+    }
+
+    /// An output array of the enclosing program, as an avoided binding.
+    fn bind_arg(&self, level: usize, loc: SrcLoc) -> Result<ABind> {
+        let rank = if level < self.outer.len() {
+            self.outer[level].array().map(|a| a.rank)
+        } else {
+            let mut env = self.outer.clone();
+            for l in &self.lets[..level - self.outer.len()] {
+                let t = acc_ty(l, &mut env).map_err(Error::Internal)?;
+                env.push(t);
+            }
+            acc_ty(&self.lets[level - self.outer.len()], &mut env)
+                .map_err(Error::Internal)?
+                .array()
+                .map(|a| a.rank)
+        };
+        let rank = rank.ok_or_else(|| unsupported(loc, "a tuple of arrays in a parallel function"))?;
+        Ok(ABind::Avoided { arr: level, rank })
+    }
+
+    /// A lifted value of exactly the dimensions `frame` (in order): the
+    /// value itself if it has them, else a generate that reads it (a
+    /// broadcast along the dimensions it does not depend on).
+    fn expand(&mut self, v: SBind, frame: &[usize], loc: SrcLoc) -> Result<usize> {
+        if let SBind::Read { arr, at } = &v {
+            if at == frame {
+                return Ok(*arr);
+            }
+        }
+        let done = HashMap::new();
+        let fx = Fx { frame, depth: 1, done: &done };
+        let body = self.sbind_exp(&v, &fx, loc)?;
+        let shape = self.shape_of(frame, loc);
+        Ok(self.emit(acc(
+            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
+            loc,
+        )))
+    }
+
+    // -----------------------------------------------------------------------
+    // Scalar code
+
+    /// The dimensions a scalar term depends on.
+    fn deps(&self, x: &OpenExp, done: &HashMap<*const OpenExp, SBind>) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.deps_in(x, 0, done, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn deps_in(
+        &self,
+        x: &OpenExp,
+        local: usize,
+        done: &HashMap<*const OpenExp, SBind>,
+        out: &mut Vec<usize>,
+    ) {
+        if let Some(b) = done.get(&(x as *const OpenExp)) {
+            out.extend(self.sbind_dims(b));
+            return;
+        }
+        let var = |k: usize| -> Option<&SBind> {
+            k.checked_sub(local).and_then(|k| self.sbinds.len().checked_sub(k + 1)).map(|l| &self.sbinds[l])
+        };
+        match &x.kind {
+            ExpKind::Var(k) => {
+                if let Some(b) = var(*k) {
+                    out.extend(self.sbind_dims(b));
+                }
+            }
+            ExpKind::Prj(c, t) => match (&t.kind, var_of(t).and_then(var)) {
+                (ExpKind::Var(_), Some(SBind::Index(dims))) => out.extend(dims.get(*c).copied()),
+                _ => self.deps_in(t, local, done, out),
+            },
+            ExpKind::Let(b, body) => {
+                self.deps_in(b, local, done, out);
+                self.deps_in(body, local + 1, done, out);
+            }
+            ExpKind::While { cond, body, init } => {
+                self.deps_in(init, local, done, out);
+                self.deps_in(&cond.body, local + 1, done, out);
+                self.deps_in(&body.body, local + 1, done, out);
+            }
+            ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } => {
+                if let Some(b) = self.abind(*array) {
+                    out.extend(b.dims());
+                }
+                self.deps_in(index, local, done, out);
+            }
+            // (the shape of a regular lifted array is the same everywhere)
+            ExpKind::Shape { .. } | ExpKind::Const(_) => {}
+            _ => each_child(x, |c| self.deps_in(c, local, done, out)),
+        }
+    }
+
+    fn sbind_dims(&self, b: &SBind) -> Vec<usize> {
+        match b {
+            SBind::Out(_) => vec![],
+            SBind::Index(dims) => dims.clone(),
+            SBind::Read { at, .. } => at.clone(),
+        }
+    }
+
+    fn abind(&self, i: usize) -> Option<&ABind> {
+        self.abinds.len().checked_sub(i + 1).map(|l| &self.abinds[l])
+    }
+
+    /// The lifted value of a scalar term of the current context: a read of
+    /// an output array over the dimensions it depends on.
+    fn scalar(&mut self, x: &OpenExp) -> Result<SBind> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.scalar_inner(x))
+    }
+
+    fn scalar_inner(&mut self, x: &OpenExp) -> Result<SBind> {
+        match &x.kind {
+            ExpKind::ALet(a, body) => {
+                let b = self.array(a)?;
+                self.abinds.push(b);
+                let r = self.scalar(body);
+                self.abinds.pop();
+                r
+            }
+            ExpKind::Let(b, body) if has_nested(x) => {
+                let v = self.scalar(b)?;
+                self.sbinds.push(v);
+                let r = self.scalar(body);
+                self.sbinds.pop();
+                r
+            }
+            // `the` of a lifted array of rank 0 is a read of it
+            ExpKind::Index { array, index } if is_empty_tuple(index) => match self.abind_at(*array, x.loc)? {
+                ABind::Lifted { arr, dims, inner: 0 } => Ok(SBind::Read { arr, at: dims }),
+                ABind::Avoided { arr, rank: 0 } => Ok(SBind::Read { arr, at: vec![] }),
+                _ => self.materialise(x, &HashMap::new()),
+            },
+            // a variable is its own lifted value
+            ExpKind::Var(k) => match self.sbinds.len().checked_sub(k + 1).map(|l| self.sbinds[l].clone()) {
+                Some(b @ SBind::Read { .. }) => Ok(b),
+                _ => self.materialise(x, &HashMap::new()),
+            },
+            _ if !has_nested(x) => self.materialise(x, &HashMap::new()),
+            ExpKind::Cond(c, t, f) if has_nested(t) || has_nested(f) => {
+                let _ = c;
+                Err(unsupported(
+                    x.loc,
+                    "an array computed in a branch of a conditional inside a parallel function",
+                ))
+            }
+            ExpKind::While { .. } => {
+                Err(unsupported(x.loc, "an array computed in a loop inside a parallel function"))
+            }
+            ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, args) if args[1..].iter().any(has_nested) => {
+                Err(unsupported(x.loc, "an array computed in the second operand of a short-circuit operator"))
+            }
+            _ => {
+                // the operands that compute arrays first, each to a lifted
+                // value, then this operation over them
+                let mut done = HashMap::new();
+                let mut kids = Vec::new();
+                each_child(x, |c| kids.push(c));
+                for c in kids {
+                    if has_nested(c) {
+                        let v = self.scalar(c)?;
+                        done.insert(c as *const OpenExp, v);
+                    }
+                }
+                self.materialise(x, &done)
+            }
+        }
+    }
+
+    /// A scalar term that computes no array (except through `done`) as a
+    /// generate over the dimensions it depends on.
+    fn materialise(&mut self, x: &OpenExp, done: &HashMap<*const OpenExp, SBind>) -> Result<SBind> {
+        let frame = self.deps(x, done);
+        let fx = Fx { frame: &frame, depth: 1, done };
+        let body = self.exp(x, &fx)?;
+        let shape = self.shape_of(&frame, x.loc);
+        let arr = self.emit(acc(
+            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
+            x.loc,
+        ));
+        Ok(SBind::Read { arr, at: frame })
+    }
+
+    fn operand<'s>(&mut self, x: &'s OpenExp) -> Result<Operand<'s>> {
+        Ok(if has_nested(x) { Operand::Lifted(self.scalar(x)?) } else { Operand::InPlace(x) })
+    }
+
+    fn operand_dims(&self, o: &Operand) -> Vec<usize> {
+        match o {
+            Operand::InPlace(x) => self.deps(x, &HashMap::new()),
+            Operand::Lifted(b) => self.sbind_dims(b),
+        }
+    }
+
+    fn operand_exp(&mut self, o: &Operand, fx: &Fx) -> Result<OpenExp> {
+        match o {
+            Operand::InPlace(x) => self.exp(x, fx),
+            Operand::Lifted(b) => self.sbind_exp(b, fx, SrcLoc::caller()),
+        }
+    }
+
+    /// A lifted scalar value as an expression in a translated function.
+    fn sbind_exp(&self, b: &SBind, fx: &Fx, loc: SrcLoc) -> Result<OpenExp> {
+        Ok(match b {
+            SBind::Out(l) => e(ExpKind::Var(fx.depth - 1 - l), loc),
+            SBind::Index(dims) => tuple(fx.index(dims, loc)?, loc),
+            SBind::Read { arr, at } => e(
+                ExpKind::Index { array: self.avar(*arr), index: Box::new(tuple(fx.index(at, loc)?, loc)) },
+                loc,
+            ),
+        })
+    }
+
+    /// Translates scalar code of the context into the function of an
+    /// output generate (Note [Lifted forms]).
+    fn exp(&mut self, x: &OpenExp, fx: &Fx) -> Result<OpenExp> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.exp_inner(x, fx))
+    }
+
+    fn exp_inner(&mut self, x: &OpenExp, fx: &Fx) -> Result<OpenExp> {
+        let loc = x.loc;
+        if let Some(b) = fx.done.get(&(x as *const OpenExp)) {
+            return self.sbind_exp(b, fx, loc);
+        }
+        fn under<'f>(fx: &Fx<'f>) -> Fx<'f> {
+            Fx { frame: fx.frame, depth: fx.depth + 1, done: fx.done }
+        }
+        let kind = match &x.kind {
+            ExpKind::Var(k) => {
+                let b = self.sbinds.len().checked_sub(k + 1).map(|l| self.sbinds[l].clone()).ok_or_else(
+                    || Error::Internal(format!("lifting: scalar variable {k} unbound at {loc}")),
+                )?;
+                return self.sbind_exp(&b, fx, loc);
+            }
+            ExpKind::Prj(c, t) => {
+                if let Some(SBind::Index(dims)) =
+                    var_of(t).and_then(|k| self.sbinds.len().checked_sub(k + 1)).map(|l| &self.sbinds[l])
+                {
+                    if let Some(&d) = dims.get(*c) {
+                        return fx.dim(d, loc);
+                    }
+                }
+                ExpKind::Prj(*c, Box::new(self.exp(t, fx)?))
+            }
+            ExpKind::Const(c) => ExpKind::Const(*c),
+            ExpKind::Tuple(xs) => ExpKind::Tuple(xs.iter().map(|y| self.exp(y, fx)).collect::<Result<_>>()?),
+            ExpKind::Prim(op, xs) => {
+                ExpKind::Prim(*op, xs.iter().map(|y| self.exp(y, fx)).collect::<Result<_>>()?)
+            }
+            ExpKind::Cond(c, t, f) => ExpKind::Cond(
+                Box::new(self.exp(c, fx)?),
+                Box::new(self.exp(t, fx)?),
+                Box::new(self.exp(f, fx)?),
+            ),
+            ExpKind::Let(b, body) => {
+                let b = self.exp(b, fx)?;
+                self.sbinds.push(SBind::Out(fx.depth));
+                let body = self.exp(body, &under(fx));
+                self.sbinds.pop();
+                ExpKind::Let(Box::new(b), Box::new(body?))
+            }
+            ExpKind::While { cond, body, init } => {
+                let init = self.exp(init, fx)?;
+                let fun = |f: &Fun, this: &mut Lifter| -> Result<Box<Fun>> {
+                    this.sbinds.push(SBind::Out(fx.depth));
+                    let b = this.exp(&f.body, &under(fx));
+                    this.sbinds.pop();
+                    Ok(Box::new(Fun { params: f.params.clone(), body: b? }))
+                };
+                let cond = fun(cond, self)?;
+                let body = fun(body, self)?;
+                ExpKind::While { cond, body, init: Box::new(init) }
+            }
+            ExpKind::Index { array, index } => {
+                let b = self.abind_at(*array, loc)?;
+                let index = self.exp(index, fx)?;
+                return self.read(&b, index, fx, loc);
+            }
+            ExpKind::LinearIndex { array, index } => {
+                let b = self.abind_at(*array, loc)?;
+                let index = self.exp(index, fx)?;
+                return Ok(match &b {
+                    ABind::Avoided { arr, .. } => {
+                        e(ExpKind::LinearIndex { array: self.avar(*arr), index: Box::new(index) }, loc)
+                    }
+                    ABind::Lifted { .. } => {
+                        let shape = self.inner_shape(&b, loc);
+                        let ix = prim(PrimFun::FromIndex, vec![shape, index], loc);
+                        self.read(&b, ix, fx, loc)?
+                    }
+                });
+            }
+            ExpKind::Shape { array } => {
+                let b = self.abind_at(*array, loc)?;
+                return Ok(self.inner_shape(&b, loc));
+            }
+            ExpKind::ALet(..) => {
+                return Err(unsupported(
+                    loc,
+                    "an array computed in a branch of a conditional or a loop inside a parallel function",
+                ))
+            }
+        };
+        Ok(e(kind, loc))
+    }
+
+    fn abind_at(&self, i: usize, loc: SrcLoc) -> Result<ABind> {
+        self.abind(i)
+            .cloned()
+            .ok_or_else(|| Error::Internal(format!("lifting: array variable {i} unbound at {loc}")))
+    }
+
+    /// The shape of a bound array as the source sees it.
+    fn inner_shape(&self, b: &ABind, loc: SrcLoc) -> OpenExp {
+        let shape = e(ExpKind::Shape { array: self.avar(b.arr()) }, loc);
+        match b {
+            ABind::Avoided { .. } => shape,
+            ABind::Lifted { dims, inner, .. } => {
+                let n = dims.len();
+                let mut comps = Vec::with_capacity(*inner);
+                for c in 0..*inner {
+                    comps.push(prj(n + c, shape.clone(), loc));
+                }
+                tuple(comps, loc)
+            }
+        }
+    }
+
+    /// The element of a bound array at an index (an expression of the
+    /// function being written) of the source's array.
+    fn read(&self, b: &ABind, index: OpenExp, fx: &Fx, loc: SrcLoc) -> Result<OpenExp> {
+        match b {
+            ABind::Avoided { arr, .. } => {
+                Ok(e(ExpKind::Index { array: self.avar(*arr), index: Box::new(index) }, loc))
+            }
+            ABind::Lifted { arr, dims, inner } => {
+                // let ix = index in arr ! (dims ++ ix)
+                let inside = Fx { frame: fx.frame, depth: fx.depth + 1, done: fx.done };
+                let mut comps = inside.index(dims, loc)?;
+                for c in 0..*inner {
+                    comps.push(prj(c, e(ExpKind::Var(0), loc), loc));
+                }
+                let read =
+                    e(ExpKind::Index { array: self.avar(*arr), index: Box::new(tuple(comps, loc)) }, loc);
+                Ok(e(ExpKind::Let(Box::new(index), Box::new(read)), loc))
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------
+    // Array terms inside a context
+
+    /// The lifted form of an array term of the current context.
+    fn array(&mut self, a: &OpenAcc) -> Result<ABind> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.array_inner(a))
+    }
+
+    /// Translates a scalar term that depends on no dimension to the
+    /// enclosing program's scope (an extent or an operator of a lifted
+    /// operation).
+    fn closed(&mut self, x: &OpenExp, what: &str) -> Result<OpenExp> {
+        let done = HashMap::new();
+        if has_nested(x) || !self.deps(x, &done).is_empty() {
+            return Err(unsupported(x.loc, what.to_string()));
+        }
+        let fx = Fx { frame: &[], depth: 0, done: &done };
+        self.exp(x, &fx)
+    }
+
+    fn closed_fun(&mut self, f: &Fun, what: &str) -> Result<Fun> {
+        // the function's parameters are translated as variables of the
+        // output function; nothing else of the context may be used
+        let base = self.sbinds.len();
+        for (i, _) in f.params.iter().enumerate() {
+            self.sbinds.push(SBind::Out(i));
+        }
+        let done = HashMap::new();
+        let deps = self.deps_local(&f.body, f.params.len());
+        let r = if has_nested(&f.body) || !deps.is_empty() {
+            Err(unsupported(f.body.loc, what.to_string()))
+        } else {
+            let fx = Fx { frame: &[], depth: f.params.len(), done: &done };
+            self.exp(&f.body, &fx)
+        };
+        self.sbinds.truncate(base);
+        Ok(Fun { params: f.params.clone(), body: r? })
+    }
+
+    fn deps_local(&self, x: &OpenExp, _params: usize) -> Vec<usize> {
+        self.deps(x, &HashMap::new())
+    }
+
+    fn array_inner(&mut self, a: &OpenAcc) -> Result<ABind> {
+        let loc = a.loc;
+        match &a.kind {
+            AccKind::Var(i) => self.abind_at(*i, loc),
+            AccKind::Let(b, body) => {
+                let v = self.array(b)?;
+                self.abinds.push(v);
+                let r = self.array(body);
+                self.abinds.pop();
+                r
+            }
+            AccKind::Unit(x) => {
+                let v = self.scalar(x)?;
+                Ok(self.lifted_scalar(v))
+            }
+            AccKind::Generate { shape, f } => {
+                let shape = self.closed(
+                    shape,
+                    "a generate whose extent depends on an enclosing function's argument (irregular nesting)",
+                )?;
+                let rank = f.params[0].shape_rank().unwrap_or(0);
+                let new: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
+                self.sbinds.push(SBind::Index(new.clone()));
+                let r = self.scalar(&f.body);
+                self.sbinds.pop();
+                self.nest(r?, &new, loc)
+            }
+            AccKind::Map { f, array } => {
+                let b = self.array(array)?;
+                let new = self.dims_of(&b, loc);
+                let at = union(b.dims(), &new);
+                self.sbinds.push(SBind::Read { arr: b.arr(), at });
+                let r = self.scalar(&f.body);
+                self.sbinds.pop();
+                self.nest(r?, &new, loc)
+            }
+            AccKind::ZipWith { f, a: x, b: y } => {
+                let bx = self.array(x)?;
+                let by = self.array(y)?;
+                let new: Vec<usize> = (0..bx.inner())
+                    .map(|c| {
+                        let (sx, sy) = (self.inner_shape(&bx, loc), self.inner_shape(&by, loc));
+                        self.new_dim(prj(c, prim(PrimFun::Intersect, vec![sx, sy], loc), loc))
+                    })
+                    .collect();
+                self.sbinds.push(SBind::Read { arr: bx.arr(), at: union(bx.dims(), &new) });
+                self.sbinds.push(SBind::Read { arr: by.arr(), at: union(by.dims(), &new) });
+                let r = self.scalar(&f.body);
+                self.sbinds.truncate(self.sbinds.len() - 2);
+                self.nest(r?, &new, loc)
+            }
+            AccKind::Backpermute { shape, f, array } => {
+                let b = self.array(array)?;
+                let shape = self.closed(shape, "a backpermute whose extent depends on an enclosing function's argument (irregular nesting)")?;
+                let rank = f.params[0].shape_rank().unwrap_or(0);
+                let new: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
+                self.sbinds.push(SBind::Index(new.clone()));
+                let r = self.backpermute_body(&b, &f.body, &new, loc);
+                self.sbinds.pop();
+                let (frame, body) = r?;
+                self.generate_over(&frame, body, &new, loc)
+            }
+            AccKind::Slice { spec, array, slix } => {
+                let b = self.array(array)?;
+                let sl = self.operand(slix)?;
+                self.slice(b, sl, spec, loc)
+            }
+            AccKind::Replicate { spec, slix, array } => {
+                let b = self.array(array)?;
+                let slix = self.closed(slix, "a replicate whose extents depend on an enclosing function's argument (irregular nesting)")?;
+                self.replicate(b, slix, spec, loc)
+            }
+            AccKind::Reshape { shape, array } => {
+                let b = self.array(array)?;
+                let rank =
+                    match &shape.kind {
+                        ExpKind::Tuple(xs) => xs.len(),
+                        ExpKind::Shape { array } => self.abind_at(*array, loc)?.inner(),
+                        _ => return Err(unsupported(
+                            loc,
+                            "a reshape inside a parallel function to a shape that is not written as a tuple",
+                        )),
+                    };
+                let shape = self.closed(shape, "a reshape to an extent that depends on an enclosing function's argument (irregular nesting)")?;
+                let dims = b.dims().to_vec();
+                let mut comps: Vec<OpenExp> = dims.iter().map(|&d| self.extent(d)).collect();
+                for c in 0..rank {
+                    comps.push(prj(c, shape.clone(), loc));
+                }
+                let arr = self.emit(acc(
+                    AccKind::Reshape {
+                        shape: tuple(comps, loc),
+                        array: Box::new(acc(AccKind::Var(self.avar(b.arr())), loc)),
+                    },
+                    loc,
+                ));
+                Ok(ABind::Lifted { arr, dims, inner: rank })
+            }
+            AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
+                let name = a.op_name();
+                let b = self.array(array)?;
+                let f = self.closed_fun(
+                    f,
+                    &format!("a {name} whose operator depends on an enclosing function's argument"),
+                )?;
+                let seed = match seed {
+                    Some(z) => Some(self.closed(
+                        z,
+                        &format!("a {name} whose seed depends on an enclosing function's argument"),
+                    )?),
+                    None => None,
+                };
+                let arr = Box::new(acc(AccKind::Var(self.avar(b.arr())), loc));
+                let (kind, inner) = match &a.kind {
+                    AccKind::Fold { .. } => {
+                        (AccKind::Fold { f, seed, array: arr }, b.inner().saturating_sub(1))
+                    }
+                    AccKind::Scan { dir, .. } => {
+                        (AccKind::Scan { dir: *dir, f, seed, array: arr }, b.inner())
+                    }
+                    _ => unreachable!(),
+                };
+                let level = self.emit(acc(kind, loc));
+                Ok(self.bind_result(level, b.dims(), inner))
+            }
+            AccKind::FoldSeg { f, seed, array, offsets } => {
+                let b = self.array(array)?;
+                let o = self.array(offsets)?;
+                let ABind::Avoided { arr: o, .. } = o else {
+                    return Err(unsupported(
+                        loc,
+                        "segment offsets that depend on an enclosing function's argument",
+                    ));
+                };
+                let f = self.closed_fun(
+                    f,
+                    "a segmented fold whose operator depends on an enclosing function's argument",
+                )?;
+                let seed = match seed {
+                    Some(z) => Some(self.closed(
+                        z,
+                        "a segmented fold whose seed depends on an enclosing function's argument",
+                    )?),
+                    None => None,
+                };
+                let kind = AccKind::FoldSeg {
+                    f,
+                    seed,
+                    array: Box::new(acc(AccKind::Var(self.avar(b.arr())), loc)),
+                    offsets: Box::new(acc(AccKind::Var(self.avar(o)), loc)),
+                };
+                let level = self.emit(acc(kind, loc));
+                Ok(self.bind_result(level, b.dims(), b.inner()))
+            }
+            AccKind::Permute { combine, defaults, index, source } => {
+                self.permute(combine, defaults, index, source, loc)
+            }
+            _ => Err(unsupported(loc, format!("{} inside a parallel function", a.op_name()))),
+        }
+    }
+
+    /// The frame and element of a backpermute of `b` by the index function
+    /// `f` (whose parameter is bound to the new dimensions).
+    fn backpermute_body(
+        &mut self,
+        b: &ABind,
+        f: &OpenExp,
+        new: &[usize],
+        loc: SrcLoc,
+    ) -> Result<(Vec<usize>, OpenExp)> {
+        let ix = self.operand(f)?;
+        let frame = union(&union(&self.operand_dims(&ix), b.dims()), new);
+        let done = HashMap::new();
+        let fx = Fx { frame: &frame, depth: 1, done: &done };
+        let index = self.operand_exp(&ix, &fx)?;
+        let body = self.read(b, index, &fx, loc)?;
+        Ok((frame, body))
+    }
+
+    fn bind_result(&self, arr: usize, dims: &[usize], inner: usize) -> ABind {
+        if dims.is_empty() {
+            ABind::Avoided { arr, rank: inner }
+        } else {
+            ABind::Lifted { arr, dims: dims.to_vec(), inner }
+        }
+    }
+
+    /// A lifted scalar as a lifted array of rank 0.
+    fn lifted_scalar(&self, v: SBind) -> ABind {
+        match v {
+            SBind::Read { arr, at } => self.bind_result(arr, &at, 0),
+            // (`scalar` always returns reads)
+            _ => ABind::Avoided { arr: 0, rank: 0 },
+        }
+    }
+
+    /// The array computed by a function over the new dimensions `new`,
+    /// whose body's lifted value is `v`: an array of the dimensions it
+    /// depends on outside and all of `new`.
+    fn nest(&mut self, v: SBind, new: &[usize], loc: SrcLoc) -> Result<ABind> {
+        let outside: Vec<usize> = self.sbind_dims(&v).into_iter().filter(|d| !new.contains(d)).collect();
+        let frame = union(&outside, new);
+        let arr = self.expand(v, &frame, loc)?;
+        Ok(self.bind_result(arr, &outside, new.len()))
+    }
+
+    /// `generate` over `frame` (the dimensions outside, then `new`) of an
+    /// element already written as a function of it.
+    fn generate_over(&mut self, frame: &[usize], body: OpenExp, new: &[usize], loc: SrcLoc) -> Result<ABind> {
+        let shape = self.shape_of(frame, loc);
+        let arr = self.emit(acc(
+            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
+            loc,
+        ));
+        let outside: Vec<usize> = frame.iter().copied().filter(|d| !new.contains(d)).collect();
+        Ok(self.bind_result(arr, &outside, new.len()))
+    }
+
+    fn slice(&mut self, b: ABind, slix: Operand, spec: &SliceSpec, loc: SrcLoc) -> Result<ABind> {
+        let src = self.inner_shape(&b, loc);
+        let dims = std::iter::repeat_n(&SliceDim::All, spec.any_rank).chain(&spec.dims);
+        let mut new = Vec::new();
+        for (k, d) in dims.clone().enumerate() {
+            if let SliceDim::All = d {
+                new.push(self.new_dim(prj(k, src.clone(), loc)));
+            }
+        }
+        let frame = union(&union(b.dims(), &self.operand_dims(&slix)), &new);
+        let done = HashMap::new();
+        let fx = Fx { frame: &frame, depth: 1, done: &done };
+        // let s = slix in b ! (the full index)
+        let inside = Fx { frame: &frame, depth: 2, done: &done };
+        let s = self.operand_exp(&slix, &fx)?;
+        let (mut comps, mut fixed, mut all) = (Vec::new(), 0, 0);
+        for d in dims {
+            match d {
+                SliceDim::All => {
+                    comps.push(inside.dim(new[all], loc)?);
+                    all += 1;
+                }
+                SliceDim::Fixed => {
+                    comps.push(prj(fixed, e(ExpKind::Var(0), loc), loc));
+                    fixed += 1;
+                }
+            }
+        }
+        let read = self.read(&b, tuple(comps, loc), &inside, loc)?;
+        let body = e(ExpKind::Let(Box::new(s), Box::new(read)), loc);
+        self.generate_over(&frame, body, &new, loc)
+    }
+
+    fn replicate(&mut self, b: ABind, slix: OpenExp, spec: &SliceSpec, loc: SrcLoc) -> Result<ABind> {
+        let src = self.inner_shape(&b, loc);
+        let dims: Vec<&SliceDim> =
+            std::iter::repeat_n(&SliceDim::All, spec.any_rank).chain(&spec.dims).collect();
+        let (mut new, mut keep) = (Vec::new(), Vec::new());
+        let (mut s, mut fixed) = (0, 0);
+        for d in &dims {
+            match d {
+                SliceDim::All => {
+                    let dim = self.new_dim(prj(s, src.clone(), loc));
+                    new.push(dim);
+                    keep.push(dim);
+                    s += 1;
+                }
+                SliceDim::Fixed => {
+                    new.push(self.new_dim(prj(fixed, slix.clone(), loc)));
+                    fixed += 1;
+                }
+            }
+        }
+        let frame = union(b.dims(), &new);
+        let done = HashMap::new();
+        let fx = Fx { frame: &frame, depth: 1, done: &done };
+        let ix = tuple(fx.index(&keep, loc)?, loc);
+        let body = self.read(&b, ix, &fx, loc)?;
+        self.generate_over(&frame, body, &new, loc)
+    }
+
+    fn permute(
+        &mut self,
+        combine: &Fun,
+        defaults: &OpenAcc,
+        index: &Fun,
+        source: &OpenAcc,
+        loc: SrcLoc,
+    ) -> Result<ABind> {
+        let combine = self.closed_fun(
+            combine,
+            "a permute whose combining function depends on an enclosing function's argument",
+        )?;
+        let d = self.array(defaults)?;
+        let s = self.array(source)?;
+        let new = self.dims_of(&s, loc);
+        self.sbinds.push(SBind::Index(new.clone()));
+        let r = self.permute_with(combine, &d, &s, &index.body, &new, loc);
+        self.sbinds.pop();
+        r
+    }
+
+    /// `permute` of lifted arrays, the index function's parameter bound to
+    /// the source's own dimensions `new`: one permute over the outside
+    /// dimensions, each combining into its own part of the defaults.
+    fn permute_with(
+        &mut self,
+        combine: Fun,
+        d: &ABind,
+        s: &ABind,
+        index: &OpenExp,
+        new: &[usize],
+        loc: SrcLoc,
+    ) -> Result<ABind> {
+        let ix = self.operand(index)?;
+        let ix_outside: Vec<usize> =
+            self.operand_dims(&ix).into_iter().filter(|x| !new.contains(x)).collect();
+        let outside = union(&union(d.dims(), s.dims()), &ix_outside);
+        // the defaults, over the outside dimensions and their own
+        let dnew = self.dims_of(d, loc);
+        let dframe = union(&outside, &dnew);
+        let done = HashMap::new();
+        let dfx = Fx { frame: &dframe, depth: 1, done: &done };
+        let dix = tuple(dfx.index(&dnew, loc)?, loc);
+        let dbody = self.read(d, dix, &dfx, loc)?;
+        let dshape = self.shape_of(&dframe, loc);
+        let defaults = self.emit(acc(
+            AccKind::Generate {
+                shape: dshape,
+                f: Fun { params: vec![EltTy::shape(dframe.len())], body: dbody },
+            },
+            loc,
+        ));
+        // the source, over the outside dimensions and its own
+        let sframe = union(&outside, new);
+        let sfx = Fx { frame: &sframe, depth: 1, done: &done };
+        let six = tuple(sfx.index(new, loc)?, loc);
+        let sbody = self.read(s, six, &sfx, loc)?;
+        let sshape = self.shape_of(&sframe, loc);
+        let source = acc(
+            AccKind::Generate {
+                shape: sshape,
+                f: Fun { params: vec![EltTy::shape(sframe.len())], body: sbody },
+            },
+            loc,
+        );
+        // the index function: (b, t) at the source's index, and the
+        // outside dimensions in front of `t`
+        let r = self.operand_exp(&ix, &sfx)?;
+        let inside = Fx { frame: &sframe, depth: 2, done: &done };
+        let mut target = inside.index(&outside, loc)?;
+        for c in 0..d.inner() {
+            target.push(prj(c, prj(1, e(ExpKind::Var(0), loc), loc), loc));
+        }
+        let pair = tuple(vec![prj(0, e(ExpKind::Var(0), loc), loc), tuple(target, loc)], loc);
+        let index = Fun {
+            params: vec![EltTy::shape(sframe.len())],
+            body: e(ExpKind::Let(Box::new(r), Box::new(pair)), loc),
+        };
+        let arr = self.emit(acc(
+            AccKind::Permute {
+                combine,
+                defaults: Box::new(acc(AccKind::Var(self.avar(defaults)), loc)),
+                index,
+                source: Box::new(source),
+            },
+            loc,
+        ));
+        Ok(self.bind_result(arr, &outside, d.inner()))
+    }
+}
+
+fn is_empty_tuple(x: &OpenExp) -> bool {
+    matches!(&x.kind, ExpKind::Tuple(xs) if xs.is_empty())
+}
+
+/// A scalar operand of a lifted operation (a slice index, an index
+/// function's result): computed where it is used when it computes no
+/// array, else lifted to a value of its own.
+enum Operand<'s> {
+    InPlace(&'s OpenExp),
+    Lifted(SBind),
+}
+
+/// The scalar variable a term is, if it is one.
+fn var_of(t: &OpenExp) -> Option<usize> {
+    match t.kind {
+        ExpKind::Var(k) => Some(k),
+        _ => None,
+    }
+}
