@@ -1,36 +1,301 @@
 //! Nested data parallelism: programs written with arrays computed inside
 //! scalar functions, flattened by the lifting transformation
-//! (`trafo::lift`, the sequences thesis ch.4).
+//! (`trafo::lift`, the sequences thesis ch.4). Each is checked against a
+//! plain-Rust reference and, where it has one, against its hand-flattened
+//! Accelerate form: same result, and for regular programs the same kernels
+//! and intermediate arrays (`stats`). These run on the backend
+//! `ACCELERATE_BACKEND` names and with the pipeline's switches from the
+//! environment, so CI runs them on every backend, with fusion on and off.
+
+mod common;
 
 use accelerate::prelude::*;
+use accelerate::{run_with, stats_with, Config, Error};
+use proptest::prelude::*;
 
-fn matrix(rows: usize, cols: usize) -> Matrix<f64> {
-    let data: Vec<f64> = (0..rows * cols).map(|k| ((k * 7919) % 23) as f64 - 11.0).collect();
-    Array::from_vec(Snoc(Snoc(Z, rows as i64), cols as i64), data).unwrap()
+fn env() -> Config {
+    Config::from_env().expect("configuration from the environment")
 }
 
-fn vector(n: usize) -> Vector<f64> {
-    Vector::from_elems((0..n).map(|k| ((k * 31) % 7) as f64 * 0.5 - 1.0).collect())
+fn run_env<A: Arrays>(acc: &Acc<A>) -> Result<A, Error> {
+    run_with(acc, &env())
+}
+
+fn values(n: usize, seed: usize) -> Vec<f64> {
+    // small integers: every sum below is exact in f64, in any order
+    (0..n).map(|k| (((k + seed) * 7919) % 23) as f64 - 11.0).collect()
+}
+
+fn matrix(rows: usize, cols: usize, seed: usize) -> Matrix<f64> {
+    Array::from_vec(Snoc(Snoc(Z, rows as i64), cols as i64), values(rows * cols, seed)).unwrap()
 }
 
 fn dotp(a: &Acc<Vector<f64>>, b: &Acc<Vector<f64>>) -> Acc<Scalar<f64>> {
     a.zip_with(b, |x, y| x * y).fold(0.0, |s, t| s + t)
 }
 
+/// Row `i` of a matrix.
+fn row(m: &Acc<Matrix<f64>>, i: &Exp<i64>) -> Acc<Vector<f64>> {
+    m.slice(any_dims::<Z>().fixed(i).all())
+}
+
+/// Column `j` of a matrix.
+fn column(m: &Acc<Matrix<f64>>, j: &Exp<i64>) -> Acc<Vector<f64>> {
+    m.slice(any_dims::<Z>().all().fixed(j))
+}
+
+fn matvec_nested(m: &Acc<Matrix<f64>>, v: &Acc<Vector<f64>>) -> Acc<Vector<f64>> {
+    let (n, _) = unindex2(m.shape());
+    generate(index1(n), |ix| dotp(&row(m, &unindex1(ix)), v).the())
+}
+
+fn matvec_flat(m: &Acc<Matrix<f64>>, v: &Acc<Vector<f64>>) -> Acc<Vector<f64>> {
+    let (n, _) = unindex2(m.shape());
+    let vs = v.replicate(any_dims::<Z>().fixed(n).all());
+    m.zip_with(&vs, |x, y| x * y).fold(0.0, |s, t| s + t)
+}
+
+fn matvec_ref(m: &[f64], v: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    (0..rows).map(|i| (0..cols).map(|j| m[i * cols + j] * v[j]).sum()).collect()
+}
+
 #[test]
 fn matrix_vector_product_as_a_generate_of_dotp_of_rows() {
-    let (rows, cols) = (5, 7);
-    let m = use_array(matrix(rows, cols));
-    let v = use_array(vector(cols));
-    let (n, _) = unindex2(m.shape());
-    let r = generate(index1(n), |ix| {
-        let i = unindex1(ix);
-        let row = m.slice(any_dims::<Z>().fixed(i).all());
-        dotp(&row, &v).the()
+    for (rows, cols) in [(5, 7), (1, 1), (0, 3), (3, 0), (64, 33)] {
+        let mv = matrix(rows, cols, 1);
+        let vv = Vector::from_elems(values(cols, 2));
+        let m = use_array(mv.clone());
+        let v = use_array(vv.clone());
+        let nested = run_env(&matvec_nested(&m, &v)).unwrap().to_vec();
+        let flat = run_env(&matvec_flat(&m, &v)).unwrap().to_vec();
+        let want = matvec_ref(&mv.to_vec(), &vv.to_vec(), rows, cols);
+        assert_eq!(nested, want, "{rows}x{cols}");
+        assert_eq!(flat, want, "{rows}x{cols}");
+    }
+}
+
+#[test]
+fn regular_nesting_compiles_to_what_the_hand_flattened_form_does() {
+    let m = use_array(matrix(6, 5, 3));
+    let v = use_array(Vector::from_elems(values(5, 4)));
+    let nested = stats_with(&matvec_nested(&m, &v), &Config::default()).unwrap();
+    let flat = stats_with(&matvec_flat(&m, &v), &Config::default()).unwrap();
+    assert_eq!(nested, flat);
+    assert_eq!(nested.kernels, 1, "{nested:?}");
+
+    let a = use_array(matrix(4, 6, 5));
+    let b = use_array(matrix(6, 3, 6));
+    let nested = stats_with(&matmul_nested(&a, &b), &Config::default()).unwrap();
+    let flat = stats_with(&matmul_flat(&a, &b), &Config::default()).unwrap();
+    assert_eq!(nested.kernels, flat.kernels, "{nested:?} {flat:?}");
+    assert_eq!(nested.intermediate_bytes, flat.intermediate_bytes, "{nested:?} {flat:?}");
+}
+
+#[test]
+fn the_lifted_program_has_no_segment_descriptor_and_explain_shows_it() {
+    let m = use_array(matrix(3, 4, 1));
+    let v = use_array(Vector::from_elems(values(4, 2)));
+    let text = accelerate::explain_with(&matvec_nested(&m, &v), &Config::default()).unwrap();
+    let lift = text.split("== lift ==").nth(1).expect("a lift phase").split("== ").next().unwrap();
+    assert!(!lift.contains("fold_seg") && !lift.contains("scanl"), "{lift}");
+    assert!(lift.contains("fold"), "{lift}");
+    // the plan: one fold kernel, the rows and the products fused into it
+    let plan = text.split("== plan ==").nth(1).unwrap();
+    assert_eq!(plan.matches("launch").count(), 1, "{plan}");
+}
+
+fn matmul_nested(a: &Acc<Matrix<f64>>, b: &Acc<Matrix<f64>>) -> Acc<Matrix<f64>> {
+    let (n, _) = unindex2(a.shape());
+    let (_, m) = unindex2(b.shape());
+    generate(index2(n, m), |ix| {
+        let (i, j) = unindex2(ix);
+        dotp(&row(a, &i), &column(b, &j)).the()
+    })
+}
+
+fn matmul_flat(a: &Acc<Matrix<f64>>, b: &Acc<Matrix<f64>>) -> Acc<Matrix<f64>> {
+    let (n, _) = unindex2(a.shape());
+    let (k, m) = unindex2(b.shape());
+    let bt = b.backpermute(index2(&m, k), |ix| {
+        let (j, p) = unindex2(ix);
+        index2(p, j)
     });
-    println!("{}", accelerate::explain(&r).unwrap());
-    let got = run(&r).unwrap().to_vec();
-    let (mm, vv) = (matrix(rows, cols).to_vec(), vector(cols).to_vec());
-    let want: Vec<f64> = (0..rows).map(|i| (0..cols).map(|j| mm[i * cols + j] * vv[j]).sum()).collect();
-    assert_eq!(got, want);
+    let ar = a.replicate(any_dims::<Z>().all().fixed(&m).all());
+    let br = bt.replicate(any_dims::<Z>().fixed(n).all().all());
+    ar.zip_with(&br, |x, y| x * y).fold(0.0, |s, t| s + t)
+}
+
+fn matmul_ref(a: &[f64], b: &[f64], n: usize, k: usize, m: usize) -> Vec<f64> {
+    let mut c = vec![0.0; n * m];
+    for i in 0..n {
+        for j in 0..m {
+            c[i * m + j] = (0..k).map(|p| a[i * k + p] * b[p * m + j]).sum();
+        }
+    }
+    c
+}
+
+#[test]
+fn matrix_product_as_a_generate_of_dotp_of_a_row_and_a_column() {
+    for (n, k, m) in [(4, 6, 3), (1, 1, 1), (0, 2, 3), (2, 0, 2), (9, 17, 5)] {
+        let (av, bv) = (matrix(n, k, 7), matrix(k, m, 8));
+        let (a, b) = (use_array(av.clone()), use_array(bv.clone()));
+        let want = matmul_ref(&av.to_vec(), &bv.to_vec(), n, k, m);
+        assert_eq!(run_env(&matmul_nested(&a, &b)).unwrap().to_vec(), want, "{n}x{k}x{m}");
+        assert_eq!(run_env(&matmul_flat(&a, &b)).unwrap().to_vec(), want, "{n}x{k}x{m}");
+    }
+}
+
+#[test]
+fn a_batch_of_small_matrix_products() {
+    // c[p] = a[p] x b[p] for a batch of p matrices, written per element
+    let (batch, n, k, m) = (3usize, 2usize, 4usize, 3usize);
+    let av = values(batch * n * k, 9);
+    let bv = values(batch * k * m, 10);
+    let a = use_array(Array::from_vec(Snoc(Snoc(Snoc(Z, batch as i64), n as i64), k as i64), av.clone()).unwrap());
+    let b = use_array(Array::from_vec(Snoc(Snoc(Snoc(Z, batch as i64), k as i64), m as i64), bv.clone()).unwrap());
+    let r = generate(index3(batch as i64, n as i64, m as i64), |ix| {
+        let (p, i, j) = unindex3(ix);
+        let arow = a.slice(any_dims::<Z>().fixed(&p).fixed(&i).all());
+        let bcol = b.slice(any_dims::<Z>().fixed(&p).all().fixed(&j));
+        dotp(&arow, &bcol).the()
+    });
+    let mut want = Vec::new();
+    for p in 0..batch {
+        want.extend(matmul_ref(&av[p * n * k..(p + 1) * n * k], &bv[p * k * m..(p + 1) * k * m], n, k, m));
+    }
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
+#[test]
+fn per_row_histograms() {
+    // h[r][b] = how many elements of row r fall in bin b
+    let (rows, cols, bins) = (4usize, 9usize, 5i64);
+    let data: Vec<i64> = (0..rows * cols).map(|k| ((k * 37) % 11) as i64 % bins).collect();
+    let d = use_array(Array::from_vec(Snoc(Snoc(Z, rows as i64), cols as i64), data.clone()).unwrap());
+    let r = generate(index2(rows as i64, bins), |ix| {
+        let (r, b) = unindex2(ix);
+        let line = d.slice(any_dims::<Z>().fixed(&r).all());
+        let ones = fill(index1(cols as i64), 1i32);
+        let hist = ones.permute(|new, old| new + old, fill(index1(bins), 0i32), |j| just(index1(line.index(j))));
+        hist.index(index1(b))
+    });
+    let mut want = vec![0i32; rows * bins as usize];
+    for r in 0..rows {
+        for c in 0..cols {
+            want[r * bins as usize + data[r * cols + c] as usize] += 1;
+        }
+    }
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
+#[test]
+fn two_levels_of_nesting() {
+    // for each i, the largest over j of the dot product of a[i][j] with v
+    let (n, m, k) = (3usize, 4usize, 5usize);
+    let av = values(n * m * k, 11);
+    let vv = values(k, 12);
+    let a = use_array(Array::from_vec(Snoc(Snoc(Snoc(Z, n as i64), m as i64), k as i64), av.clone()).unwrap());
+    let v = use_array(Vector::from_elems(vv.clone()));
+    let r = generate(index1(n as i64), |i| {
+        let i = unindex1(i);
+        let inner = generate(index1(m as i64), |j| {
+            let line = a.slice(any_dims::<Z>().fixed(&i).fixed(unindex1(j)).all());
+            dotp(&line, &v).the()
+        });
+        inner.fold(f64::NEG_INFINITY, |x, y| x.max(y)).the()
+    });
+    let want: Vec<f64> = (0..n)
+        .map(|i| {
+            (0..m)
+                .map(|j| (0..k).map(|p| av[(i * m + j) * k + p] * vv[p]).sum::<f64>())
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
+#[test]
+fn a_nested_array_inside_scalar_arithmetic() {
+    // x + sum(ys * x): the array is read inside an operator's operand
+    let xs = use_array(Vector::from_elems(vec![1.0f64, -2.0, 0.5]));
+    let ys = use_array(Vector::from_elems(vec![3.0f64, 4.0]));
+    let r = xs.map(|x| x + ys.map(|y| y * x).fold(0.0, |a, b| a + b).the() * 2.0);
+    let want: Vec<f64> = [1.0f64, -2.0, 0.5].iter().map(|x| x + (3.0 * x + 4.0 * x) * 2.0).collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
+#[test]
+fn a_nested_array_read_twice_is_computed_once() {
+    let m = use_array(matrix(3, 4, 2));
+    let r = generate(index1(3), |i| {
+        let line = row(&m, &unindex1(i));
+        let s = line.fold(0.0, |a, b| a + b);
+        s.the() * s.the() + line.size().cast::<f64>()
+    });
+    let mv = matrix(3, 4, 2).to_vec();
+    let want: Vec<f64> = (0..3)
+        .map(|i| {
+            let s: f64 = mv[i * 4..i * 4 + 4].iter().sum();
+            s * s + 4.0
+        })
+        .collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+    let text = accelerate::explain_with(&r, &Config::default()).unwrap();
+    let sharing = text.split("== sharing ==").nth(1).unwrap().split("== ").next().unwrap();
+    assert_eq!(sharing.matches("fold").count(), 1, "{sharing}");
+}
+
+#[test]
+fn an_error_inside_a_nested_array_names_the_users_line_and_the_outer_index() {
+    let m = use_array(matrix(3, 4, 2));
+    let mut line = 0;
+    let r = generate(index1(3), |i| {
+        let i = unindex1(i);
+        let rw = row(&m, &i);
+        line = line!() + 1;
+        rw.index(index1(&i + 2)) // past the end of the row for i = 2
+    });
+    let err = run_env(&r).unwrap_err();
+    assert!(err.to_string().contains(&format!("nested.rs:{line}:")), "{err}");
+    match err {
+        Error::IndexOutOfBounds { index, .. } => assert_eq!(index.last(), Some(&4), "{index:?}"),
+        other => panic!("expected an index out of bounds, got {other:?}"),
+    }
+}
+
+#[test]
+fn constructs_not_flattened_yet_say_which() {
+    let xs = use_array(Vector::from_elems(vec![1i64, 2, 3]));
+    // an array computed in a loop of a parallel function
+    let r = xs.map(|x| {
+        let ys = fill(index1(4), 1i64);
+        iterate(3, |s| s + ys.map(|y| y * x).fold(0, |a, b| a + b).the(), 0i64)
+    });
+    match run_env(&r).unwrap_err() {
+        Error::NestedParallelism { what, .. } => assert!(what.contains("loop"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+    // a fold whose operator depends on the element
+    let r = xs.map(|x| fill(index1(4), 1i64).fold(0, |a, b| a + b * x).the());
+    match run_env(&r).unwrap_err() {
+        Error::NestedParallelism { what, .. } => assert!(what.contains("operator"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(common::config(48))]
+
+    #[test]
+    fn nested_products_agree_with_plain_rust(n in 0usize..6, k in 0usize..7, m in 0usize..5, seed in 0usize..100) {
+        let (av, bv) = (matrix(n, k, seed), matrix(k, m, seed + 1));
+        let (a, b) = (use_array(av.clone()), use_array(bv.clone()));
+        let want = matmul_ref(&av.to_vec(), &bv.to_vec(), n, k, m);
+        prop_assert_eq!(run_env(&matmul_nested(&a, &b)).unwrap().to_vec(), want);
+        let vv = Vector::from_elems(values(k, seed + 2));
+        let v = use_array(vv.clone());
+        let want = matvec_ref(&av.to_vec(), &vv.to_vec(), n, k);
+        prop_assert_eq!(run_env(&matvec_nested(&a, &v)).unwrap().to_vec(), want);
+    }
 }
