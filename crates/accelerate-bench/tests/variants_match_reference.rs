@@ -63,8 +63,13 @@ fn smvm_variants_match_reference() {
 }
 
 #[test]
+fn matvec_variants_match_reference() {
+    check("matvec");
+}
+
+#[test]
 fn every_benchmark_is_tested_here() {
-    let tested = ["triad", "dotp", "saxpy", "blackscholes", "mandelbrot", "nbody", "smvm"];
+    let tested = ["triad", "dotp", "saxpy", "blackscholes", "mandelbrot", "nbody", "smvm", "matvec"];
     for b in programs::ALL {
         assert!(tested.contains(&b.name), "add a test for {}", b.name);
     }

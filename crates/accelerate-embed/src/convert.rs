@@ -633,7 +633,7 @@ struct ExpConverter<'a> {
 /// A term bound at a scalar node: a scalar `Let` or a nested array's `ALet`.
 enum Bound {
     Exp(OpenExp),
-    Acc(OpenAcc),
+    Acc(Box<OpenAcc>),
 }
 
 impl<'a> ExpConverter<'a> {
@@ -705,7 +705,7 @@ impl<'a> ExpConverter<'a> {
         let mut result = Ok(());
         for &b in &binds {
             let t = if self.nested.contains(&b) {
-                self.nested_acc(b).map(Bound::Acc)
+                self.nested_acc(b).map(|a| Bound::Acc(Box::new(a)))
             } else {
                 self.exp(b).map(Bound::Exp)
             };
@@ -738,7 +738,7 @@ impl<'a> ExpConverter<'a> {
             }
             Bound::Acc(a) => {
                 let loc = a.loc;
-                OpenExp::new(ExpKind::ALet(Box::new(a), Box::new(body)), loc)
+                OpenExp::new(ExpKind::ALet(a, Box::new(body)), loc)
             }
         }))
     }

@@ -152,8 +152,12 @@ fn a_batch_of_small_matrix_products() {
     let (batch, n, k, m) = (3usize, 2usize, 4usize, 3usize);
     let av = values(batch * n * k, 9);
     let bv = values(batch * k * m, 10);
-    let a = use_array(Array::from_vec(Snoc(Snoc(Snoc(Z, batch as i64), n as i64), k as i64), av.clone()).unwrap());
-    let b = use_array(Array::from_vec(Snoc(Snoc(Snoc(Z, batch as i64), k as i64), m as i64), bv.clone()).unwrap());
+    let a = use_array(
+        Array::from_vec(Snoc(Snoc(Snoc(Z, batch as i64), n as i64), k as i64), av.clone()).unwrap(),
+    );
+    let b = use_array(
+        Array::from_vec(Snoc(Snoc(Snoc(Z, batch as i64), k as i64), m as i64), bv.clone()).unwrap(),
+    );
     let r = generate(index3(batch as i64, n as i64, m as i64), |ix| {
         let (p, i, j) = unindex3(ix);
         let arow = a.slice(any_dims::<Z>().fixed(&p).fixed(&i).all());
@@ -177,7 +181,8 @@ fn per_row_histograms() {
         let (r, b) = unindex2(ix);
         let line = d.slice(any_dims::<Z>().fixed(&r).all());
         let ones = fill(index1(cols as i64), 1i32);
-        let hist = ones.permute(|new, old| new + old, fill(index1(bins), 0i32), |j| just(index1(line.index(j))));
+        let hist =
+            ones.permute(|new, old| new + old, fill(index1(bins), 0i32), |j| just(index1(line.index(j))));
         hist.index(index1(b))
     });
     let mut want = vec![0i32; rows * bins as usize];
@@ -195,7 +200,8 @@ fn two_levels_of_nesting() {
     let (n, m, k) = (3usize, 4usize, 5usize);
     let av = values(n * m * k, 11);
     let vv = values(k, 12);
-    let a = use_array(Array::from_vec(Snoc(Snoc(Snoc(Z, n as i64), m as i64), k as i64), av.clone()).unwrap());
+    let a =
+        use_array(Array::from_vec(Snoc(Snoc(Snoc(Z, n as i64), m as i64), k as i64), av.clone()).unwrap());
     let v = use_array(Vector::from_elems(vv.clone()));
     let r = generate(index1(n as i64), |i| {
         let i = unindex1(i);

@@ -26,6 +26,7 @@
 pub mod blackscholes;
 pub mod dotp;
 pub mod mandelbrot;
+pub mod matvec;
 pub mod nbody;
 pub mod saxpy;
 pub mod smvm;
@@ -61,6 +62,7 @@ pub const ALL: &[Benchmark] = &[
     Benchmark { name: "mandelbrot", bench: mandelbrot::bench, compile: Some(mandelbrot::compile_probe) },
     Benchmark { name: "nbody", bench: nbody::bench, compile: Some(nbody::compile_probe) },
     Benchmark { name: "smvm", bench: smvm::bench, compile: Some(smvm::compile_probe) },
+    Benchmark { name: "matvec", bench: matvec::bench, compile: Some(matvec::compile_probe) },
 ];
 
 pub fn find(name: &str) -> Option<&'static Benchmark> {
