@@ -48,7 +48,7 @@
 //! the level it stands for at the depth where it is placed.
 
 use crate::avars::{exp_arrays_mut, parts_mut, Part};
-use accelerate_base::array::{ArraysTy, EltTy, SliceDim, SliceSpec};
+use accelerate_base::array::{ArraysTy, EltTy, ScalarTy, ScalarVal, SliceDim, SliceSpec};
 use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_ir::verify::acc_ty;
 use accelerate_ir::visit::{each_child, each_exp};
@@ -138,7 +138,9 @@ fn flatten_inner(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<()> {
 /// A dimension of a context: its extent, an `i64` expression of the
 /// output's array variables as they were at `depth`.
 struct Dim {
-    extent: OpenExp,
+    /// `None` for a dimension of an irregular array, whose extent differs
+    /// from one context index to the next.
+    extent: Option<OpenExp>,
     depth: usize,
 }
 
@@ -152,6 +154,10 @@ enum SBind {
     /// The element of output array `arr` (by level) at the index of the
     /// dimensions `at` (Note [Lifted forms]).
     Read { arr: usize, at: Vec<usize> },
+    /// The element of a bound array at the index of the dimensions `at`
+    /// (after the array's own outside dimensions): a `map`'s or
+    /// `zip_with`'s argument over an irregular array.
+    Elem { b: ABind, at: Vec<usize> },
 }
 
 /// What a variable of the source's array environment stands for.
@@ -162,25 +168,37 @@ enum ABind {
     /// Output array `arr`, of shape `dims ++ sh` for the source array's
     /// shape `sh`, of rank `inner`.
     Lifted { arr: usize, dims: Vec<usize>, inner: usize },
+    /// An array whose shape depends on the context (Note [Irregular
+    /// arrays]): for each index of `dims`, its shape in `shapes` (an array
+    /// of shape `dims`), its elements in row-major order from position
+    /// `offsets[i]` of the vector `vals`, `i` the context index's row-major
+    /// position (`offsets` has one more element, the total).
+    Irregular { shapes: usize, offsets: usize, vals: usize, dims: Vec<usize>, inner: usize },
 }
 
 impl ABind {
+    /// The output array holding the elements (for an irregular array,
+    /// its values, which only its own operations read).
     fn arr(&self) -> usize {
         match self {
             ABind::Avoided { arr, .. } | ABind::Lifted { arr, .. } => *arr,
+            ABind::Irregular { vals, .. } => *vals,
         }
     }
     fn dims(&self) -> &[usize] {
         match self {
             ABind::Avoided { .. } => &[],
-            ABind::Lifted { dims, .. } => dims,
+            ABind::Lifted { dims, .. } | ABind::Irregular { dims, .. } => dims,
         }
     }
     fn inner(&self) -> usize {
         match self {
             ABind::Avoided { rank, .. } => *rank,
-            ABind::Lifted { inner, .. } => *inner,
+            ABind::Lifted { inner, .. } | ABind::Irregular { inner, .. } => *inner,
         }
+    }
+    fn is_irregular(&self) -> bool {
+        matches!(self, ABind::Irregular { .. })
     }
 }
 
@@ -214,6 +232,10 @@ struct Fx<'f> {
     frame: &'f [usize],
     /// Output scalar variables in scope.
     depth: usize,
+    /// The level of the output scalar variable holding the index of the
+    /// frame (the generate's parameter, or a let for an irregular array's
+    /// elements, `Lifter::irregular`).
+    k: usize,
     /// Source subterms already lifted, by address, and their lifted value.
     done: &'f HashMap<*const OpenExp, SBind>,
 }
@@ -224,7 +246,7 @@ impl Fx<'_> {
         let pos = self.frame.iter().position(|&x| x == d).ok_or_else(|| {
             Error::Internal(format!("lifting: dimension {d} is not in the frame {:?}", self.frame))
         })?;
-        Ok(prj(pos, e(ExpKind::Var(self.depth - 1), loc), loc))
+        Ok(prj(pos, e(ExpKind::Var(self.depth - 1 - self.k), loc), loc))
     }
 
     fn index(&self, dims: &[usize], loc: SrcLoc) -> Result<Vec<OpenExp>> {
@@ -268,21 +290,28 @@ impl Lifter {
     }
 
     fn new_dim(&mut self, extent: OpenExp) -> usize {
-        self.dims.push(Dim { extent, depth: self.adepth() });
+        self.dims.push(Dim { extent: Some(extent), depth: self.adepth() });
+        self.dims.len() - 1
+    }
+
+    fn new_irregular_dim(&mut self) -> usize {
+        self.dims.push(Dim { extent: None, depth: self.adepth() });
         self.dims.len() - 1
     }
 
     /// The extent of dimension `d`, written at the current depth.
-    fn extent(&self, d: usize) -> OpenExp {
+    fn extent(&self, d: usize) -> Result<OpenExp> {
         let dim = &self.dims[d];
-        let mut x = dim.extent.clone();
+        let mut x = dim.extent.clone().ok_or_else(|| {
+            Error::Internal(format!("lifting: the extent of dimension {d}, of an irregular array"))
+        })?;
         let by = self.adepth() - dim.depth;
         exp_arrays_mut(&mut x, &mut |a| *a += by);
-        x
+        Ok(x)
     }
 
-    fn shape_of(&self, dims: &[usize], loc: SrcLoc) -> OpenExp {
-        tuple(dims.iter().map(|&d| self.extent(d)).collect(), loc)
+    fn shape_of(&self, dims: &[usize], loc: SrcLoc) -> Result<OpenExp> {
+        Ok(tuple(dims.iter().map(|&d| self.extent(d)).collect::<Result<_>>()?, loc))
     }
 
     /// The extents of an array's own dimensions, as new dimensions.
@@ -380,9 +409,9 @@ impl Lifter {
             }
         }
         let done = HashMap::new();
-        let fx = Fx { frame, depth: 1, done: &done };
+        let fx = Fx { frame, depth: 1, k: 0, done: &done };
         let body = self.sbind_exp(&v, &fx, loc)?;
-        let shape = self.shape_of(frame, loc);
+        let shape = self.shape_of(frame, loc)?;
         Ok(self.emit(acc(
             AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
             loc,
@@ -441,7 +470,12 @@ impl Lifter {
                 self.deps_in(index, local, done, out);
             }
             // (the shape of a regular lifted array is the same everywhere)
-            ExpKind::Shape { .. } | ExpKind::Const(_) => {}
+            ExpKind::Shape { array } => {
+                if let Some(b @ ABind::Irregular { .. }) = self.abind(*array) {
+                    out.extend(b.dims());
+                }
+            }
+            ExpKind::Const(_) => {}
             _ => each_child(x, |c| self.deps_in(c, local, done, out)),
         }
     }
@@ -451,6 +485,7 @@ impl Lifter {
             SBind::Out(_) => vec![],
             SBind::Index(dims) => dims.clone(),
             SBind::Read { at, .. } => at.clone(),
+            SBind::Elem { b, at } => union(b.dims(), at),
         }
     }
 
@@ -526,9 +561,9 @@ impl Lifter {
     /// generate over the dimensions it depends on.
     fn materialise(&mut self, x: &OpenExp, done: &HashMap<*const OpenExp, SBind>) -> Result<SBind> {
         let frame = self.deps(x, done);
-        let fx = Fx { frame: &frame, depth: 1, done };
+        let fx = Fx { frame: &frame, depth: 1, k: 0, done };
         let body = self.exp(x, &fx)?;
-        let shape = self.shape_of(&frame, x.loc);
+        let shape = self.shape_of(&frame, x.loc)?;
         let arr = self.emit(acc(
             AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
             x.loc,
@@ -563,6 +598,7 @@ impl Lifter {
                 ExpKind::Index { array: self.avar(*arr), index: Box::new(tuple(fx.index(at, loc)?, loc)) },
                 loc,
             ),
+            SBind::Elem { b, at } => return self.read(b, tuple(fx.index(at, loc)?, loc), fx, loc),
         })
     }
 
@@ -578,7 +614,7 @@ impl Lifter {
             return self.sbind_exp(b, fx, loc);
         }
         fn under<'f>(fx: &Fx<'f>) -> Fx<'f> {
-            Fx { frame: fx.frame, depth: fx.depth + 1, done: fx.done }
+            Fx { frame: fx.frame, depth: fx.depth + 1, k: fx.k, done: fx.done }
         }
         let kind = match &x.kind {
             ExpKind::Var(k) => {
@@ -638,8 +674,8 @@ impl Lifter {
                     ABind::Avoided { arr, .. } => {
                         e(ExpKind::LinearIndex { array: self.avar(*arr), index: Box::new(index) }, loc)
                     }
-                    ABind::Lifted { .. } => {
-                        let shape = self.inner_shape(&b, loc);
+                    ABind::Lifted { .. } | ABind::Irregular { .. } => {
+                        let shape = self.shape_at(&b, fx, loc)?;
                         let ix = prim(PrimFun::FromIndex, vec![shape, index], loc);
                         self.read(&b, ix, fx, loc)?
                     }
@@ -647,7 +683,7 @@ impl Lifter {
             }
             ExpKind::Shape { array } => {
                 let b = self.abind_at(*array, loc)?;
-                return Ok(self.inner_shape(&b, loc));
+                return self.shape_at(&b, fx, loc);
             }
             ExpKind::ALet(..) => {
                 return Err(unsupported(
@@ -665,11 +701,27 @@ impl Lifter {
             .ok_or_else(|| Error::Internal(format!("lifting: array variable {i} unbound at {loc}")))
     }
 
-    /// The shape of a bound array as the source sees it.
+    /// The shape of a bound array as the source sees it, at the frame's
+    /// index.
+    fn shape_at(&self, b: &ABind, fx: &Fx, loc: SrcLoc) -> Result<OpenExp> {
+        match b {
+            ABind::Irregular { shapes, dims, .. } => Ok(e(
+                ExpKind::Index {
+                    array: self.avar(*shapes),
+                    index: Box::new(tuple(fx.index(dims, loc)?, loc)),
+                },
+                loc,
+            )),
+            _ => Ok(self.inner_shape(b, loc)),
+        }
+    }
+
+    /// The shape of a regular bound array as the source sees it (the same
+    /// at every index of the context).
     fn inner_shape(&self, b: &ABind, loc: SrcLoc) -> OpenExp {
         let shape = e(ExpKind::Shape { array: self.avar(b.arr()) }, loc);
         match b {
-            ABind::Avoided { .. } => shape,
+            ABind::Avoided { .. } | ABind::Irregular { .. } => shape,
             ABind::Lifted { dims, inner, .. } => {
                 let n = dims.len();
                 let mut comps = Vec::with_capacity(*inner);
@@ -688,9 +740,24 @@ impl Lifter {
             ABind::Avoided { arr, .. } => {
                 Ok(e(ExpKind::Index { array: self.avar(*arr), index: Box::new(index) }, loc))
             }
+            ABind::Irregular { offsets, vals, dims, .. } => {
+                // let ix = index in
+                // vals !! (offsets !! position(dims) + to_index(sh, bounds_check(sh, ix)))
+                // for sh the array's shape at this context index
+                let inside = Fx { frame: fx.frame, depth: fx.depth + 1, k: fx.k, done: fx.done };
+                let sh = self.shape_at(b, &inside, loc)?;
+                let ctx = tuple(inside.index(dims, loc)?, loc);
+                let seg = prim(PrimFun::ToIndex, vec![self.shape_of(dims, loc)?, ctx], loc);
+                let start = e(ExpKind::LinearIndex { array: self.avar(*offsets), index: Box::new(seg) }, loc);
+                let checked = prim(PrimFun::BoundsCheck, vec![sh.clone(), e(ExpKind::Var(0), loc)], loc);
+                let pos =
+                    prim(PrimFun::Add, vec![start, prim(PrimFun::ToIndex, vec![sh, checked], loc)], loc);
+                let read = e(ExpKind::LinearIndex { array: self.avar(*vals), index: Box::new(pos) }, loc);
+                Ok(e(ExpKind::Let(Box::new(index), Box::new(read)), loc))
+            }
             ABind::Lifted { arr, dims, inner } => {
                 // let ix = index in arr ! (dims ++ ix)
-                let inside = Fx { frame: fx.frame, depth: fx.depth + 1, done: fx.done };
+                let inside = Fx { frame: fx.frame, depth: fx.depth + 1, k: fx.k, done: fx.done };
                 let mut comps = inside.index(dims, loc)?;
                 for c in 0..*inner {
                     comps.push(prj(c, e(ExpKind::Var(0), loc), loc));
@@ -718,7 +785,7 @@ impl Lifter {
         if has_nested(x) || !self.deps(x, &done).is_empty() {
             return Err(unsupported(x.loc, what.to_string()));
         }
-        let fx = Fx { frame: &[], depth: 0, done: &done };
+        let fx = Fx { frame: &[], depth: 0, k: 0, done: &done };
         self.exp(x, &fx)
     }
 
@@ -734,11 +801,81 @@ impl Lifter {
         let r = if has_nested(&f.body) || !deps.is_empty() {
             Err(unsupported(f.body.loc, what.to_string()))
         } else {
-            let fx = Fx { frame: &[], depth: f.params.len(), done: &done };
+            let fx = Fx { frame: &[], depth: f.params.len(), k: 0, done: &done };
             self.exp(&f.body, &fx)
         };
         self.sbinds.truncate(base);
         Ok(Fun { params: f.params.clone(), body: r? })
+    }
+
+    /// The function translated to the enclosing program's scope, if it
+    /// depends on nothing of the context but its parameters.
+    fn try_closed_fun(&mut self, f: &Fun) -> Option<Fun> {
+        if has_nested(&f.body) {
+            return None;
+        }
+        let base = self.sbinds.len();
+        for i in 0..f.params.len() {
+            self.sbinds.push(SBind::Out(i));
+        }
+        let r = if self.deps(&f.body, &HashMap::new()).is_empty() && !self.reads_lifted(&f.body) {
+            let done = HashMap::new();
+            let fx = Fx { frame: &[], depth: f.params.len(), k: 0, done: &done };
+            self.exp(&f.body, &fx).ok()
+        } else {
+            None
+        };
+        self.sbinds.truncate(base);
+        r.map(|body| Fun { params: f.params.clone(), body })
+    }
+
+    /// Does the term read an array bound inside the context (whose reads
+    /// need the context's index, even where its shape does not)?
+    fn reads_lifted(&self, x: &OpenExp) -> bool {
+        let mut stack = vec![x];
+        while let Some(y) = stack.pop() {
+            if let ExpKind::Index { array, .. }
+            | ExpKind::LinearIndex { array, .. }
+            | ExpKind::Shape { array } = y.kind
+            {
+                if !matches!(self.abind(array), Some(ABind::Avoided { .. })) {
+                    return true;
+                }
+            }
+            each_child(y, |c| stack.push(c));
+        }
+        false
+    }
+
+    fn avar_term(&self, level: usize, loc: SrcLoc) -> OpenAcc {
+        acc(AccKind::Var(self.avar(level)), loc)
+    }
+
+    /// A regular bound array over the dimensions `dims` (a superset of its
+    /// own, in order): replicated along those it does not depend on.
+    fn expand_array(&self, b: &ABind, dims: &[usize], loc: SrcLoc) -> Result<OpenAcc> {
+        if b.dims() == dims {
+            return Ok(self.avar_term(b.arr(), loc));
+        }
+        let mut spec = Vec::with_capacity(dims.len() + b.inner());
+        let mut extents = Vec::new();
+        for &d in dims {
+            if b.dims().contains(&d) {
+                spec.push(SliceDim::All);
+            } else {
+                spec.push(SliceDim::Fixed);
+                extents.push(self.extent(d)?);
+            }
+        }
+        spec.extend(std::iter::repeat_n(SliceDim::All, b.inner()));
+        Ok(acc(
+            AccKind::Replicate {
+                spec: SliceSpec { any_rank: 0, dims: spec },
+                slix: tuple(extents, loc),
+                array: Box::new(self.avar_term(b.arr(), loc)),
+            },
+            loc,
+        ))
     }
 
     fn deps_local(&self, x: &OpenExp, _params: usize) -> Vec<usize> {
@@ -761,11 +898,19 @@ impl Lifter {
                 Ok(self.lifted_scalar(v))
             }
             AccKind::Generate { shape, f } => {
-                let shape = self.closed(
-                    shape,
-                    "a generate whose extent depends on an enclosing function's argument (irregular nesting)",
-                )?;
                 let rank = f.params[0].shape_rank().unwrap_or(0);
+                if !has_nested(shape) && !self.deps(shape, &HashMap::new()).is_empty() {
+                    // an extent that depends on the context: irregular
+                    return self.irregular(
+                        Extent::Exp(shape),
+                        rank,
+                        |new| vec![SBind::Index(new.to_vec())],
+                        &f.body,
+                        loc,
+                    );
+                }
+                let shape =
+                    self.closed(shape, "a generate whose extent is computed by an array operation")?;
                 let new: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
                 self.sbinds.push(SBind::Index(new.clone()));
                 let r = self.scalar(&f.body);
@@ -774,6 +919,23 @@ impl Lifter {
             }
             AccKind::Map { f, array } => {
                 let b = self.array(array)?;
+                if b.is_irregular() {
+                    let (ext, rank) = (Extent::Of(b.clone()), b.inner());
+                    return self.irregular(
+                        ext,
+                        rank,
+                        |new| vec![SBind::Elem { b, at: new.to_vec() }],
+                        &f.body,
+                        loc,
+                    );
+                }
+                if let Some(f) = self.try_closed_fun(f) {
+                    // an element-wise function of the element alone: the
+                    // same map over the lifted array (fused as a map)
+                    let level = self
+                        .emit(acc(AccKind::Map { f, array: Box::new(self.avar_term(b.arr(), loc)) }, loc));
+                    return Ok(self.bind_result(level, b.dims(), b.inner()));
+                }
                 let new = self.dims_of(&b, loc);
                 let at = union(b.dims(), &new);
                 self.sbinds.push(SBind::Read { arr: b.arr(), at });
@@ -784,6 +946,22 @@ impl Lifter {
             AccKind::ZipWith { f, a: x, b: y } => {
                 let bx = self.array(x)?;
                 let by = self.array(y)?;
+                if bx.is_irregular() || by.is_irregular() {
+                    let (ext, rank) = (Extent::Meet(bx.clone(), by.clone()), bx.inner());
+                    let params = |new: &[usize]| {
+                        vec![SBind::Elem { b: bx, at: new.to_vec() }, SBind::Elem { b: by, at: new.to_vec() }]
+                    };
+                    return self.irregular(ext, rank, params, &f.body, loc);
+                }
+                if let Some(f) = self.try_closed_fun(f) {
+                    // of the elements alone: the same zip of the lifted
+                    // arrays, each replicated along the dimensions only the
+                    // other depends on (fused as a zip, reading each once)
+                    let dims = union(bx.dims(), by.dims());
+                    let (ax, ay) = (self.expand_array(&bx, &dims, loc)?, self.expand_array(&by, &dims, loc)?);
+                    let level = self.emit(acc(AccKind::ZipWith { f, a: Box::new(ax), b: Box::new(ay) }, loc));
+                    return Ok(self.bind_result(level, &dims, bx.inner()));
+                }
                 let new: Vec<usize> = (0..bx.inner())
                     .map(|c| {
                         let (sx, sy) = (self.inner_shape(&bx, loc), self.inner_shape(&by, loc));
@@ -798,6 +976,7 @@ impl Lifter {
             }
             AccKind::Backpermute { shape, f, array } => {
                 let b = self.array(array)?;
+                regular(&b, loc, "backpermute")?;
                 let shape = self.closed(shape, "a backpermute whose extent depends on an enclosing function's argument (irregular nesting)")?;
                 let rank = f.params[0].shape_rank().unwrap_or(0);
                 let new: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
@@ -809,16 +988,19 @@ impl Lifter {
             }
             AccKind::Slice { spec, array, slix } => {
                 let b = self.array(array)?;
+                regular(&b, loc, "slice")?;
                 let sl = self.operand(slix)?;
                 self.slice(b, sl, spec, loc)
             }
             AccKind::Replicate { spec, slix, array } => {
                 let b = self.array(array)?;
+                regular(&b, loc, "replicate")?;
                 let slix = self.closed(slix, "a replicate whose extents depend on an enclosing function's argument (irregular nesting)")?;
                 self.replicate(b, slix, spec, loc)
             }
             AccKind::Reshape { shape, array } => {
                 let b = self.array(array)?;
+                regular(&b, loc, "reshape")?;
                 let rank =
                     match &shape.kind {
                         ExpKind::Tuple(xs) => xs.len(),
@@ -830,7 +1012,7 @@ impl Lifter {
                     };
                 let shape = self.closed(shape, "a reshape to an extent that depends on an enclosing function's argument (irregular nesting)")?;
                 let dims = b.dims().to_vec();
-                let mut comps: Vec<OpenExp> = dims.iter().map(|&d| self.extent(d)).collect();
+                let mut comps: Vec<OpenExp> = dims.iter().map(|&d| self.extent(d)).collect::<Result<_>>()?;
                 for c in 0..rank {
                     comps.push(prj(c, shape.clone(), loc));
                 }
@@ -846,6 +1028,10 @@ impl Lifter {
             AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
                 let name = a.op_name();
                 let b = self.array(array)?;
+                if let (ABind::Irregular { .. }, AccKind::Fold { .. }) = (&b, &a.kind) {
+                    return self.fold_irregular(&b, f, seed.as_ref(), loc);
+                }
+                regular(&b, loc, name)?;
                 let f = self.closed_fun(
                     f,
                     &format!("a {name} whose operator depends on an enclosing function's argument"),
@@ -872,6 +1058,7 @@ impl Lifter {
             }
             AccKind::FoldSeg { f, seed, array, offsets } => {
                 let b = self.array(array)?;
+                regular(&b, loc, "a segmented fold")?;
                 let o = self.array(offsets)?;
                 let ABind::Avoided { arr: o, .. } = o else {
                     return Err(unsupported(
@@ -918,10 +1105,193 @@ impl Lifter {
         let ix = self.operand(f)?;
         let frame = union(&union(&self.operand_dims(&ix), b.dims()), new);
         let done = HashMap::new();
-        let fx = Fx { frame: &frame, depth: 1, done: &done };
+        let fx = Fx { frame: &frame, depth: 1, k: 0, done: &done };
         let index = self.operand_exp(&ix, &fx)?;
         let body = self.read(b, index, &fx, loc)?;
         Ok((frame, body))
+    }
+
+    /// A producer whose extent depends on the context (Note [Irregular
+    /// arrays]): its shape at each context index, the offsets of its
+    /// elements (a scan of the sizes), and its elements, each computed by
+    /// `body` (with the parameters `params` gives for the new dimensions)
+    /// in one generate over all of them.
+    fn irregular(
+        &mut self,
+        extent: Extent,
+        rank: usize,
+        params: impl FnOnce(&[usize]) -> Vec<SBind>,
+        body: &OpenExp,
+        loc: SrcLoc,
+    ) -> Result<ABind> {
+        if has_nested(body) {
+            return Err(unsupported(
+                loc,
+                "an array computed inside an array whose extent depends on an enclosing function's argument",
+            ));
+        }
+        let no = HashMap::new();
+        let shape_dims = match &extent {
+            Extent::Exp(x) => self.deps(x, &no),
+            Extent::Of(b) => b.dims().to_vec(),
+            Extent::Meet(a, b) => union(a.dims(), b.dims()),
+        };
+        let new: Vec<usize> = (0..rank).map(|_| self.new_irregular_dim()).collect();
+        let ps = params(&new);
+        let np = ps.len();
+        self.sbinds.extend(ps);
+        let body_dims: Vec<usize> = self.deps(body, &no).into_iter().filter(|d| !new.contains(d)).collect();
+        let ps: Vec<SBind> = self.sbinds.split_off(self.sbinds.len() - np);
+        let dims = union(&shape_dims, &body_dims);
+        // the shape at each context index
+        let fx = Fx { frame: &dims, depth: 1, k: 0, done: &no };
+        let sh = match &extent {
+            Extent::Exp(x) => self.exp(x, &fx)?,
+            Extent::Of(b) => self.shape_at(b, &fx, loc)?,
+            Extent::Meet(a, b) => {
+                prim(PrimFun::Intersect, vec![self.shape_at(a, &fx, loc)?, self.shape_at(b, &fx, loc)?], loc)
+            }
+        };
+        let generate = |this: &Lifter, frame: &[usize], body: OpenExp| -> Result<OpenAcc> {
+            let shape = this.shape_of(frame, loc)?;
+            Ok(acc(
+                AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
+                loc,
+            ))
+        };
+        let g = generate(self, &dims, sh)?;
+        let shapes = self.emit(g);
+        // the offsets: a scan of the sizes in row-major order
+        let size = |this: &Lifter| -> Result<OpenExp> {
+            Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc))
+        };
+        let read_shape =
+            e(ExpKind::Index { array: self.avar(shapes), index: Box::new(e(ExpKind::Var(0), loc)) }, loc);
+        let g = generate(self, &dims, prim(PrimFun::ShapeSize, vec![read_shape], loc))?;
+        let sizes = self.emit(g);
+        let flat = acc(
+            AccKind::Reshape {
+                shape: tuple(vec![size(self)?], loc),
+                array: Box::new(acc(AccKind::Var(self.avar(sizes)), loc)),
+            },
+            loc,
+        );
+        let flat = self.emit(flat);
+        let i64t = EltTy::Scalar(ScalarTy::I64);
+        let plus = Fun {
+            params: vec![i64t.clone(), i64t.clone()],
+            body: prim(PrimFun::Add, vec![e(ExpKind::Var(1), loc), e(ExpKind::Var(0), loc)], loc),
+        };
+        let scan = acc(
+            AccKind::Scan {
+                dir: Direction::Left,
+                f: plus,
+                seed: Some(e(ExpKind::Const(ScalarVal::I64(0)), loc)),
+                array: Box::new(acc(AccKind::Var(self.avar(flat)), loc)),
+            },
+            loc,
+        );
+        let offsets = self.emit(scan);
+        // the elements: position p is in segment seg, the last whose
+        // offset is at most p (a binary search: empty segments share
+        // their offset with the next)
+        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        let off_at = |this: &Lifter, i: OpenExp| {
+            e(ExpKind::LinearIndex { array: this.avar(offsets), index: Box::new(i) }, loc)
+        };
+        let total = off_at(self, size(self)?);
+        let pair = EltTy::Tuple(vec![i64t.clone(), i64t.clone()]);
+        // levels: 0 p, 1 pp; in the loop functions 2 the state, 3 mid
+        let cond = Fun {
+            params: vec![pair.clone()],
+            body: prim(
+                PrimFun::Gt,
+                vec![
+                    prim(PrimFun::Sub, vec![prj(1, var(2, 3), loc), prj(0, var(2, 3), loc)], loc),
+                    e(ExpKind::Const(ScalarVal::I64(1)), loc),
+                ],
+                loc,
+            ),
+        };
+        let mid = prim(
+            PrimFun::Quot,
+            vec![
+                prim(PrimFun::Add, vec![prj(0, var(2, 3), loc), prj(1, var(2, 3), loc)], loc),
+                e(ExpKind::Const(ScalarVal::I64(2)), loc),
+            ],
+            loc,
+        );
+        let step = e(
+            ExpKind::Cond(
+                Box::new(prim(PrimFun::Le, vec![off_at(self, var(3, 4)), var(1, 4)], loc)),
+                Box::new(tuple(vec![var(3, 4), prj(1, var(2, 4), loc)], loc)),
+                Box::new(tuple(vec![prj(0, var(2, 4), loc), var(3, 4)], loc)),
+            ),
+            loc,
+        );
+        let step = Fun { params: vec![pair], body: e(ExpKind::Let(Box::new(mid), Box::new(step)), loc) };
+        let init = tuple(vec![e(ExpKind::Const(ScalarVal::I64(0)), loc), size(self)?], loc);
+        let search = prj(
+            0,
+            e(ExpKind::While { cond: Box::new(cond), body: Box::new(step), init: Box::new(init) }, loc),
+            loc,
+        );
+        // levels: 2 seg, 3 the context index, 4 the shape, 5 the index in
+        // it, 6 the frame's index
+        let ctx = prim(PrimFun::FromIndex, vec![self.shape_of(&dims, loc)?, var(2, 3)], loc);
+        let own_shape = e(ExpKind::LinearIndex { array: self.avar(shapes), index: Box::new(var(2, 4)) }, loc);
+        let own = prim(
+            PrimFun::FromIndex,
+            vec![var(4, 5), prim(PrimFun::Sub, vec![var(1, 5), off_at(self, var(2, 5))], loc)],
+            loc,
+        );
+        let mut comps: Vec<OpenExp> = (0..dims.len()).map(|c| prj(c, var(3, 6), loc)).collect();
+        comps.extend((0..rank).map(|c| prj(c, var(5, 6), loc)));
+        let frame = union(&dims, &new);
+        self.sbinds.extend(ps);
+        let fx = Fx { frame: &frame, depth: 7, k: 6, done: &no };
+        let element = self.exp(body, &fx);
+        self.sbinds.truncate(self.sbinds.len() - np);
+        let mut element = element?;
+        for b in [tuple(comps, loc), own, own_shape, ctx, search, prj(0, var(0, 1), loc)].into_iter() {
+            element = e(ExpKind::Let(Box::new(b), Box::new(element)), loc);
+        }
+        let vals = self.emit(acc(
+            AccKind::Generate {
+                shape: tuple(vec![total], loc),
+                f: Fun { params: vec![EltTy::shape(1)], body: element },
+            },
+            loc,
+        ));
+        Ok(ABind::Irregular { shapes, offsets, vals, dims, inner: rank })
+    }
+
+    /// `fold` of an irregular vector per context index: a segmented fold
+    /// of its elements, one segment per context index.
+    fn fold_irregular(&mut self, b: &ABind, f: &Fun, seed: Option<&OpenExp>, loc: SrcLoc) -> Result<ABind> {
+        let ABind::Irregular { offsets, vals, dims, inner: 1, .. } = b else {
+            return Err(unsupported(loc, "a fold of an irregular array of more than one dimension"));
+        };
+        let f = self.closed_fun(f, "a fold whose operator depends on an enclosing function's argument")?;
+        let seed = match seed {
+            Some(z) => Some(self.closed(z, "a fold whose seed depends on an enclosing function's argument")?),
+            None => None,
+        };
+        let folded = self.emit(acc(
+            AccKind::FoldSeg {
+                f,
+                seed,
+                array: Box::new(acc(AccKind::Var(self.avar(*vals)), loc)),
+                offsets: Box::new(acc(AccKind::Var(self.avar(*offsets)), loc)),
+            },
+            loc,
+        ));
+        let shape = self.shape_of(dims, loc)?;
+        let arr = self.emit(acc(
+            AccKind::Reshape { shape, array: Box::new(acc(AccKind::Var(self.avar(folded)), loc)) },
+            loc,
+        ));
+        Ok(ABind::Lifted { arr, dims: dims.clone(), inner: 0 })
     }
 
     fn bind_result(&self, arr: usize, dims: &[usize], inner: usize) -> ABind {
@@ -954,7 +1324,7 @@ impl Lifter {
     /// `generate` over `frame` (the dimensions outside, then `new`) of an
     /// element already written as a function of it.
     fn generate_over(&mut self, frame: &[usize], body: OpenExp, new: &[usize], loc: SrcLoc) -> Result<ABind> {
-        let shape = self.shape_of(frame, loc);
+        let shape = self.shape_of(frame, loc)?;
         let arr = self.emit(acc(
             AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
             loc,
@@ -974,9 +1344,9 @@ impl Lifter {
         }
         let frame = union(&union(b.dims(), &self.operand_dims(&slix)), &new);
         let done = HashMap::new();
-        let fx = Fx { frame: &frame, depth: 1, done: &done };
+        let fx = Fx { frame: &frame, depth: 1, k: 0, done: &done };
         // let s = slix in b ! (the full index)
-        let inside = Fx { frame: &frame, depth: 2, done: &done };
+        let inside = Fx { frame: &frame, depth: 2, k: 0, done: &done };
         let s = self.operand_exp(&slix, &fx)?;
         let (mut comps, mut fixed, mut all) = (Vec::new(), 0, 0);
         for d in dims {
@@ -1018,7 +1388,7 @@ impl Lifter {
         }
         let frame = union(b.dims(), &new);
         let done = HashMap::new();
-        let fx = Fx { frame: &frame, depth: 1, done: &done };
+        let fx = Fx { frame: &frame, depth: 1, k: 0, done: &done };
         let ix = tuple(fx.index(&keep, loc)?, loc);
         let body = self.read(&b, ix, &fx, loc)?;
         self.generate_over(&frame, body, &new, loc)
@@ -1038,6 +1408,8 @@ impl Lifter {
         )?;
         let d = self.array(defaults)?;
         let s = self.array(source)?;
+        regular(&d, loc, "permute")?;
+        regular(&s, loc, "permute")?;
         let new = self.dims_of(&s, loc);
         self.sbinds.push(SBind::Index(new.clone()));
         let r = self.permute_with(combine, &d, &s, &index.body, &new, loc);
@@ -1065,10 +1437,10 @@ impl Lifter {
         let dnew = self.dims_of(d, loc);
         let dframe = union(&outside, &dnew);
         let done = HashMap::new();
-        let dfx = Fx { frame: &dframe, depth: 1, done: &done };
+        let dfx = Fx { frame: &dframe, depth: 1, k: 0, done: &done };
         let dix = tuple(dfx.index(&dnew, loc)?, loc);
         let dbody = self.read(d, dix, &dfx, loc)?;
-        let dshape = self.shape_of(&dframe, loc);
+        let dshape = self.shape_of(&dframe, loc)?;
         let defaults = self.emit(acc(
             AccKind::Generate {
                 shape: dshape,
@@ -1078,10 +1450,10 @@ impl Lifter {
         ));
         // the source, over the outside dimensions and its own
         let sframe = union(&outside, new);
-        let sfx = Fx { frame: &sframe, depth: 1, done: &done };
+        let sfx = Fx { frame: &sframe, depth: 1, k: 0, done: &done };
         let six = tuple(sfx.index(new, loc)?, loc);
         let sbody = self.read(s, six, &sfx, loc)?;
-        let sshape = self.shape_of(&sframe, loc);
+        let sshape = self.shape_of(&sframe, loc)?;
         let source = acc(
             AccKind::Generate {
                 shape: sshape,
@@ -1092,7 +1464,7 @@ impl Lifter {
         // the index function: (b, t) at the source's index, and the
         // outside dimensions in front of `t`
         let r = self.operand_exp(&ix, &sfx)?;
-        let inside = Fx { frame: &sframe, depth: 2, done: &done };
+        let inside = Fx { frame: &sframe, depth: 2, k: 0, done: &done };
         let mut target = inside.index(&outside, loc)?;
         for c in 0..d.inner() {
             target.push(prj(c, prj(1, e(ExpKind::Var(0), loc), loc), loc));
@@ -1113,6 +1485,25 @@ impl Lifter {
         ));
         Ok(self.bind_result(arr, &outside, d.inner()))
     }
+}
+
+/// The extent of an irregular producer: a shape expression of the
+/// context, or that of a bound array, or the intersection of two.
+enum Extent<'s> {
+    Exp(&'s OpenExp),
+    Of(ABind),
+    Meet(ABind, ABind),
+}
+
+/// Operations not lifted for irregular arrays yet.
+fn regular(b: &ABind, loc: SrcLoc, op: &str) -> Result<()> {
+    if b.is_irregular() {
+        return Err(unsupported(
+            loc,
+            format!("{op} of an array whose extent depends on an enclosing function's argument"),
+        ));
+    }
+    Ok(())
 }
 
 fn is_empty_tuple(x: &OpenExp) -> bool {

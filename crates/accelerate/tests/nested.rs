@@ -305,3 +305,113 @@ proptest! {
         prop_assert_eq!(run_env(&matvec_nested(&a, &v)).unwrap().to_vec(), want);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Irregular nesting: inner arrays whose extents depend on the element
+
+/// A sparse matrix in compressed rows: row `r` holds `vals[offs[r]..offs[r+1]]`
+/// in columns `cols[..]`.
+struct Csr {
+    offs: Vec<i64>,
+    cols: Vec<i64>,
+    vals: Vec<f64>,
+    ncols: usize,
+}
+
+fn csr(row_lengths: &[usize], ncols: usize, seed: usize) -> Csr {
+    let mut offs = vec![0i64];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for (r, &len) in row_lengths.iter().enumerate() {
+        for k in 0..len {
+            cols.push(((r * 5 + k * 3 + seed) % ncols.max(1)) as i64);
+            vals.push((((r + k + seed) * 13) % 9) as f64 - 4.0);
+        }
+        offs.push(cols.len() as i64);
+    }
+    Csr { offs, cols, vals, ncols }
+}
+
+fn smvm_nested(m: &Csr, x: &[f64]) -> Acc<Vector<f64>> {
+    let offs = use_array(Vector::from_elems(m.offs.clone()));
+    let cols = use_array(Vector::from_elems(m.cols.clone()));
+    let vals = use_array(Vector::from_elems(m.vals.clone()));
+    let x = use_array(Vector::from_elems(x.to_vec()));
+    let rows = m.offs.len() as i64 - 1;
+    generate(index1(rows), |r| {
+        let r = unindex1(r);
+        let start = offs.index(index1(&r));
+        let end = offs.index(index1(&r + 1));
+        let products = generate(index1(&end - &start), |j| {
+            let p = &start + unindex1(j);
+            vals.index(index1(&p)) * x.index(index1(cols.index(index1(&p))))
+        });
+        products.fold(0.0, |a, b| a + b).the()
+    })
+}
+
+fn smvm_ref(m: &Csr, x: &[f64]) -> Vec<f64> {
+    (0..m.offs.len() - 1)
+        .map(|r| {
+            (m.offs[r] as usize..m.offs[r + 1] as usize).map(|p| m.vals[p] * x[m.cols[p] as usize]).sum()
+        })
+        .collect()
+}
+
+#[test]
+fn sparse_matrix_times_vector_per_row_is_irregular_nesting() {
+    for lengths in [vec![3, 0, 5, 1, 0, 2], vec![0, 0], vec![4], vec![], vec![0]] {
+        let m = csr(&lengths, 6, 1);
+        let x: Vec<f64> = (0..m.ncols).map(|k| k as f64 - 2.5).collect();
+        assert_eq!(run_env(&smvm_nested(&m, &x)).unwrap().to_vec(), smvm_ref(&m, &x), "{lengths:?}");
+    }
+}
+
+#[test]
+fn the_irregular_lifted_program_uses_a_segmented_fold() {
+    let m = csr(&[2, 0, 3], 4, 2);
+    let x = vec![1.0; 4];
+    let text = accelerate::explain_with(&smvm_nested(&m, &x), &Config::default()).unwrap();
+    let lift = text.split("== lift ==").nth(1).unwrap().split("== ").next().unwrap();
+    assert!(lift.contains("fold_seg"), "{lift}");
+}
+
+#[test]
+fn maps_and_zips_of_irregular_arrays() {
+    // for each x: sum over j < x of (2j) * (j + 1), and the inner arrays'
+    // sizes read back
+    let xs = vec![0i64, 3, 1, 5, 0, 2];
+    let v = use_array(Vector::from_elems(xs.clone()));
+    let r = v.map(|x| {
+        let js = generate(index1(x), |j| unindex1(j));
+        let doubled = js.map(|j| j * 2);
+        let next = js.map(|j| j + 1);
+        doubled.zip_with(&next, |a, b| a * b).fold(0, |a, b| a + b).the() * 100 + doubled.size()
+    });
+    let want: Vec<i64> = xs.iter().map(|&x| (0..x).map(|j| 2 * j * (j + 1)).sum::<i64>() * 100 + x).collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
+#[test]
+fn an_out_of_bounds_read_of_an_irregular_array_is_an_error() {
+    let v = use_array(Vector::from_elems(vec![2i64, 3]));
+    let r = v.map(|x| {
+        let js = generate(index1(x), |j| unindex1(j));
+        js.index(index1(2)) // past the end for x = 2
+    });
+    assert!(matches!(run_env(&r), Err(Error::IndexOutOfBounds { .. })), "{:?}", run_env(&r));
+}
+
+proptest! {
+    #![proptest_config(common::config(48))]
+
+    #[test]
+    fn nested_sparse_products_agree_with_plain_rust(
+        lengths in proptest::collection::vec(0usize..6, 0..9),
+        ncols in 1usize..7,
+        seed in 0usize..50,
+    ) {
+        let m = csr(&lengths, ncols, seed);
+        let x: Vec<f64> = (0..ncols).map(|k| (k as f64) * 0.5 - 1.0).collect();
+        prop_assert_eq!(run_env(&smvm_nested(&m, &x)).unwrap().to_vec(), smvm_ref(&m, &x));
+    }
+}

@@ -316,10 +316,17 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
     bounded_by(shape, &mut bounding);
     let exact = match &shape.kind {
         ExpKind::Shape { array } => Some(*array),
-        _ => None,
+        _ => whole_shape_of(shape)
+            .filter(|&(a, n)| g.arrays.get(&a).is_some_and(|s| s.extents.len() == n))
+            .map(|(a, _)| a),
     };
-    for a in bounding {
+    for (a, n) in bounding {
         let rank = g.arrays.get(&a).map(|s| s.extents.len());
+        // (a tuple of the first `n` extents of an array bounds an index
+        // only of an array of that rank)
+        if n.is_some_and(|n| rank != Some(n)) {
+            continue;
+        }
         match ix {
             Some(ix) => {
                 g.trusted_index.add(ix.to_vec(), a);
@@ -341,19 +348,42 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
     }
 }
 
-/// The arrays whose shape is at least `shape` in every dimension.
+/// The arrays whose shape is at least `shape` in every dimension (with
+/// the rank a tuple of an array's extents covers, for those written as
+/// one: the lifting transformation writes shapes that way).
 /// A loop, not a recursion: a fused `zip_with` of 10^4 inputs nests as
 /// many intersections.
-fn bounded_by(shape: &OpenExp, out: &mut Vec<usize>) {
+fn bounded_by(shape: &OpenExp, out: &mut Vec<(usize, Option<usize>)>) {
     let mut todo = vec![shape];
     while let Some(e) = todo.pop() {
         match &e.kind {
-            ExpKind::Shape { array } => out.push(*array),
+            ExpKind::Shape { array } => out.push((*array, None)),
             // in order: the first argument is visited first
             ExpKind::Prim(PrimFun::Intersect, args) => todo.extend(args.iter().rev()),
-            _ => {}
+            // a shape checked is the same shape
+            ExpKind::Prim(PrimFun::ShapeCheck, args) => todo.extend(args.iter()),
+            _ => {
+                if let Some((a, n)) = whole_shape_of(e) {
+                    out.push((a, Some(n)));
+                }
+            }
         }
     }
+}
+
+/// `(shape(a).0, .., shape(a).(n-1))`: array `a` and `n`.
+fn whole_shape_of(e: &OpenExp) -> Option<(usize, usize)> {
+    let ExpKind::Tuple(xs) = &e.kind else { return None };
+    let mut array = None;
+    for (k, x) in xs.iter().enumerate() {
+        let ExpKind::Prj(i, t) = &x.kind else { return None };
+        let ExpKind::Shape { array: a } = t.kind else { return None };
+        if *i != k || array.is_some_and(|b| b != a) {
+            return None;
+        }
+        array = Some(a);
+    }
+    array.map(|a| (a, xs.len()))
 }
 
 /// The index in `outer` (extents, outermost first) of the row-major
