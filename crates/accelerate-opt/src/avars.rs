@@ -88,6 +88,12 @@ pub fn exp_arrays_mut(e: &mut OpenExp, f: &mut impl FnMut(&mut usize)) {
     })
 }
 
+/// Adds `by` to every array variable a scalar term reads (all of which are
+/// free: scalar terms bind no arrays).
+pub fn exp_arrays_shift(e: &mut OpenExp, by: usize) {
+    exp_arrays_mut(e, &mut |a| *a += by);
+}
+
 /// Adds `by` to every array variable of `a` with index `>= cutoff`.
 pub fn shift_acc(a: &mut OpenAcc, cutoff: usize, by: isize) {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || {

@@ -170,19 +170,26 @@ enum ABind {
     Lifted { arr: usize, dims: Vec<usize>, inner: usize },
     /// An array whose shape depends on the context (Note [Irregular
     /// arrays]): for each index of `dims`, its shape in `shapes` (an array
-    /// of shape `dims`), its elements in row-major order from position
-    /// `offsets[i]` of the vector `vals`, `i` the context index's row-major
-    /// position (`offsets` has one more element, the total).
-    Irregular { shapes: usize, offsets: usize, vals: usize, dims: Vec<usize>, inner: usize },
+    /// of shape `dims`), and its element at an index as a function of the
+    /// context index and that index (`elem`), computed where it is read.
+    Irregular { shapes: usize, elem: std::rc::Rc<Elem>, dims: Vec<usize>, inner: usize },
+}
+
+/// The elements of an irregular array: `f` of the index `dims ++ ix`
+/// (its only free variable), written when the output had `depth` arrays.
+#[derive(Debug)]
+struct Elem {
+    f: Fun,
+    depth: usize,
 }
 
 impl ABind {
     /// The output array holding the elements (for an irregular array,
-    /// its values, which only its own operations read).
+    /// its shapes: only its own operations read its elements).
     fn arr(&self) -> usize {
         match self {
             ABind::Avoided { arr, .. } | ABind::Lifted { arr, .. } => *arr,
-            ABind::Irregular { vals, .. } => *vals,
+            ABind::Irregular { shapes, .. } => *shapes,
         }
     }
     fn dims(&self) -> &[usize] {
@@ -740,20 +747,16 @@ impl Lifter {
             ABind::Avoided { arr, .. } => {
                 Ok(e(ExpKind::Index { array: self.avar(*arr), index: Box::new(index) }, loc))
             }
-            ABind::Irregular { offsets, vals, dims, .. } => {
-                // let ix = index in
-                // vals !! (offsets !! position(dims) + to_index(sh, bounds_check(sh, ix)))
+            ABind::Irregular { elem, dims, .. } => {
+                // let ix = bounds_check(sh, index) in elem (dims ++ ix),
                 // for sh the array's shape at this context index
                 let inside = Fx { frame: fx.frame, depth: fx.depth + 1, k: fx.k, done: fx.done };
-                let sh = self.shape_at(b, &inside, loc)?;
-                let ctx = tuple(inside.index(dims, loc)?, loc);
-                let seg = prim(PrimFun::ToIndex, vec![self.shape_of(dims, loc)?, ctx], loc);
-                let start = e(ExpKind::LinearIndex { array: self.avar(*offsets), index: Box::new(seg) }, loc);
-                let checked = prim(PrimFun::BoundsCheck, vec![sh.clone(), e(ExpKind::Var(0), loc)], loc);
-                let pos =
-                    prim(PrimFun::Add, vec![start, prim(PrimFun::ToIndex, vec![sh, checked], loc)], loc);
-                let read = e(ExpKind::LinearIndex { array: self.avar(*vals), index: Box::new(pos) }, loc);
-                Ok(e(ExpKind::Let(Box::new(index), Box::new(read)), loc))
+                let sh = self.shape_at(b, fx, loc)?;
+                let checked = prim(PrimFun::BoundsCheck, vec![sh, index], loc);
+                let mut comps = inside.index(dims, loc)?;
+                comps.extend((0..b.inner()).map(|c| prj(c, e(ExpKind::Var(0), loc), loc)));
+                let at = self.apply_elem(elem, tuple(comps, loc), loc);
+                Ok(e(ExpKind::Let(Box::new(checked), Box::new(at)), loc))
             }
             ABind::Lifted { arr, dims, inner } => {
                 // let ix = index in arr ! (dims ++ ix)
@@ -1161,6 +1164,97 @@ impl Lifter {
         };
         let g = generate(self, &dims, sh)?;
         let shapes = self.emit(g);
+        // the element at an index of the frame `dims ++ new`
+        let frame = union(&dims, &new);
+        self.sbinds.extend(ps);
+        let fx = Fx { frame: &frame, depth: 1, k: 0, done: &no };
+        let element = self.exp(body, &fx);
+        self.sbinds.truncate(self.sbinds.len() - np);
+        let f = Fun { params: vec![EltTy::shape(frame.len())], body: element? };
+        let elem = std::rc::Rc::new(Elem { f, depth: self.adepth() });
+        Ok(ABind::Irregular { shapes, elem, dims, inner: rank })
+    }
+
+    /// An irregular array's element at `index` (the frame index, an
+    /// expression of the function being written).
+    fn apply_elem(&self, elem: &Elem, index: OpenExp, loc: SrcLoc) -> OpenExp {
+        let mut body = elem.f.body.clone();
+        let by = self.adepth() - elem.depth;
+        if by > 0 {
+            crate::avars::exp_arrays_shift(&mut body, by);
+        }
+        e(ExpKind::Let(Box::new(index), Box::new(body)), loc)
+    }
+
+    /// `fold` with a seed of an irregular vector per context index: a
+    /// generate over the context whose element folds its row in a loop
+    /// (Note [Irregular arrays]).
+    fn fold_loop(&mut self, b: &ABind, f: Fun, seed: OpenExp, loc: SrcLoc) -> Result<ABind> {
+        let ABind::Irregular { elem, dims, shapes, .. } = b else {
+            return Err(Error::Internal("lifting: a loop fold of a regular array".into()));
+        };
+        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        let i64t = EltTy::Scalar(ScalarTy::I64);
+        let elt = f.params[0].clone();
+        let state = EltTy::Tuple(vec![i64t, elt]);
+        // levels: 0 the context index, 1 the row's length, 2 the state,
+        // 3 j, 4 the accumulator, 5 the element, then f's body
+        let n = prj(0, e(ExpKind::Index { array: self.avar(*shapes), index: Box::new(var(0, 1)) }, loc), loc);
+        let cond = Fun {
+            params: vec![state.clone()],
+            body: prim(PrimFun::Lt, vec![prj(0, var(2, 3), loc), var(1, 3)], loc),
+        };
+        let mut at: Vec<OpenExp> = (0..dims.len()).map(|c| prj(c, var(0, 5), loc)).collect();
+        at.push(var(3, 5));
+        let element = self.apply_elem(elem, tuple(at, loc), loc);
+        let step_body = tuple(
+            vec![prim(PrimFun::Add, vec![var(3, 6), e(ExpKind::Const(ScalarVal::I64(1)), loc)], loc), f.body],
+            loc,
+        );
+        let step = e(
+            ExpKind::Let(
+                Box::new(prj(0, var(2, 3), loc)),
+                Box::new(e(
+                    ExpKind::Let(
+                        Box::new(prj(1, var(2, 4), loc)),
+                        Box::new(e(ExpKind::Let(Box::new(element), Box::new(step_body)), loc)),
+                    ),
+                    loc,
+                )),
+            ),
+            loc,
+        );
+        let step = Fun { params: vec![state], body: step };
+        let init = tuple(vec![e(ExpKind::Const(ScalarVal::I64(0)), loc), seed], loc);
+        let folded = prj(
+            1,
+            e(ExpKind::While { cond: Box::new(cond), body: Box::new(step), init: Box::new(init) }, loc),
+            loc,
+        );
+        let body = e(ExpKind::Let(Box::new(n), Box::new(folded)), loc);
+        let shape = self.shape_of(dims, loc)?;
+        let arr = self.emit(acc(
+            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(dims.len())], body } },
+            loc,
+        ));
+        Ok(ABind::Lifted { arr, dims: dims.clone(), inner: 0 })
+    }
+
+    /// The elements of an irregular array, in row-major order row after
+    /// row, and the offsets of the rows (a scan of their sizes), for the
+    /// operations that need them in memory.
+    fn materialise_irregular(&mut self, b: &ABind, loc: SrcLoc) -> Result<(usize, usize)> {
+        let ABind::Irregular { shapes, elem, dims, inner: rank } = b else {
+            return Err(Error::Internal("lifting: materialising a regular array".into()));
+        };
+        let (shapes, rank) = (*shapes, *rank);
+        let generate = |this: &Lifter, frame: &[usize], body: OpenExp| -> Result<OpenAcc> {
+            let shape = this.shape_of(frame, loc)?;
+            Ok(acc(
+                AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
+                loc,
+            ))
+        };
         // the offsets: a scan of the sizes in row-major order
         let size = |this: &Lifter| -> Result<OpenExp> {
             Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc))
@@ -1238,7 +1332,7 @@ impl Lifter {
         );
         // levels: 2 seg, 3 the context index, 4 the shape, 5 the index in
         // it, 6 the frame's index
-        let ctx = prim(PrimFun::FromIndex, vec![self.shape_of(&dims, loc)?, var(2, 3)], loc);
+        let ctx = prim(PrimFun::FromIndex, vec![self.shape_of(dims, loc)?, var(2, 3)], loc);
         let own_shape = e(ExpKind::LinearIndex { array: self.avar(shapes), index: Box::new(var(2, 4)) }, loc);
         let own = prim(
             PrimFun::FromIndex,
@@ -1247,13 +1341,8 @@ impl Lifter {
         );
         let mut comps: Vec<OpenExp> = (0..dims.len()).map(|c| prj(c, var(3, 6), loc)).collect();
         comps.extend((0..rank).map(|c| prj(c, var(5, 6), loc)));
-        let frame = union(&dims, &new);
-        self.sbinds.extend(ps);
-        let fx = Fx { frame: &frame, depth: 7, k: 6, done: &no };
-        let element = self.exp(body, &fx);
-        self.sbinds.truncate(self.sbinds.len() - np);
-        let mut element = element?;
-        for b in [tuple(comps, loc), own, own_shape, ctx, search, prj(0, var(0, 1), loc)].into_iter() {
+        let mut element = self.apply_elem(elem, tuple(comps, loc), loc);
+        for b in [own, own_shape, ctx, search, prj(0, var(0, 1), loc)].into_iter() {
             element = e(ExpKind::Let(Box::new(b), Box::new(element)), loc);
         }
         let vals = self.emit(acc(
@@ -1263,13 +1352,13 @@ impl Lifter {
             },
             loc,
         ));
-        Ok(ABind::Irregular { shapes, offsets, vals, dims, inner: rank })
+        Ok((offsets, vals))
     }
 
     /// `fold` of an irregular vector per context index: a segmented fold
     /// of its elements, one segment per context index.
     fn fold_irregular(&mut self, b: &ABind, f: &Fun, seed: Option<&OpenExp>, loc: SrcLoc) -> Result<ABind> {
-        let ABind::Irregular { offsets, vals, dims, inner: 1, .. } = b else {
+        let ABind::Irregular { dims, inner: 1, .. } = b else {
             return Err(unsupported(loc, "a fold of an irregular array of more than one dimension"));
         };
         let f = self.closed_fun(f, "a fold whose operator depends on an enclosing function's argument")?;
@@ -1277,6 +1366,11 @@ impl Lifter {
             Some(z) => Some(self.closed(z, "a fold whose seed depends on an enclosing function's argument")?),
             None => None,
         };
+        if let Some(z) = seed {
+            return self.fold_loop(b, f, z, loc);
+        }
+        let (offsets, vals) = self.materialise_irregular(b, loc)?;
+        let (offsets, vals, dims) = (&offsets, &vals, dims);
         let folded = self.emit(acc(
             AccKind::FoldSeg {
                 f,

@@ -37,6 +37,29 @@ pub fn smvm(
     products(col_idx, vals, x).fold_seg_offsets(0.0, |a, b| a + b, row_ptr)
 }
 
+/// `y = A x` written per row, as nested data parallelism: each element
+/// of the result is the sum of the products of its row, an inner array
+/// whose length depends on the row (irregular nesting, flattened by the
+/// lifting transformation).
+pub fn smvm_nested(
+    row_ptr: &Acc<Vector<i64>>,
+    col_idx: &Acc<Vector<i64>>,
+    vals: &Acc<Vector<f32>>,
+    x: &Acc<Vector<f32>>,
+) -> Acc<Vector<f32>> {
+    let rows = row_ptr.size() - 1;
+    generate(index1(rows), |r| {
+        let r = unindex1(r);
+        let start = row_ptr.index(index1(&r));
+        let end = row_ptr.index(index1(&r + 1));
+        let products = generate(index1(&end - &start), |j| {
+            let k = &start + unindex1(j);
+            vals.index(index1(&k)) * x.index(index1(col_idx.index(index1(&k))))
+        });
+        products.fold(0.0, |a, b| a + b).the()
+    })
+}
+
 /// `y = A x` with the rows of `A` given by their lengths.
 pub fn smvm_lengths(
     row_len: &Acc<Vector<i64>>,

@@ -367,12 +367,24 @@ fn sparse_matrix_times_vector_per_row_is_irregular_nesting() {
 }
 
 #[test]
-fn the_irregular_lifted_program_uses_a_segmented_fold() {
+fn an_irregular_fold_is_a_loop_per_row_and_fold1_a_segmented_fold() {
     let m = csr(&[2, 0, 3], 4, 2);
     let x = vec![1.0; 4];
     let text = accelerate::explain_with(&smvm_nested(&m, &x), &Config::default()).unwrap();
     let lift = text.split("== lift ==").nth(1).unwrap().split("== ").next().unwrap();
-    assert!(lift.contains("fold_seg"), "{lift}");
+    assert!(lift.contains("while") && !lift.contains("fold_seg"), "{lift}");
+    // fold1 needs its rows in memory (an empty row is an error): a
+    // segmented fold over them
+    let lengths = vec![3i64, 1, 2];
+    let v = use_array(Vector::from_elems(lengths.clone()));
+    let r = v.map(|n| generate(index1(n), |j| unindex1(j) * 10).fold1(|a, b| a.max(b)).the());
+    let text = accelerate::explain_with(&r, &Config::default()).unwrap();
+    let lift = text.split("== lift ==").nth(1).unwrap().split("== ").next().unwrap();
+    assert!(lift.contains("fold1_seg"), "{lift}");
+    assert_eq!(run_env(&r).unwrap().to_vec(), vec![20, 0, 10]);
+    let v = use_array(Vector::from_elems(vec![2i64, 0, 1]));
+    let r = v.map(|n| generate(index1(n), |j| unindex1(j)).fold1(|a, b| a + b).the());
+    assert!(matches!(run_env(&r), Err(Error::EmptyReduction { .. })), "{:?}", run_env(&r));
 }
 
 #[test]

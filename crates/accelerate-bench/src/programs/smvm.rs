@@ -18,7 +18,7 @@ use crate::check::{elementwise, reassociated_sum_tolerance};
 use crate::harness::{in_place, Bench, Size};
 use accelerate::prelude::*;
 use accelerate_programs::rng::{Rng, SEED_A, SEED_B};
-use accelerate_programs::smvm::{random_csr, smvm, Csr};
+use accelerate_programs::smvm::{random_csr, smvm, smvm_nested, Csr};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -36,6 +36,16 @@ pub fn program(
     x: Acc<Vector<f32>>,
 ) -> Acc<Vector<f32>> {
     smvm(&row_ptr, &col_idx, &vals, &x)
+}
+
+/// The same written per row (nested data parallelism, irregular).
+pub fn nested(
+    row_ptr: Acc<Vector<i64>>,
+    col_idx: Acc<Vector<i64>>,
+    vals: Acc<Vector<f32>>,
+    x: Acc<Vector<f32>>,
+) -> Acc<Vector<f32>> {
+    smvm_nested(&row_ptr, &col_idx, &vals, &x)
 }
 
 /// Rows per rayon task: rows are short (10 non-zeros on average), so a
@@ -87,12 +97,22 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         Vector::from_elems(x.to_vec()),
     );
     let c = check.clone();
+    let nested_args = args.clone();
     add_accelerate_variants(
         &mut b,
         |config| accelerate::compile_with(program, config),
         move |p| p.run((&args.0, &args.1, &args.2, &args.3)),
         move |r: &Vector<f32>| c(&r.to_vec()),
     )?;
+    let config = super::accelerate_configs()[0].1.clone();
+    let prog = accelerate::compile_with(nested, config).map_err(|e| format!("smvm, nested: {e}"))?;
+    let c = check.clone();
+    let a4 = nested_args;
+    b.variant(
+        "accelerate-nested",
+        move |slot| crate::harness::fresh(slot, || prog.run((&a4.0, &a4.1, &a4.2, &a4.3))),
+        move |r: &Vector<f32>| c(&r.to_vec()),
+    );
     type Kernel = fn(&Csr, &[f32], &mut [f32]);
     let kernels: [(&str, Kernel); 2] = [("rust-seq", Csr::mul_ref), ("rust-rayon", smvm_rayon)];
     for (name, kernel) in kernels {
