@@ -800,7 +800,7 @@ impl Lifter {
             self.sbinds.push(SBind::Out(i));
         }
         let done = HashMap::new();
-        let deps = self.deps_local(&f.body, f.params.len());
+        let deps = self.deps(&f.body, &HashMap::new());
         let r = if has_nested(&f.body) || !deps.is_empty() {
             Err(unsupported(f.body.loc, what.to_string()))
         } else {
@@ -879,10 +879,6 @@ impl Lifter {
             },
             loc,
         ))
-    }
-
-    fn deps_local(&self, x: &OpenExp, _params: usize) -> Vec<usize> {
-        self.deps(x, &HashMap::new())
     }
 
     fn array_inner(&mut self, a: &OpenAcc) -> Result<ABind> {
@@ -1257,11 +1253,11 @@ impl Lifter {
         };
         // the offsets: a scan of the sizes in row-major order
         let size = |this: &Lifter| -> Result<OpenExp> {
-            Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc))
+            Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(dims, loc)?], loc))
         };
         let read_shape =
             e(ExpKind::Index { array: self.avar(shapes), index: Box::new(e(ExpKind::Var(0), loc)) }, loc);
-        let g = generate(self, &dims, prim(PrimFun::ShapeSize, vec![read_shape], loc))?;
+        let g = generate(self, dims, prim(PrimFun::ShapeSize, vec![read_shape], loc))?;
         let sizes = self.emit(g);
         let flat = acc(
             AccKind::Reshape {
