@@ -104,28 +104,59 @@ fn expect_shape(t: &EltTy, rank: Option<usize>, what: &str) -> Result<usize, Str
 
 /// The type of an array term in an environment of array variable types.
 pub fn acc_ty(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
-    acc_ty_in(acc, &[], aenv)
+    let mut a = AEnv { base: &[], extra: std::mem::take(aenv) };
+    let r = acc_ty_in(acc, &[], &mut a);
+    *aenv = a.extra;
+    r
+}
+
+/// The array environment of a check: the slice a caller gave, and the
+/// variables bound since (a term nested in scalar code binds arrays inside
+/// a check that was given a slice: pushing onto a copy of the slice at
+/// each such binding was quadratic in the number of bindings).
+struct AEnv<'a> {
+    base: &'a [ArraysTy],
+    extra: Vec<ArraysTy>,
+}
+
+impl AEnv<'_> {
+    fn lookup(&self, i: usize) -> Option<ArraysTy> {
+        let n = self.extra.len();
+        if i < n {
+            return Some(self.extra[n - 1 - i].clone());
+        }
+        lookup(self.base, i - n)
+    }
+    fn len(&self) -> usize {
+        self.base.len() + self.extra.len()
+    }
+    fn push(&mut self, t: ArraysTy) {
+        self.extra.push(t);
+    }
+    fn pop(&mut self) {
+        self.extra.pop();
+    }
 }
 
 /// The type of an array term whose scalar code sees the scalar variables
 /// `senv` (empty but for an array term nested in scalar code, Note
 /// [Nested array terms]).
-fn acc_ty_in(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
+fn acc_ty_in(acc: &OpenAcc, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<ArraysTy, String> {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || acc_ty_inner(acc, senv, aenv))
 }
 
-fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
-    let acc_ty = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>| acc_ty_in(a, senv, aenv);
-    let fun_ty = |f: &Fun, args: &[EltTy], aenv: &[ArraysTy]| fun_ty_in_scope(f, args, senv, aenv);
-    let check_operator = |f: &Fun, seed: Option<&OpenExp>, elt: &EltTy, aenv: &[ArraysTy]| {
+fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<ArraysTy, String> {
+    let acc_ty = |a: &OpenAcc, aenv: &mut AEnv<'_>| acc_ty_in(a, senv, aenv);
+    let fun_ty = |f: &Fun, args: &[EltTy], aenv: &mut AEnv<'_>| fun_ty_in_scope(f, args, senv, aenv);
+    let check_operator = |f: &Fun, seed: Option<&OpenExp>, elt: &EltTy, aenv: &mut AEnv<'_>| {
         check_operator(f, seed, elt, senv, aenv)
     };
     let arr = |t: ArrayTy| Ok(ArraysTy::Array(t));
-    let sub = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>, what: &str| -> Result<ArrayTy, String> {
+    let sub = |a: &OpenAcc, aenv: &mut AEnv<'_>, what: &str| -> Result<ArrayTy, String> {
         one_array(acc_ty(a, aenv)?, what).map_err(|m| at(acc, m))
     };
     // the argument of a consumer, which may be delayed (invariant 10)
-    let arg = |a: &OpenAcc, aenv: &mut Vec<ArraysTy>, what: &str| -> Result<ArrayTy, String> {
+    let arg = |a: &OpenAcc, aenv: &mut AEnv<'_>, what: &str| -> Result<ArrayTy, String> {
         match &a.kind {
             AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 delayed_ty(shape, index, linear, senv, aenv)
@@ -142,7 +173,8 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Resu
             aenv.pop();
             r
         }
-        AccKind::Var(i) => lookup(aenv, *i)
+        AccKind::Var(i) => aenv
+            .lookup(*i)
             .ok_or_else(|| at(acc, format!("array variable {i} is unbound (environment of {})", aenv.len()))),
         AccKind::Tuple(ts) => {
             Ok(ArraysTy::Tuple(ts.iter().map(|t| acc_ty(t, aenv)).collect::<Result<_, _>>()?))
@@ -161,17 +193,17 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Resu
             arr(data.ty())
         }
         AccKind::Unit(e) => {
-            let elt = exp_ty(e, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+            let elt = exp_ty_in(e, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             arr(ArrayTy { rank: 0, elt })
         }
         AccKind::Reshape { shape, array } => {
-            let st = exp_ty(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty_in(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             let rank = expect_shape(&st, None, "the new shape").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the argument")?;
             arr(ArrayTy { rank, elt: a.elt })
         }
         AccKind::Generate { shape, f } => {
-            let st = exp_ty(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty_in(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             let rank = expect_shape(&st, None, "the shape").map_err(|m| at(acc, m))?;
             let elt = fun_ty(f, &[EltTy::shape(rank)], aenv).map_err(|m| at(acc, m))?;
             arr(ArrayTy { rank, elt })
@@ -191,7 +223,7 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Resu
             arr(ArrayTy { rank: ta.rank, elt })
         }
         AccKind::Backpermute { shape, f, array } => {
-            let st = exp_ty(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty_in(shape, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             let rank = expect_shape(&st, None, "the result shape").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the source")?;
             let r = fun_ty(f, &[EltTy::shape(rank)], aenv).map_err(|m| at(acc, m))?;
@@ -199,7 +231,7 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Resu
             arr(ArrayTy { rank, elt: a.elt })
         }
         AccKind::Replicate { spec, slix, array } => {
-            let st = exp_ty(slix, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty_in(slix, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             expect_shape(&st, Some(spec.fixed_count()), "the slice index").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the argument")?;
             if a.rank != spec.slice_rank() {
@@ -215,7 +247,7 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Resu
             arr(ArrayTy { rank: spec.full_rank(), elt: a.elt })
         }
         AccKind::Slice { spec, array, slix } => {
-            let st = exp_ty(slix, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+            let st = exp_ty_in(slix, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             expect_shape(&st, Some(spec.fixed_count()), "the slice index").map_err(|m| at(acc, m))?;
             let a = sub(array, aenv, "the argument")?;
             if a.rank != spec.full_rank() {
@@ -266,7 +298,7 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Resu
                 }
                 match &s.boundary {
                     Boundary::Constant(c) => {
-                        let t = exp_ty(c, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+                        let t = exp_ty_in(c, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
                         if t != a.elt {
                             return Err(at(
                                 acc,
@@ -307,7 +339,7 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Resu
             arr(d)
         }
         AccKind::Acond { cond, then_, else_ } => {
-            let c = exp_ty(cond, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
+            let c = exp_ty_in(cond, &mut senv.to_vec(), aenv).map_err(|m| at(acc, m))?;
             if c != EltTy::Scalar(ScalarTy::Bool) {
                 return Err(at(acc, format!("the condition must be bool, found {c}")));
             }
@@ -341,9 +373,9 @@ fn delayed_ty(
     index: &Fun,
     linear: &Fun,
     senv: &[EltTy],
-    aenv: &[ArraysTy],
+    aenv: &mut AEnv<'_>,
 ) -> Result<ArrayTy, String> {
-    let st = exp_ty(shape, &mut senv.to_vec(), aenv)?;
+    let st = exp_ty_in(shape, &mut senv.to_vec(), aenv)?;
     let rank = expect_shape(&st, None, "the shape")?;
     let elt = fun_ty_in_scope(index, &[EltTy::shape(rank)], senv, aenv)
         .map_err(|m| format!("the index function: {m}"))?;
@@ -355,7 +387,7 @@ fn delayed_ty(
     Ok(ArrayTy { rank, elt })
 }
 
-fn afun_ty(f: &AFun, arg: &ArraysTy, senv: &[EltTy], aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
+fn afun_ty(f: &AFun, arg: &ArraysTy, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<ArraysTy, String> {
     if &f.param != arg {
         return Err(format!("array function takes {} but is given {arg}", f.param));
     }
@@ -370,14 +402,14 @@ fn check_operator(
     seed: Option<&OpenExp>,
     elt: &EltTy,
     senv: &[EltTy],
-    aenv: &[ArraysTy],
+    aenv: &mut AEnv<'_>,
 ) -> Result<(), String> {
     let r = fun_ty_in_scope(f, &[elt.clone(), elt.clone()], senv, aenv)?;
     if &r != elt {
         return Err(format!("the operator must return {elt}, found {r}"));
     }
     if let Some(z) = seed {
-        let zt = exp_ty(z, &mut senv.to_vec(), aenv)?;
+        let zt = exp_ty_in(z, &mut senv.to_vec(), aenv)?;
         if &zt != elt {
             return Err(format!("the seed must be {elt}, found {zt}"));
         }
@@ -388,37 +420,41 @@ fn check_operator(
 /// The result type of a scalar function applied to arguments of the given
 /// types.
 pub fn fun_ty(f: &Fun, args: &[EltTy], aenv: &[ArraysTy]) -> Result<EltTy, String> {
-    fun_ty_in_scope(f, args, &[], aenv)
+    fun_ty_in_scope(f, args, &[], &mut AEnv { base: aenv, extra: Vec::new() })
 }
 
 /// `fun_ty` for a function whose body also sees the scalar variables
 /// `senv` (a function of an array term nested in scalar code).
-fn fun_ty_in_scope(f: &Fun, args: &[EltTy], senv: &[EltTy], aenv: &[ArraysTy]) -> Result<EltTy, String> {
+fn fun_ty_in_scope(f: &Fun, args: &[EltTy], senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<EltTy, String> {
     if f.params.as_slice() != args {
         let show = |ts: &[EltTy]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
         return Err(format!("function of ({}) applied to ({})", show(&f.params), show(args)));
     }
     let mut env = senv.to_vec();
     env.extend(f.params.iter().cloned());
-    exp_ty(&f.body, &mut env, aenv)
+    exp_ty_in(&f.body, &mut env, aenv)
 }
 
 /// The type of a scalar expression.
 pub fn exp_ty(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<EltTy, String> {
+    exp_ty_in(e, env, &mut AEnv { base: aenv, extra: Vec::new() })
+}
+
+fn exp_ty_in(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &mut AEnv<'_>) -> Result<EltTy, String> {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || exp_ty_inner(e, env, aenv))
 }
 
-fn exp_ty_inner(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<EltTy, String> {
+fn exp_ty_inner(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &mut AEnv<'_>) -> Result<EltTy, String> {
     let here = |m: String| format!("{m} (scalar expression at {})", e.loc);
     let array = |i: usize| -> Result<ArrayTy, String> {
-        let t = lookup(aenv, i).ok_or_else(|| here(format!("array variable {i} is unbound")))?;
+        let t = aenv.lookup(i).ok_or_else(|| here(format!("array variable {i} is unbound")))?;
         one_array(t, "an indexed array").map_err(here)
     };
     match &e.kind {
         ExpKind::Let(b, body) => {
-            let t = exp_ty(b, env, aenv)?;
+            let t = exp_ty_in(b, env, aenv)?;
             env.push(t);
-            let r = exp_ty(body, env, aenv);
+            let r = exp_ty_in(body, env, aenv);
             env.pop();
             r
         }
@@ -426,30 +462,30 @@ fn exp_ty_inner(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<
             .ok_or_else(|| here(format!("scalar variable {i} is unbound (environment of {})", env.len()))),
         ExpKind::Const(c) => Ok(EltTy::Scalar(c.ty())),
         ExpKind::Tuple(es) => {
-            Ok(EltTy::Tuple(es.iter().map(|x| exp_ty(x, env, aenv)).collect::<Result<_, _>>()?))
+            Ok(EltTy::Tuple(es.iter().map(|x| exp_ty_in(x, env, aenv)).collect::<Result<_, _>>()?))
         }
-        ExpKind::Prj(i, t) => match exp_ty(t, env, aenv)? {
+        ExpKind::Prj(i, t) => match exp_ty_in(t, env, aenv)? {
             EltTy::Tuple(ts) if *i < ts.len() => Ok(ts[*i].clone()),
             other => Err(here(format!("projection {i} out of {other}"))),
         },
         ExpKind::Prim(op, args) => {
-            let ts = args.iter().map(|a| exp_ty(a, env, aenv)).collect::<Result<Vec<_>, _>>()?;
+            let ts = args.iter().map(|a| exp_ty_in(a, env, aenv)).collect::<Result<Vec<_>, _>>()?;
             op.result_ty(&ts).map_err(here)
         }
         ExpKind::Cond(c, t, f) => {
-            let ct = exp_ty(c, env, aenv)?;
+            let ct = exp_ty_in(c, env, aenv)?;
             if ct != EltTy::Scalar(ScalarTy::Bool) {
                 return Err(here(format!("condition of type {ct}")));
             }
-            let tt = exp_ty(t, env, aenv)?;
-            let ft = exp_ty(f, env, aenv)?;
+            let tt = exp_ty_in(t, env, aenv)?;
+            let ft = exp_ty_in(f, env, aenv)?;
             if tt != ft {
                 return Err(here(format!("branches of types {tt} and {ft}")));
             }
             Ok(tt)
         }
         ExpKind::While { cond, body, init } => {
-            let t = exp_ty(init, env, aenv)?;
+            let t = exp_ty_in(init, env, aenv)?;
             let c = fun_ty_in(cond, &t, env, aenv)?;
             if c != EltTy::Scalar(ScalarTy::Bool) {
                 return Err(here(format!("loop condition returns {c}")));
@@ -462,13 +498,13 @@ fn exp_ty_inner(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<
         }
         ExpKind::Index { array: a, index } => {
             let at = array(*a)?;
-            let it = exp_ty(index, env, aenv)?;
+            let it = exp_ty_in(index, env, aenv)?;
             expect_shape(&it, Some(at.rank), "the index").map_err(here)?;
             Ok(at.elt)
         }
         ExpKind::LinearIndex { array: a, index } => {
             let at = array(*a)?;
-            let it = exp_ty(index, env, aenv)?;
+            let it = exp_ty_in(index, env, aenv)?;
             if it != EltTy::Scalar(ScalarTy::I64) {
                 return Err(here(format!("linear index of type {it}")));
             }
@@ -476,22 +512,23 @@ fn exp_ty_inner(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<
         }
         ExpKind::Shape { array: a } => Ok(EltTy::shape(array(*a)?.rank)),
         ExpKind::ALet(bound, body) => {
-            let mut inner = aenv.to_vec();
-            let t = acc_ty_in(bound, env, &mut inner)?;
-            inner.push(t);
-            exp_ty(body, env, &inner)
+            let t = acc_ty_in(bound, env, aenv)?;
+            aenv.push(t);
+            let r = exp_ty_in(body, env, aenv);
+            aenv.pop();
+            r
         }
     }
 }
 
 /// A function nested in a scalar expression (a loop's condition or body)
 /// sees the enclosing scalar environment.
-fn fun_ty_in(f: &Fun, arg: &EltTy, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<EltTy, String> {
+fn fun_ty_in(f: &Fun, arg: &EltTy, env: &mut Vec<EltTy>, aenv: &mut AEnv<'_>) -> Result<EltTy, String> {
     if f.params.len() != 1 || &f.params[0] != arg {
         return Err(format!("loop function takes {:?} but is given {arg}", f.params));
     }
     env.push(arg.clone());
-    let r = exp_ty(&f.body, env, aenv);
+    let r = exp_ty_in(&f.body, env, aenv);
     env.pop();
     r
 }

@@ -53,6 +53,7 @@ use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_ir::verify::acc_ty;
 use accelerate_ir::visit::{each_child, each_exp};
 use accelerate_ir::*;
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Lifts every array term nested in scalar code; a program without any is
@@ -88,48 +89,109 @@ fn unsupported(loc: SrcLoc, what: impl Into<String>) -> Error {
 }
 
 /// Rewrites the parallel contexts of the array term `a`, whose array
-/// environment has the types `env`.
-fn flatten(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<()> {
+/// environment has the types `env`; returns its type, found from its
+/// parts' (one traversal: `verify::acc_ty` on each operation's argument
+/// would traverse a chain of contexts once per context).
+fn flatten(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<ArraysTy> {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || flatten_inner(a, env))
 }
 
-fn flatten_inner(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<()> {
-    if op_has_nested(a) {
-        // the array arguments first, then the operation itself
-        for part in parts_mut(a) {
-            if let Part::Acc(c, 0) = part {
-                flatten(c, env)?;
-            }
-        }
-        let loc = a.loc;
-        let kind = std::mem::replace(&mut a.kind, AccKind::Var(0));
-        *a = Lifter::new(env.clone()).context(kind, loc)?;
-        return Ok(());
-    }
-    if let AccKind::Let(b, body) = &mut a.kind {
-        flatten(b, env)?;
-        let t = acc_ty(b, env).map_err(Error::Internal)?;
-        env.push(t);
-        let r = flatten(body, env);
-        env.pop();
-        return r;
-    }
-    if let AccKind::Awhile { pred, body, init } = &mut a.kind {
-        flatten(init, env)?;
-        for f in [pred, body] {
-            env.push(f.param.clone());
-            let r = flatten(&mut f.body, env);
+fn flatten_inner(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<ArraysTy> {
+    let loc = a.loc;
+    match &mut a.kind {
+        AccKind::Let(b, body) => {
+            let t = flatten(b, env)?;
+            env.push(t);
+            let r = flatten(body, env);
             env.pop();
-            r?;
+            return r;
         }
-        return Ok(());
+        AccKind::Awhile { pred, body, init } => {
+            let t = flatten(init, env)?;
+            for f in [pred, body] {
+                env.push(f.param.clone());
+                let r = flatten(&mut f.body, env);
+                env.pop();
+                r?;
+            }
+            return Ok(t);
+        }
+        _ => {}
     }
+    let mut args = Vec::new();
     for part in parts_mut(a) {
-        if let Part::Acc(c, _) = part {
-            flatten(c, env)?;
+        if let Part::Acc(c, 0) = part {
+            args.push(flatten(c, env)?);
         }
     }
-    Ok(())
+    if op_has_nested(a) {
+        let kind = std::mem::replace(&mut a.kind, AccKind::Var(0));
+        let (lifted, t) = Lifter::new(env).context(kind, &args, loc)?;
+        *a = lifted;
+        return Ok(t);
+    }
+    shallow_ty(a, &args, env).map_err(Error::Internal)
+}
+
+/// The type of an operation whose array arguments have the types `args`
+/// (in the order of `parts_mut`), without typing them again.
+fn shallow_ty(a: &OpenAcc, args: &[ArraysTy], env: &[ArraysTy]) -> std::result::Result<ArraysTy, String> {
+    use accelerate_base::array::ArrayTy;
+    let arg = |i: usize| -> std::result::Result<ArrayTy, String> {
+        args.get(i)
+            .and_then(|t| t.array().cloned())
+            .ok_or_else(|| format!("lifting: {} without its argument", a.op_name()))
+    };
+    let arr = |rank: usize, elt: EltTy| Ok(ArraysTy::Array(ArrayTy { rank, elt }));
+    let fun = |f: &Fun, params: &[EltTy]| verify::fun_ty(f, params, env);
+    let exp = |x: &OpenExp| verify::exp_ty(x, &mut Vec::new(), env);
+    match &a.kind {
+        AccKind::Var(i) => {
+            env.len().checked_sub(i + 1).map(|l| env[l].clone()).ok_or_else(|| "lifting: unbound".into())
+        }
+        AccKind::Tuple(_) => Ok(ArraysTy::Tuple(args.to_vec())),
+        AccKind::Prj(i, _) => match args.first() {
+            Some(ArraysTy::Tuple(ts)) if *i < ts.len() => Ok(ts[*i].clone()),
+            _ => Err("lifting: a projection of no tuple".into()),
+        },
+        AccKind::Use(d) => Ok(ArraysTy::Array(d.ty())),
+        AccKind::Unit(x) => arr(0, exp(x)?),
+        AccKind::Reshape { shape, .. } => arr(exp(shape)?.shape_rank().unwrap_or(0), arg(0)?.elt),
+        AccKind::Generate { shape, f } => {
+            let rank = exp(shape)?.shape_rank().unwrap_or(0);
+            arr(rank, fun(f, &[EltTy::shape(rank)])?)
+        }
+        AccKind::Map { f, .. } => {
+            let t = arg(0)?;
+            arr(t.rank, fun(f, &[t.elt])?)
+        }
+        AccKind::ZipWith { f, .. } => {
+            let (x, y) = (arg(0)?, arg(1)?);
+            arr(x.rank, fun(f, &[x.elt, y.elt])?)
+        }
+        AccKind::Backpermute { f, .. } => arr(f.params[0].shape_rank().unwrap_or(0), arg(0)?.elt),
+        AccKind::Replicate { spec, .. } => arr(spec.full_rank(), arg(0)?.elt),
+        AccKind::Slice { spec, .. } => arr(spec.slice_rank(), arg(0)?.elt),
+        AccKind::Fold { .. } => {
+            let t = arg(0)?;
+            arr(t.rank.saturating_sub(1), t.elt)
+        }
+        AccKind::Scan { .. } | AccKind::FoldSeg { .. } => Ok(ArraysTy::Array(arg(0)?)),
+        AccKind::Permute { .. } => Ok(ArraysTy::Array(arg(0)?)),
+        AccKind::Stencil { f, args: sargs } => {
+            let t = arg(0)?;
+            let mut params = Vec::new();
+            for (k, s) in sargs.iter().enumerate() {
+                let elt = arg(k)?.elt;
+                params.extend(std::iter::repeat_n(elt, s.extents.iter().product()));
+            }
+            arr(t.rank, fun(f, &params)?)
+        }
+        AccKind::Acond { .. } => {
+            args.first().cloned().ok_or_else(|| "lifting: acond without branches".into())
+        }
+        AccKind::Let(..) | AccKind::Awhile { .. } | AccKind::Delayed(_) => acc_ty(a, &mut env.to_vec()),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -142,6 +204,18 @@ struct Dim {
     /// from one context index to the next.
     extent: Option<OpenExp>,
     depth: usize,
+    /// The dimensions made together from one shape, if this is one of them.
+    group: Option<usize>,
+}
+
+/// Dimensions made together from one shape expression (`whole`, written
+/// at `depth`): a frame of exactly these is that shape, written as it is
+/// (a tuple of its extents would grow by one projection at each step of
+/// a chain of contexts that each take their shape from the last).
+struct Group {
+    whole: OpenExp,
+    depth: usize,
+    members: Vec<usize>,
 }
 
 /// What a variable of the source's scalar environment stands for.
@@ -261,25 +335,34 @@ impl Fx<'_> {
     }
 }
 
-struct Lifter {
+struct Lifter<'e> {
     /// The types of the enclosing program's arrays (the output's first
-    /// levels).
-    outer: Vec<ArraysTy>,
+    /// levels; as source variables, avoided arrays).
+    outer: &'e [ArraysTy],
     /// Output array lets, in order; level `outer.len() + i` is `lets[i]`.
     lets: Vec<OpenAcc>,
     dims: Vec<Dim>,
     sbinds: Vec<SBind>,
+    /// The source's array variables bound inside the context (those of
+    /// the enclosing program are `outer`'s).
     abinds: Vec<ABind>,
+    /// Which source scalar terms hold an array term (`ExpKind::ALet`),
+    /// by address, as found (each subterm once: Lifter::nests).
+    nested: RefCell<HashMap<*const OpenExp, bool>>,
+    groups: Vec<Group>,
 }
 
-impl Lifter {
-    fn new(outer: Vec<ArraysTy>) -> Lifter {
-        let abinds = outer
-            .iter()
-            .enumerate()
-            .map(|(arr, t)| ABind::Avoided { arr, rank: t.array().map_or(0, |a| a.rank) })
-            .collect();
-        Lifter { outer, lets: Vec::new(), dims: Vec::new(), sbinds: Vec::new(), abinds }
+impl<'e> Lifter<'e> {
+    fn new(outer: &'e [ArraysTy]) -> Lifter<'e> {
+        Lifter {
+            outer,
+            lets: Vec::new(),
+            dims: Vec::new(),
+            sbinds: Vec::new(),
+            abinds: Vec::new(),
+            nested: RefCell::new(HashMap::new()),
+            groups: Vec::new(),
+        }
     }
 
     fn adepth(&self) -> usize {
@@ -297,12 +380,26 @@ impl Lifter {
     }
 
     fn new_dim(&mut self, extent: OpenExp) -> usize {
-        self.dims.push(Dim { extent: Some(extent), depth: self.adepth() });
+        self.dims.push(Dim { extent: Some(extent), depth: self.adepth(), group: None });
         self.dims.len() - 1
     }
 
+    /// The dimensions of a shape expression of `rank` components.
+    fn new_dims(&mut self, whole: OpenExp, rank: usize, loc: SrcLoc) -> Vec<usize> {
+        let g = self.groups.len();
+        let members: Vec<usize> = (0..rank)
+            .map(|c| {
+                let d = self.new_dim(prj(c, whole.clone(), loc));
+                self.dims[d].group = Some(g);
+                d
+            })
+            .collect();
+        self.groups.push(Group { whole, depth: self.adepth(), members: members.clone() });
+        members
+    }
+
     fn new_irregular_dim(&mut self) -> usize {
-        self.dims.push(Dim { extent: None, depth: self.adepth() });
+        self.dims.push(Dim { extent: None, depth: self.adepth(), group: None });
         self.dims.len() - 1
     }
 
@@ -318,12 +415,25 @@ impl Lifter {
     }
 
     fn shape_of(&self, dims: &[usize], loc: SrcLoc) -> Result<OpenExp> {
+        if let Some(g) = dims.first().and_then(|&d| self.dims[d].group) {
+            let group = &self.groups[g];
+            if group.members == dims {
+                let mut x = group.whole.clone();
+                let by = self.adepth() - group.depth;
+                exp_arrays_mut(&mut x, &mut |a| *a += by);
+                return Ok(x);
+            }
+        }
         Ok(tuple(dims.iter().map(|&d| self.extent(d)).collect::<Result<_>>()?, loc))
     }
 
     /// The extents of an array's own dimensions, as new dimensions.
     fn dims_of(&mut self, b: &ABind, loc: SrcLoc) -> Vec<usize> {
         let skip = b.dims().len();
+        if skip == 0 {
+            let shape = e(ExpKind::Shape { array: self.avar(b.arr()) }, loc);
+            return self.new_dims(shape, b.inner(), loc);
+        }
         (0..b.inner())
             .map(|c| {
                 let shape = e(ExpKind::Shape { array: self.avar(b.arr()) }, loc);
@@ -337,18 +447,39 @@ impl Lifter {
 
     /// The flat form of an operation of the enclosing program whose
     /// function computes arrays.
-    fn context(mut self, kind: AccKind, loc: SrcLoc) -> Result<OpenAcc> {
+    /// Returns the flat term and its type; `args` are the types of the
+    /// operation's array arguments.
+    fn context(mut self, kind: AccKind, args: &[ArraysTy], loc: SrcLoc) -> Result<(OpenAcc, ArraysTy)> {
+        let elt_of = |i: usize| -> Result<EltTy> {
+            args.get(i)
+                .and_then(|t| t.array())
+                .map(|a| a.elt.clone())
+                .ok_or_else(|| unsupported(loc, "a tuple of arrays in a parallel function"))
+        };
+        let rank_of = |i: usize| -> Result<usize> {
+            args.get(i)
+                .and_then(|t| t.array())
+                .map(|a| a.rank)
+                .ok_or_else(|| unsupported(loc, "a tuple of arrays in a parallel function"))
+        };
+        let elt = match &kind {
+            AccKind::Generate { f, .. } => verify::fun_ty(f, &f.params, self.outer),
+            AccKind::Map { f, .. } => verify::fun_ty(f, &[elt_of(0)?], self.outer),
+            AccKind::ZipWith { f, .. } => verify::fun_ty(f, &[elt_of(0)?, elt_of(1)?], self.outer),
+            _ => Ok(EltTy::UNIT),
+        }
+        .map_err(Error::Internal)?;
         let (frame, result) = match kind {
             AccKind::Generate { shape, f } => {
                 let rank = f.params[0].shape_rank().unwrap_or(0);
-                let frame: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
+                let frame = self.new_dims(shape, rank, loc);
                 self.sbinds.push(SBind::Index(frame.clone()));
                 let r = self.scalar(&f.body)?;
                 (frame, r)
             }
             AccKind::Map { f, array } => {
                 let a = self.emit(*array);
-                let b = self.bind_arg(a, loc)?;
+                let b = ABind::Avoided { arr: a, rank: rank_of(0)? };
                 let frame = self.dims_of(&b, loc);
                 self.sbinds.push(SBind::Read { arr: a, at: frame.clone() });
                 let r = self.scalar(&f.body)?;
@@ -358,14 +489,9 @@ impl Lifter {
                 // (`b` goes under the let of `a`)
                 crate::avars::shift_acc(&mut b, 0, 1);
                 let (la, lb) = (self.emit(*a), self.emit(*b));
-                let ba = self.bind_arg(la, loc)?;
-                let frame: Vec<usize> = (0..ba.inner())
-                    .map(|c| {
-                        let sa = e(ExpKind::Shape { array: self.avar(la) }, loc);
-                        let sb = e(ExpKind::Shape { array: self.avar(lb) }, loc);
-                        self.new_dim(prj(c, prim(PrimFun::Intersect, vec![sa, sb], loc), loc))
-                    })
-                    .collect();
+                let sa = e(ExpKind::Shape { array: self.avar(la) }, loc);
+                let sb = e(ExpKind::Shape { array: self.avar(lb) }, loc);
+                let frame = self.new_dims(prim(PrimFun::Intersect, vec![sa, sb], loc), rank_of(0)?, loc);
                 self.sbinds.push(SBind::Read { arr: la, at: frame.clone() });
                 self.sbinds.push(SBind::Read { arr: lb, at: frame.clone() });
                 let r = self.scalar(&f.body)?;
@@ -381,29 +507,11 @@ impl Lifter {
         };
         let arr = self.expand(result, &frame, loc)?;
         let body = acc(AccKind::Var(self.avar(arr)), loc);
-        Ok(self.lets.into_iter().rev().fold(body, |body, b| {
+        let term = self.lets.into_iter().rev().fold(body, |body, b| {
             let l = b.loc;
             acc(AccKind::Let(Box::new(b), Box::new(body)), l)
-        }))
-    }
-
-    /// An output array of the enclosing program, as an avoided binding.
-    fn bind_arg(&self, level: usize, loc: SrcLoc) -> Result<ABind> {
-        let rank = if level < self.outer.len() {
-            self.outer[level].array().map(|a| a.rank)
-        } else {
-            let mut env = self.outer.clone();
-            for l in &self.lets[..level - self.outer.len()] {
-                let t = acc_ty(l, &mut env).map_err(Error::Internal)?;
-                env.push(t);
-            }
-            acc_ty(&self.lets[level - self.outer.len()], &mut env)
-                .map_err(Error::Internal)?
-                .array()
-                .map(|a| a.rank)
-        };
-        let rank = rank.ok_or_else(|| unsupported(loc, "a tuple of arrays in a parallel function"))?;
-        Ok(ABind::Avoided { arr: level, rank })
+        });
+        Ok((term, ArraysTy::Array(accelerate_base::array::ArrayTy { rank: frame.len(), elt })))
     }
 
     /// A lifted value of exactly the dimensions `frame` (in order): the
@@ -438,6 +546,16 @@ impl Lifter {
     }
 
     fn deps_in(
+        &self,
+        x: &OpenExp,
+        local: usize,
+        done: &HashMap<*const OpenExp, SBind>,
+        out: &mut Vec<usize>,
+    ) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deps_in_inner(x, local, done, out))
+    }
+
+    fn deps_in_inner(
         &self,
         x: &OpenExp,
         local: usize,
@@ -496,8 +614,39 @@ impl Lifter {
         }
     }
 
-    fn abind(&self, i: usize) -> Option<&ABind> {
-        self.abinds.len().checked_sub(i + 1).map(|l| &self.abinds[l])
+    fn abind(&self, i: usize) -> Option<ABind> {
+        let local = self.abinds.len();
+        if i < local {
+            return Some(self.abinds[local - 1 - i].clone());
+        }
+        let arr = self.outer.len().checked_sub(i - local + 1)?;
+        Some(ABind::Avoided { arr, rank: self.outer[arr].array().map_or(0, |a| a.rank) })
+    }
+
+    /// Does the term hold an array term nested in scalar code? Memoised,
+    /// so that asking at every level of a deep term stays linear.
+    fn nests(&self, x: &OpenExp) -> bool {
+        let key = x as *const OpenExp;
+        if let Some(&b) = self.nested.borrow().get(&key) {
+            return b;
+        }
+        let mut memo = self.nested.borrow_mut();
+        let mut stack: Vec<(&OpenExp, bool)> = vec![(x, false)];
+        while let Some((y, ready)) = stack.pop() {
+            let k = y as *const OpenExp;
+            if memo.contains_key(&k) {
+                continue;
+            }
+            if !ready {
+                stack.push((y, true));
+                each_child(y, |c| stack.push((c, false)));
+                continue;
+            }
+            let mut found = matches!(y.kind, ExpKind::ALet(..));
+            each_child(y, |c| found |= memo.get(&(c as *const OpenExp)).copied().unwrap_or(false));
+            memo.insert(k, found);
+        }
+        memo[&key]
     }
 
     /// The lifted value of a scalar term of the current context: a read of
@@ -515,7 +664,7 @@ impl Lifter {
                 self.abinds.pop();
                 r
             }
-            ExpKind::Let(b, body) if has_nested(x) => {
+            ExpKind::Let(b, body) if self.nests(x) => {
                 let v = self.scalar(b)?;
                 self.sbinds.push(v);
                 let r = self.scalar(body);
@@ -533,8 +682,8 @@ impl Lifter {
                 Some(b @ SBind::Read { .. }) => Ok(b),
                 _ => self.materialise(x, &HashMap::new()),
             },
-            _ if !has_nested(x) => self.materialise(x, &HashMap::new()),
-            ExpKind::Cond(c, t, f) if has_nested(t) || has_nested(f) => {
+            _ if !self.nests(x) => self.materialise(x, &HashMap::new()),
+            ExpKind::Cond(c, t, f) if self.nests(t) || self.nests(f) => {
                 let _ = c;
                 Err(unsupported(
                     x.loc,
@@ -544,19 +693,46 @@ impl Lifter {
             ExpKind::While { .. } => {
                 Err(unsupported(x.loc, "an array computed in a loop inside a parallel function"))
             }
-            ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, args) if args[1..].iter().any(has_nested) => {
+            ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, args) if args[1..].iter().any(|a| self.nests(a)) => {
                 Err(unsupported(x.loc, "an array computed in the second operand of a short-circuit operator"))
             }
             _ => {
-                // the operands that compute arrays first, each to a lifted
-                // value, then this operation over them
+                // the array terms in the operands (where they are always
+                // evaluated) first, each to a lifted value, then this
+                // operation over them: one generate for the whole term
                 let mut done = HashMap::new();
-                let mut kids = Vec::new();
-                each_child(x, |c| kids.push(c));
-                for c in kids {
-                    if has_nested(c) {
-                        let v = self.scalar(c)?;
-                        done.insert(c as *const OpenExp, v);
+                let mut todo = Vec::new();
+                each_child(x, |c| todo.push(c));
+                while let Some(c) = todo.pop() {
+                    if !self.nests(c) {
+                        continue;
+                    }
+                    match &c.kind {
+                        ExpKind::ALet(..) | ExpKind::Let(..) => {
+                            let v = self.scalar(c)?;
+                            done.insert(c as *const OpenExp, v);
+                        }
+                        ExpKind::Cond(_, t, f) if self.nests(t) || self.nests(f) => {
+                            return Err(unsupported(
+                                c.loc,
+                                "an array computed in a branch of a conditional inside a parallel function",
+                            ))
+                        }
+                        ExpKind::While { .. } => {
+                            return Err(unsupported(
+                                c.loc,
+                                "an array computed in a loop inside a parallel function",
+                            ))
+                        }
+                        ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, args)
+                            if args[1..].iter().any(|a| self.nests(a)) =>
+                        {
+                            return Err(unsupported(
+                                c.loc,
+                                "an array computed in the second operand of a short-circuit operator",
+                            ))
+                        }
+                        _ => each_child(c, |g| todo.push(g)),
                     }
                 }
                 self.materialise(x, &done)
@@ -579,7 +755,7 @@ impl Lifter {
     }
 
     fn operand<'s>(&mut self, x: &'s OpenExp) -> Result<Operand<'s>> {
-        Ok(if has_nested(x) { Operand::Lifted(self.scalar(x)?) } else { Operand::InPlace(x) })
+        Ok(if self.nests(x) { Operand::Lifted(self.scalar(x)?) } else { Operand::InPlace(x) })
     }
 
     fn operand_dims(&self, o: &Operand) -> Vec<usize> {
@@ -703,9 +879,7 @@ impl Lifter {
     }
 
     fn abind_at(&self, i: usize, loc: SrcLoc) -> Result<ABind> {
-        self.abind(i)
-            .cloned()
-            .ok_or_else(|| Error::Internal(format!("lifting: array variable {i} unbound at {loc}")))
+        self.abind(i).ok_or_else(|| Error::Internal(format!("lifting: array variable {i} unbound at {loc}")))
     }
 
     /// The shape of a bound array as the source sees it, at the frame's
@@ -785,7 +959,7 @@ impl Lifter {
     /// operation).
     fn closed(&mut self, x: &OpenExp, what: &str) -> Result<OpenExp> {
         let done = HashMap::new();
-        if has_nested(x) || !self.deps(x, &done).is_empty() {
+        if self.nests(x) || !self.deps(x, &done).is_empty() {
             return Err(unsupported(x.loc, what.to_string()));
         }
         let fx = Fx { frame: &[], depth: 0, k: 0, done: &done };
@@ -801,7 +975,7 @@ impl Lifter {
         }
         let done = HashMap::new();
         let deps = self.deps(&f.body, &HashMap::new());
-        let r = if has_nested(&f.body) || !deps.is_empty() {
+        let r = if self.nests(&f.body) || !deps.is_empty() {
             Err(unsupported(f.body.loc, what.to_string()))
         } else {
             let fx = Fx { frame: &[], depth: f.params.len(), k: 0, done: &done };
@@ -814,7 +988,7 @@ impl Lifter {
     /// The function translated to the enclosing program's scope, if it
     /// depends on nothing of the context but its parameters.
     fn try_closed_fun(&mut self, f: &Fun) -> Option<Fun> {
-        if has_nested(&f.body) {
+        if self.nests(&f.body) {
             return None;
         }
         let base = self.sbinds.len();
@@ -898,7 +1072,7 @@ impl Lifter {
             }
             AccKind::Generate { shape, f } => {
                 let rank = f.params[0].shape_rank().unwrap_or(0);
-                if !has_nested(shape) && !self.deps(shape, &HashMap::new()).is_empty() {
+                if !self.nests(shape) && !self.deps(shape, &HashMap::new()).is_empty() {
                     // an extent that depends on the context: irregular
                     return self.irregular(
                         Extent::Exp(shape),
@@ -910,7 +1084,7 @@ impl Lifter {
                 }
                 let shape =
                     self.closed(shape, "a generate whose extent is computed by an array operation")?;
-                let new: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
+                let new = self.new_dims(shape, rank, loc);
                 self.sbinds.push(SBind::Index(new.clone()));
                 let r = self.scalar(&f.body);
                 self.sbinds.pop();
@@ -978,7 +1152,7 @@ impl Lifter {
                 regular(&b, loc, "backpermute")?;
                 let shape = self.closed(shape, "a backpermute whose extent depends on an enclosing function's argument (irregular nesting)")?;
                 let rank = f.params[0].shape_rank().unwrap_or(0);
-                let new: Vec<usize> = (0..rank).map(|c| self.new_dim(prj(c, shape.clone(), loc))).collect();
+                let new = self.new_dims(shape, rank, loc);
                 self.sbinds.push(SBind::Index(new.clone()));
                 let r = self.backpermute_body(&b, &f.body, &new, loc);
                 self.sbinds.pop();
@@ -1123,7 +1297,7 @@ impl Lifter {
         body: &OpenExp,
         loc: SrcLoc,
     ) -> Result<ABind> {
-        if has_nested(body) {
+        if self.nests(body) {
             return Err(unsupported(
                 loc,
                 "an array computed inside an array whose extent depends on an enclosing function's argument",

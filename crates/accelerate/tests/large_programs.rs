@@ -132,6 +132,42 @@ fn fold_of_maps(backend: Backend, n: usize) {
     });
 }
 
+/// `n` chained maps, each computing an array from its element (nested
+/// data parallelism: `n` contexts for the lifting transformation).
+fn nested_maps(backend: Backend, n: usize) {
+    // (each context is a handful of operations and a reduction kernel of
+    // its own: a quarter as many contexts, still tens of thousands of
+    // operations; the CPU backend's C compiler would take most of a run
+    // of `CPU` kernels)
+    let n = if backend == Backend::Cpu { n / 10 } else { n / 4 };
+    let xs = input(n);
+    let ys: Vec<i64> = xs.iter().map(|x| x % 5 - 2).collect();
+    let top = ys.iter().copied().max().unwrap_or(i64::MIN);
+    let want = xs.iter().map(|&x| (0..n).fold(x, |x, k| x.wrapping_add(step(k)))).collect();
+    check(backend, xs, Vector::from_elems(want), move |xs| {
+        let ys = xs.map(|x| x % 5i64 - 2i64);
+        (0..n).fold(xs, |a, k| {
+            a.map(|x| ys.map(|y| y + x).fold(i64::MIN, |p, q| p.max(q)).the() - top + step(k))
+        })
+    });
+}
+
+/// One map whose function reads an array computed from its element, then
+/// runs a chain of `n` steps (the lifting transformation's scalar code).
+fn nested_chain(backend: Backend, n: usize) {
+    let xs = input(n);
+    let ys: Vec<i64> = xs.iter().map(|x| x % 3).collect();
+    let chain = |x: i64| (0..n).fold(x, |e, k| (e ^ (e >> 7)).wrapping_add(step(k)));
+    let want = xs.iter().map(|&x| chain(ys.iter().map(|y| y * x).sum())).collect();
+    check(backend, xs, Vector::from_elems(want), move |xs| {
+        let ys = xs.map(|x| x % 3i64);
+        xs.map(move |x| {
+            let s = ys.map(|y| y * x).fold(0i64, |p, q| p + q).the();
+            (0..n).fold(s, |e, k| (&e ^ (&e >> 7i64)) + step(k))
+        })
+    });
+}
+
 /// The families by name.
 fn family(name: &str) -> fn(Backend, usize) {
     match name {
@@ -142,6 +178,8 @@ fn family(name: &str) -> fn(Backend, usize) {
         "scalar_chain" => scalar_chain,
         "zips" => zips,
         "fold_of_maps" => fold_of_maps,
+        "nested_maps" => nested_maps,
+        "nested_chain" => nested_chain,
         other => panic!("no family {other}"),
     }
 }
@@ -213,4 +251,14 @@ fn a_chain_of_zip_withs_compiles_in_linear_time() {
 #[test]
 fn a_fold_of_a_chain_of_maps_compiles_in_linear_time() {
     family_in_a_child("a_fold_of_a_chain_of_maps_compiles_in_linear_time", "fold_of_maps");
+}
+
+#[test]
+fn a_chain_of_nested_contexts_compiles_in_linear_time() {
+    family_in_a_child("a_chain_of_nested_contexts_compiles_in_linear_time", "nested_maps");
+}
+
+#[test]
+fn a_long_scalar_chain_around_a_nested_array_compiles_in_linear_time() {
+    family_in_a_child("a_long_scalar_chain_around_a_nested_array_compiles_in_linear_time", "nested_chain");
 }
