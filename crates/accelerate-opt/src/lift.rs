@@ -36,11 +36,25 @@
 //! loop. Where every extent inside a context is independent of the context
 //! (regular nesting), no segment descriptor is ever built.
 //!
+//! Note [Lifted conditionals]
+//! `if c then t else f` whose branches compute arrays must not compute a
+//! branch's arrays for the elements that do not take it (an element that
+//! takes `else` may index past the end of the array `then` reads):
+//! Blelloch's flattening packs them. The condition is lifted over the
+//! dimensions the conditional depends on; a scan of its flags numbers the
+//! elements taking `then` (and, by difference, `else`); a permute writes
+//! each element's position to its number (`sel`); each branch is lifted in
+//! a context of one new dimension, of as many elements as take it, where
+//! every value of the enclosing context it can see is first read at those
+//! elements (`Lifter::enter_branch`: cheap gathers that fusion folds into
+//! their readers); the result reads each element's value from its branch.
+//! So errors are those of the branches taken, exactly.
+//!
 //! What is not lifted yet reports `Error::NestedParallelism`, naming the
-//! construct: irregular nesting (an extent that depends on the context),
-//! arrays computed under a conditional or in a loop of a parallel
-//! function, functions of folds, scans and permutations that depend on the
-//! context, stencils, nested `acond`/`awhile`, tuples of arrays.
+//! construct: arrays computed in a loop of a parallel function, functions
+//! of folds, scans and permutations that depend on the context, scans,
+//! slices and permutes of irregular arrays, stencils, nested
+//! `acond`/`awhile`, tuples of arrays.
 //!
 //! The output program is built level by level, never by shifting a term
 //! already built: the lifted arrays are let-bound one after another in
@@ -683,13 +697,7 @@ impl<'e> Lifter<'e> {
                 _ => self.materialise(x, &HashMap::new()),
             },
             _ if !self.nests(x) => self.materialise(x, &HashMap::new()),
-            ExpKind::Cond(c, t, f) if self.nests(t) || self.nests(f) => {
-                let _ = c;
-                Err(unsupported(
-                    x.loc,
-                    "an array computed in a branch of a conditional inside a parallel function",
-                ))
-            }
+            ExpKind::Cond(c, t, f) if self.nests(t) || self.nests(f) => self.cond(x, c, t, f),
             ExpKind::While { .. } => {
                 Err(unsupported(x.loc, "an array computed in a loop inside a parallel function"))
             }
@@ -712,11 +720,9 @@ impl<'e> Lifter<'e> {
                             let v = self.scalar(c)?;
                             done.insert(c as *const OpenExp, v);
                         }
-                        ExpKind::Cond(_, t, f) if self.nests(t) || self.nests(f) => {
-                            return Err(unsupported(
-                                c.loc,
-                                "an array computed in a branch of a conditional inside a parallel function",
-                            ))
+                        ExpKind::Cond(cc, t, f) if self.nests(t) || self.nests(f) => {
+                            let v = self.cond(c, cc, t, f)?;
+                            done.insert(c as *const OpenExp, v);
                         }
                         ExpKind::While { .. } => {
                             return Err(unsupported(
@@ -738,6 +744,223 @@ impl<'e> Lifter<'e> {
                 self.materialise(x, &done)
             }
         }
+    }
+
+    /// `if c then t else f` whose branches compute arrays (Note [Lifted
+    /// conditionals]): each branch lifted over the elements that take it
+    /// only, packed into a dimension of their own, so that an element
+    /// computes (and fails in) only the branch it takes.
+    fn cond(&mut self, x: &OpenExp, c: &OpenExp, t: &OpenExp, f: &OpenExp) -> Result<SBind> {
+        let loc = x.loc;
+        let dims = self.deps(x, &HashMap::new());
+        let vc = self.scalar(c)?;
+        let flags = self.expand(vc, &dims, loc)?;
+        let i64t = EltTy::Scalar(ScalarTy::I64);
+        let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
+        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        let size = |this: &Lifter| -> Result<OpenExp> {
+            Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc))
+        };
+        // pos[i]: how many elements before position i take `then`
+        let one = e(
+            ExpKind::Cond(
+                Box::new(e(ExpKind::Index { array: self.avar(flags), index: Box::new(var(0, 1)) }, loc)),
+                Box::new(int(1)),
+                Box::new(int(0)),
+            ),
+            loc,
+        );
+        let shape = self.shape_of(&dims, loc)?;
+        let ones = self.emit(acc(
+            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(dims.len())], body: one } },
+            loc,
+        ));
+        let flat = acc(
+            AccKind::Reshape {
+                shape: tuple(vec![size(self)?], loc),
+                array: Box::new(self.avar_term(ones, loc)),
+            },
+            loc,
+        );
+        let flat = self.emit(flat);
+        let plus = Fun {
+            params: vec![i64t.clone(), i64t.clone()],
+            body: prim(PrimFun::Add, vec![var(0, 2), var(1, 2)], loc),
+        };
+        let pos = self.emit(acc(
+            AccKind::Scan {
+                dir: Direction::Left,
+                f: plus,
+                seed: Some(int(0)),
+                array: Box::new(self.avar_term(flat, loc)),
+            },
+            loc,
+        ));
+        // the positions of the elements that take each branch, in order
+        let mut sels = Vec::new();
+        for taken in [true, false] {
+            let n = size(self)?;
+            let at = |this: &Lifter, i: OpenExp| {
+                e(ExpKind::LinearIndex { array: this.avar(pos), index: Box::new(i) }, loc)
+            };
+            let count_then = at(self, n.clone());
+            let count = if taken { count_then } else { prim(PrimFun::Sub, vec![n.clone(), count_then], loc) };
+            let zeros = self.emit(acc(
+                AccKind::Generate {
+                    shape: tuple(vec![count.clone()], loc),
+                    f: Fun { params: vec![EltTy::shape(1)], body: int(0) },
+                },
+                loc,
+            ));
+            // position i goes to its rank among the elements taking the branch
+            let i = prj(0, var(0, 1), loc);
+            let flag = e(ExpKind::LinearIndex { array: self.avar(flags), index: Box::new(i.clone()) }, loc);
+            let flag = if taken { flag } else { prim(PrimFun::LNot, vec![flag], loc) };
+            let rank = if taken {
+                at(self, i.clone())
+            } else {
+                prim(PrimFun::Sub, vec![i.clone(), at(self, i)], loc)
+            };
+            let index =
+                Fun { params: vec![EltTy::shape(1)], body: tuple(vec![flag, tuple(vec![rank], loc)], loc) };
+            let source = acc(
+                AccKind::Generate {
+                    shape: tuple(vec![n], loc),
+                    f: Fun { params: vec![EltTy::shape(1)], body: prj(0, var(0, 1), loc) },
+                },
+                loc,
+            );
+            let first = Fun { params: vec![i64t.clone(), i64t.clone()], body: var(0, 2) };
+            let sel = self.emit(acc(
+                AccKind::Permute {
+                    combine: first,
+                    defaults: Box::new(self.avar_term(zeros, loc)),
+                    index,
+                    source: Box::new(source),
+                },
+                loc,
+            ));
+            // (the count again, written where the new dimension is made)
+            let n = size(self)?;
+            let count_then = at(self, n.clone());
+            let count = if taken { count_then } else { prim(PrimFun::Sub, vec![n, count_then], loc) };
+            let q = self.new_dims(tuple(vec![count], loc), 1, loc)[0];
+            sels.push((sel, q));
+        }
+        let mut values = Vec::new();
+        for (branch, &(sel, q)) in [t, f].into_iter().zip(&sels) {
+            let (saved_s, saved_a) = (self.sbinds.clone(), self.abinds.clone());
+            let r = self.enter_branch(&dims, sel, q, loc).and_then(|_| self.scalar(branch));
+            self.sbinds = saved_s;
+            self.abinds = saved_a;
+            values.push(self.expand(r?, &[q], loc)?);
+        }
+        // the result: each element's value from its branch
+        let body = {
+            // levels: 0 the index, 1 its position, 2 pos[position]
+            let i = prim(PrimFun::ToIndex, vec![self.shape_of(&dims, loc)?, var(0, 1)], loc);
+            let p = e(ExpKind::LinearIndex { array: self.avar(pos), index: Box::new(var(1, 2)) }, loc);
+            let flag = e(ExpKind::Index { array: self.avar(flags), index: Box::new(var(0, 3)) }, loc);
+            let from_then =
+                e(ExpKind::LinearIndex { array: self.avar(values[0]), index: Box::new(var(2, 3)) }, loc);
+            let from_else = e(
+                ExpKind::LinearIndex {
+                    array: self.avar(values[1]),
+                    index: Box::new(prim(PrimFun::Sub, vec![var(1, 3), var(2, 3)], loc)),
+                },
+                loc,
+            );
+            let pick = e(ExpKind::Cond(Box::new(flag), Box::new(from_then), Box::new(from_else)), loc);
+            e(ExpKind::Let(Box::new(i), Box::new(e(ExpKind::Let(Box::new(p), Box::new(pick)), loc))), loc)
+        };
+        let shape = self.shape_of(&dims, loc)?;
+        let arr = self.emit(acc(
+            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(dims.len())], body } },
+            loc,
+        ));
+        Ok(SBind::Read { arr, at: dims })
+    }
+
+    /// Inside a branch taken by the elements at positions `sel` (of the
+    /// dimensions `dims`), packed as dimension `q`: every value the branch
+    /// can see over those dimensions, read at those elements only.
+    fn enter_branch(&mut self, dims: &[usize], sel: usize, q: usize, loc: SrcLoc) -> Result<()> {
+        let within = |ds: &[usize]| !ds.is_empty() && ds.iter().all(|d| dims.contains(d));
+        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        // the index of the original element at packed position prj 0 of the
+        // variable at `level`, in a function of `depth` variables
+        let orig = |this: &Lifter, level: usize, depth: usize| -> Result<OpenExp> {
+            let p = e(
+                ExpKind::LinearIndex {
+                    array: this.avar(sel),
+                    index: Box::new(prj(0, var(level, depth), loc)),
+                },
+                loc,
+            );
+            Ok(prim(PrimFun::FromIndex, vec![this.shape_of(dims, loc)?, p], loc))
+        };
+        let comps = |ds: &[usize], o: OpenExp| -> Vec<OpenExp> {
+            ds.iter().map(|d| prj(dims.iter().position(|x| x == d).unwrap_or(0), o.clone(), loc)).collect()
+        };
+        for i in 0..self.sbinds.len() {
+            let replaced = match &self.sbinds[i] {
+                SBind::Index(ds) if within(ds) => {
+                    let o = orig(self, 0, 1)?;
+                    Some((tuple(comps(ds, var(1, 2)), loc), o))
+                }
+                SBind::Read { arr, at } if within(at) => {
+                    let o = orig(self, 0, 1)?;
+                    let read = e(
+                        ExpKind::Index {
+                            array: self.avar(*arr),
+                            index: Box::new(tuple(comps(at, var(1, 2)), loc)),
+                        },
+                        loc,
+                    );
+                    Some((read, o))
+                }
+                _ => None,
+            };
+            if let Some((body, o)) = replaced {
+                let shape = self.shape_of(&[q], loc)?;
+                let f = Fun {
+                    params: vec![EltTy::shape(1)],
+                    body: e(ExpKind::Let(Box::new(o), Box::new(body)), loc),
+                };
+                let arr = self.emit(acc(AccKind::Generate { shape, f }, loc));
+                self.sbinds[i] = SBind::Read { arr, at: vec![q] };
+            }
+        }
+        for i in 0..self.abinds.len() {
+            let b = self.abinds[i].clone();
+            match &b {
+                ABind::Lifted { arr, dims: ds, inner } if within(ds) => {
+                    // (q, j) reads arr at (the element's dimensions, j)
+                    let o = orig(self, 0, 1)?;
+                    let mut ix = comps(ds, var(1, 2));
+                    ix.extend((0..*inner).map(|c| prj(1 + c, var(0, 2), loc)));
+                    let read =
+                        e(ExpKind::Index { array: self.avar(*arr), index: Box::new(tuple(ix, loc)) }, loc);
+                    let shape_arr = e(ExpKind::Shape { array: self.avar(*arr) }, loc);
+                    let mut ext = vec![self.extent(q)?];
+                    ext.extend((0..*inner).map(|c| prj(ds.len() + c, shape_arr.clone(), loc)));
+                    let f = Fun {
+                        params: vec![EltTy::shape(1 + inner)],
+                        body: e(ExpKind::Let(Box::new(o), Box::new(read)), loc),
+                    };
+                    let g = self.emit(acc(AccKind::Generate { shape: tuple(ext, loc), f }, loc));
+                    self.abinds[i] = ABind::Lifted { arr: g, dims: vec![q], inner: *inner };
+                }
+                ABind::Irregular { dims: ds, .. } if ds.iter().any(|d| dims.contains(d)) => {
+                    return Err(unsupported(
+                        loc,
+                        "an array whose extent depends on an enclosing function's argument, read in a branch of a conditional",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// A scalar term that computes no array (except through `done`) as a

@@ -427,3 +427,54 @@ proptest! {
         prop_assert_eq!(run_env(&smvm_nested(&m, &x)).unwrap().to_vec(), smvm_ref(&m, &x));
     }
 }
+
+// ---------------------------------------------------------------------------
+// Conditionals whose branches compute arrays
+
+#[test]
+fn a_branch_computes_its_arrays_only_for_the_elements_that_take_it() {
+    // the `then` branch reads row i + 1, past the end for the last row:
+    // only elements that take it may read it (the last takes `else`)
+    let (rows, cols) = (4usize, 5usize);
+    let mv = matrix(rows, cols, 3);
+    let m = use_array(mv.clone());
+    let r = generate(index1(rows as i64), |i| {
+        let i = unindex1(i);
+        cond(
+            i.lt(rows as i64 - 1),
+            row(&m, &(&i + 1)).fold(0.0, |a, b| a + b).the(),
+            row(&m, &i).map(|x| x * 2.0).fold(0.0, |a, b| a + b).the() + 1000.0,
+        )
+    });
+    let d = mv.to_vec();
+    let sum = |r: usize| d[r * cols..(r + 1) * cols].iter().sum::<f64>();
+    let want: Vec<f64> =
+        (0..rows).map(|i| if i + 1 < rows { sum(i + 1) } else { 2.0 * sum(i) + 1000.0 }).collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+    // (the same read for every element fails: the test can fail)
+    let all = generate(index1(rows as i64), |i| row(&m, &(unindex1(i) + 1)).fold(0.0, |a, b| a + b).the());
+    assert!(matches!(run_env(&all), Err(Error::IndexOutOfBounds { .. })), "{:?}", run_env(&all));
+}
+
+#[test]
+fn conditionals_with_arrays_agree_with_plain_rust_on_every_split() {
+    // every pattern of branches over 6 elements, both branches nested,
+    // a branch reading values of the enclosing element
+    for mask in 0u32..64 {
+        let flags: Vec<bool> = (0..6).map(|k| mask & (1 << k) != 0).collect();
+        let f = use_array(Vector::from_elems(flags.clone()));
+        let ys = use_array(Vector::from_elems(vec![1i64, 2, 3]));
+        let r = generate(index1(6), |i| {
+            let i = unindex1(i);
+            let k = &i * 10;
+            cond(
+                f.index(index1(&i)),
+                ys.map(|y| y * &k).fold(0, |a, b| a + b).the(),
+                ys.map(|y| y - &i).fold(0, |a, b| a.max(b)).the() - 100,
+            )
+        });
+        let want: Vec<i64> =
+            (0..6i64).map(|i| if flags[i as usize] { 6 * i * 10 } else { (3 - i).max(0) - 100 }).collect();
+        assert_eq!(run_env(&r).unwrap().to_vec(), want, "{flags:?}");
+    }
+}
