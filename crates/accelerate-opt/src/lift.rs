@@ -1555,6 +1555,9 @@ impl<'e> Lifter<'e> {
                 loc,
             ))
         };
+        // (each row's shape checked, as the operation checks its own: a
+        // negative extent is the operation's error)
+        let sh = prim(PrimFun::ShapeCheck, vec![sh], loc);
         let g = generate(self, &dims, sh)?;
         let shapes = self.emit(g);
         // the element at an index of the frame `dims ++ new`

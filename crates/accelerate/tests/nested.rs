@@ -478,3 +478,14 @@ fn conditionals_with_arrays_agree_with_plain_rust_on_every_split() {
         assert_eq!(run_env(&r).unwrap().to_vec(), want, "{flags:?}");
     }
 }
+
+#[test]
+fn a_negative_extent_of_an_inner_array_is_an_error() {
+    // irregular: the extent depends on the element, negative for 3
+    let xs = use_array(Vector::from_elems(vec![5i64, 3, 7]));
+    let r = xs.map(|x| generate(index1(x - 4), |j| unindex1(j)).fold(0, |a, b| a + b).the());
+    assert!(matches!(run_env(&r), Err(Error::NegativeExtent { .. })), "{:?}", run_env(&r));
+    // regular: the same extent for every element, negative
+    let r = xs.map(|x| generate(index1(-2), |j| unindex1(j) + x).fold(0, |a, b| a + b).the());
+    assert!(matches!(run_env(&r), Err(Error::NegativeExtent { .. })), "{:?}", run_env(&r));
+}
