@@ -220,10 +220,8 @@ impl FreeParams {
 fn free_parts(kind: &NodeKind) -> (Vec<NodeId>, Vec<(Vec<NodeId>, NodeId)>) {
     let (mut plain, mut scoped) = (Vec::new(), Vec::new());
     if kind.is_acc() {
-        let mut lams = Vec::new();
-        kind.acc_parts(&mut plain, &mut Vec::new(), &mut lams);
-        let mut exps = Vec::new();
-        kind.acc_parts(&mut Vec::new(), &mut exps, &mut Vec::new());
+        let (mut exps, mut lams) = (Vec::new(), Vec::new());
+        kind.acc_parts(&mut plain, &mut exps, &mut lams);
         plain.extend(exps);
         scoped.extend(lams.into_iter().map(|l| (l.params, l.body)));
     } else if let NodeKind::While { cond, body, init } = kind {

@@ -53,28 +53,23 @@ use super::term::*;
 use accelerate_base::array::{ArrayTy, ArraysTy, EltTy, ScalarTy, SliceDim};
 use accelerate_base::error::Error;
 
-/// Checks a whole program; returns its result type.
 /// Checks a whole program; returns its result type. The program must be
 /// flat: an array term nested in scalar code (Note [Nested array terms])
 /// is an error.
 pub fn verify_program(p: &Program, phase: &str) -> Result<ArraysTy, Error> {
-    let t = verify_nested_program(p, phase)?;
-    match super::visit::first_nested(&p.body) {
-        None => Ok(t),
-        Some(loc) => Err(Error::Verifier {
-            phase: phase.to_string(),
-            message: format!(
-                "an array term nested in scalar code at {loc} (only sharing recovery's output has these)"
-            ),
-        }),
-    }
+    check_program(p, phase, false)
 }
 
 /// Checks a whole program that may still hold array terms nested in
 /// scalar code (sharing recovery's output, before lifting).
 pub fn verify_nested_program(p: &Program, phase: &str) -> Result<ArraysTy, Error> {
-    let mut aenv = p.params.clone();
-    acc_ty(&p.body, &mut aenv).map_err(|message| Error::Verifier { phase: phase.to_string(), message })
+    check_program(p, phase, true)
+}
+
+fn check_program(p: &Program, phase: &str, nested: bool) -> Result<ArraysTy, Error> {
+    let mut aenv = AEnv { base: &p.params, extra: Vec::new(), nested };
+    acc_ty_in(&p.body, &[], &mut aenv)
+        .map_err(|message| Error::Verifier { phase: phase.to_string(), message })
 }
 
 fn at(acc: &OpenAcc, msg: impl std::fmt::Display) -> String {
@@ -104,7 +99,7 @@ fn expect_shape(t: &EltTy, rank: Option<usize>, what: &str) -> Result<usize, Str
 
 /// The type of an array term in an environment of array variable types.
 pub fn acc_ty(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, String> {
-    let mut a = AEnv { base: &[], extra: std::mem::take(aenv) };
+    let mut a = AEnv { base: &[], extra: std::mem::take(aenv), nested: true };
     let r = acc_ty_in(acc, &[], &mut a);
     *aenv = a.extra;
     r
@@ -117,6 +112,8 @@ pub fn acc_ty(acc: &OpenAcc, aenv: &mut Vec<ArraysTy>) -> Result<ArraysTy, Strin
 struct AEnv<'a> {
     base: &'a [ArraysTy],
     extra: Vec<ArraysTy>,
+    /// May scalar code hold array terms (invariant 11)?
+    nested: bool,
 }
 
 impl AEnv<'_> {
@@ -420,7 +417,7 @@ fn check_operator(
 /// The result type of a scalar function applied to arguments of the given
 /// types.
 pub fn fun_ty(f: &Fun, args: &[EltTy], aenv: &[ArraysTy]) -> Result<EltTy, String> {
-    fun_ty_in_scope(f, args, &[], &mut AEnv { base: aenv, extra: Vec::new() })
+    fun_ty_in_scope(f, args, &[], &mut AEnv { base: aenv, extra: Vec::new(), nested: true })
 }
 
 /// `fun_ty` for a function whose body also sees the scalar variables
@@ -437,7 +434,7 @@ fn fun_ty_in_scope(f: &Fun, args: &[EltTy], senv: &[EltTy], aenv: &mut AEnv<'_>)
 
 /// The type of a scalar expression.
 pub fn exp_ty(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &[ArraysTy]) -> Result<EltTy, String> {
-    exp_ty_in(e, env, &mut AEnv { base: aenv, extra: Vec::new() })
+    exp_ty_in(e, env, &mut AEnv { base: aenv, extra: Vec::new(), nested: true })
 }
 
 fn exp_ty_in(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &mut AEnv<'_>) -> Result<EltTy, String> {
@@ -512,6 +509,11 @@ fn exp_ty_inner(e: &OpenExp, env: &mut Vec<EltTy>, aenv: &mut AEnv<'_>) -> Resul
         }
         ExpKind::Shape { array: a } => Ok(EltTy::shape(array(*a)?.rank)),
         ExpKind::ALet(bound, body) => {
+            if !aenv.nested {
+                return Err(here(
+                    "an array term nested in scalar code (only sharing recovery's output has these)".into(),
+                ));
+            }
             let t = acc_ty_in(bound, env, aenv)?;
             aenv.push(t);
             let r = exp_ty_in(body, env, aenv);

@@ -320,6 +320,16 @@ fn acc(kind: AccKind, loc: SrcLoc) -> OpenAcc {
     OpenAcc::new(kind, loc)
 }
 
+/// The scalar variable at `level` in a function of `depth` variables.
+fn var_at(level: usize, depth: usize, loc: SrcLoc) -> OpenExp {
+    e(ExpKind::Var(depth - 1 - level), loc)
+}
+
+/// `generate shape f` for a shape of `rank` and `f`'s body.
+fn generate(shape: OpenExp, rank: usize, body: OpenExp, loc: SrcLoc) -> OpenAcc {
+    acc(AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(rank)], body } }, loc)
+}
+
 /// The translation of scalar code into the function of an output
 /// `generate` over the dimensions `frame` (in order), whose parameter is
 /// the output's scalar variable at level 0.
@@ -426,6 +436,12 @@ impl<'e> Lifter<'e> {
         let by = self.adepth() - dim.depth;
         exp_arrays_mut(&mut x, &mut |a| *a += by);
         Ok(x)
+    }
+
+    /// `generate` over the dimensions `frame` of an element written as a
+    /// function of the frame's index.
+    fn generate_frame(&self, frame: &[usize], body: OpenExp, loc: SrcLoc) -> Result<OpenAcc> {
+        Ok(generate(self.shape_of(frame, loc)?, frame.len(), body, loc))
     }
 
     fn shape_of(&self, dims: &[usize], loc: SrcLoc) -> Result<OpenExp> {
@@ -540,11 +556,8 @@ impl<'e> Lifter<'e> {
         let done = HashMap::new();
         let fx = Fx { frame, depth: 1, k: 0, done: &done };
         let body = self.sbind_exp(&v, &fx, loc)?;
-        let shape = self.shape_of(frame, loc)?;
-        Ok(self.emit(acc(
-            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
-            loc,
-        )))
+        let g = self.generate_frame(frame, body, loc)?;
+        Ok(self.emit(g))
     }
 
     // -----------------------------------------------------------------------
@@ -757,7 +770,7 @@ impl<'e> Lifter<'e> {
         let flags = self.expand(vc, &dims, loc)?;
         let i64t = EltTy::Scalar(ScalarTy::I64);
         let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
-        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        let var = |level: usize, depth: usize| var_at(level, depth, loc);
         let size = |this: &Lifter| -> Result<OpenExp> {
             Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc))
         };
@@ -770,32 +783,7 @@ impl<'e> Lifter<'e> {
             ),
             loc,
         );
-        let shape = self.shape_of(&dims, loc)?;
-        let ones = self.emit(acc(
-            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(dims.len())], body: one } },
-            loc,
-        ));
-        let flat = acc(
-            AccKind::Reshape {
-                shape: tuple(vec![size(self)?], loc),
-                array: Box::new(self.avar_term(ones, loc)),
-            },
-            loc,
-        );
-        let flat = self.emit(flat);
-        let plus = Fun {
-            params: vec![i64t.clone(), i64t.clone()],
-            body: prim(PrimFun::Add, vec![var(0, 2), var(1, 2)], loc),
-        };
-        let pos = self.emit(acc(
-            AccKind::Scan {
-                dir: Direction::Left,
-                f: plus,
-                seed: Some(int(0)),
-                array: Box::new(self.avar_term(flat, loc)),
-            },
-            loc,
-        ));
+        let pos = self.running_counts(&dims, one, loc)?;
         // the positions of the elements that take each branch, in order
         let mut sels = Vec::new();
         for taken in [true, false] {
@@ -805,13 +793,7 @@ impl<'e> Lifter<'e> {
             };
             let count_then = at(self, n.clone());
             let count = if taken { count_then } else { prim(PrimFun::Sub, vec![n.clone(), count_then], loc) };
-            let zeros = self.emit(acc(
-                AccKind::Generate {
-                    shape: tuple(vec![count.clone()], loc),
-                    f: Fun { params: vec![EltTy::shape(1)], body: int(0) },
-                },
-                loc,
-            ));
+            let zeros = self.emit(generate(tuple(vec![count.clone()], loc), 1, int(0), loc));
             // position i goes to its rank among the elements taking the branch
             let i = prj(0, var(0, 1), loc);
             let flag = e(ExpKind::LinearIndex { array: self.avar(flags), index: Box::new(i.clone()) }, loc);
@@ -823,13 +805,7 @@ impl<'e> Lifter<'e> {
             };
             let index =
                 Fun { params: vec![EltTy::shape(1)], body: tuple(vec![flag, tuple(vec![rank], loc)], loc) };
-            let source = acc(
-                AccKind::Generate {
-                    shape: tuple(vec![n], loc),
-                    f: Fun { params: vec![EltTy::shape(1)], body: prj(0, var(0, 1), loc) },
-                },
-                loc,
-            );
+            let source = generate(tuple(vec![n], loc), 1, prj(0, var(0, 1), loc), loc);
             let first = Fun { params: vec![i64t.clone(), i64t.clone()], body: var(0, 2) };
             let sel = self.emit(acc(
                 AccKind::Permute {
@@ -873,12 +849,37 @@ impl<'e> Lifter<'e> {
             let pick = e(ExpKind::Cond(Box::new(flag), Box::new(from_then), Box::new(from_else)), loc);
             e(ExpKind::Let(Box::new(i), Box::new(e(ExpKind::Let(Box::new(p), Box::new(pick)), loc))), loc)
         };
-        let shape = self.shape_of(&dims, loc)?;
-        let arr = self.emit(acc(
-            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(dims.len())], body } },
-            loc,
-        ));
+        let g = self.generate_frame(&dims, body, loc)?;
+        let arr = self.emit(g);
         Ok(SBind::Read { arr, at: dims })
+    }
+
+    /// The running totals of an `i64` count per index of `dims` (`count`, a
+    /// function of the index), in row-major order from 0: a vector of one
+    /// more element than the indices, the last the total.
+    fn running_counts(&mut self, dims: &[usize], count: OpenExp, loc: SrcLoc) -> Result<usize> {
+        let g = self.generate_frame(dims, count, loc)?;
+        let counts = self.emit(g);
+        let size = prim(PrimFun::ShapeSize, vec![self.shape_of(dims, loc)?], loc);
+        let flat = acc(
+            AccKind::Reshape { shape: tuple(vec![size], loc), array: Box::new(self.avar_term(counts, loc)) },
+            loc,
+        );
+        let flat = self.emit(flat);
+        let i64t = EltTy::Scalar(ScalarTy::I64);
+        let plus = Fun {
+            params: vec![i64t.clone(), i64t],
+            body: prim(PrimFun::Add, vec![var_at(0, 2, loc), var_at(1, 2, loc)], loc),
+        };
+        Ok(self.emit(acc(
+            AccKind::Scan {
+                dir: Direction::Left,
+                f: plus,
+                seed: Some(e(ExpKind::Const(ScalarVal::I64(0)), loc)),
+                array: Box::new(self.avar_term(flat, loc)),
+            },
+            loc,
+        )))
     }
 
     /// Inside a branch taken by the elements at positions `sel` (of the
@@ -886,7 +887,7 @@ impl<'e> Lifter<'e> {
     /// can see over those dimensions, read at those elements only.
     fn enter_branch(&mut self, dims: &[usize], sel: usize, q: usize, loc: SrcLoc) -> Result<()> {
         let within = |ds: &[usize]| !ds.is_empty() && ds.iter().all(|d| dims.contains(d));
-        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        let var = |level: usize, depth: usize| var_at(level, depth, loc);
         // the index of the original element at packed position prj 0 of the
         // variable at `level`, in a function of `depth` variables
         let orig = |this: &Lifter, level: usize, depth: usize| -> Result<OpenExp> {
@@ -969,11 +970,8 @@ impl<'e> Lifter<'e> {
         let frame = self.deps(x, done);
         let fx = Fx { frame: &frame, depth: 1, k: 0, done };
         let body = self.exp(x, &fx)?;
-        let shape = self.shape_of(&frame, x.loc)?;
-        let arr = self.emit(acc(
-            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
-            x.loc,
-        ));
+        let g = self.generate_frame(&frame, body, x.loc)?;
+        let arr = self.emit(g);
         Ok(SBind::Read { arr, at: frame })
     }
 
@@ -1190,61 +1188,29 @@ impl<'e> Lifter<'e> {
     }
 
     fn closed_fun(&mut self, f: &Fun, what: &str) -> Result<Fun> {
-        // the function's parameters are translated as variables of the
-        // output function; nothing else of the context may be used
-        let base = self.sbinds.len();
-        for (i, _) in f.params.iter().enumerate() {
-            self.sbinds.push(SBind::Out(i));
-        }
-        let done = HashMap::new();
-        let deps = self.deps(&f.body, &HashMap::new());
-        let r = if self.nests(&f.body) || !deps.is_empty() {
-            Err(unsupported(f.body.loc, what.to_string()))
-        } else {
-            let fx = Fx { frame: &[], depth: f.params.len(), k: 0, done: &done };
-            self.exp(&f.body, &fx)
-        };
-        self.sbinds.truncate(base);
-        Ok(Fun { params: f.params.clone(), body: r? })
+        self.try_closed_fun(f)?.ok_or_else(|| unsupported(f.body.loc, what.to_string()))
     }
 
     /// The function translated to the enclosing program's scope, if it
-    /// depends on nothing of the context but its parameters.
-    fn try_closed_fun(&mut self, f: &Fun) -> Option<Fun> {
+    /// depends on nothing of the context but its parameters (which become
+    /// the output function's).
+    fn try_closed_fun(&mut self, f: &Fun) -> Result<Option<Fun>> {
         if self.nests(&f.body) {
-            return None;
+            return Ok(None);
         }
         let base = self.sbinds.len();
         for i in 0..f.params.len() {
             self.sbinds.push(SBind::Out(i));
         }
-        let r = if self.deps(&f.body, &HashMap::new()).is_empty() && !self.reads_lifted(&f.body) {
+        let r = if self.deps(&f.body, &HashMap::new()).is_empty() {
             let done = HashMap::new();
             let fx = Fx { frame: &[], depth: f.params.len(), k: 0, done: &done };
-            self.exp(&f.body, &fx).ok()
+            self.exp(&f.body, &fx).map(Some)
         } else {
-            None
+            Ok(None)
         };
         self.sbinds.truncate(base);
-        r.map(|body| Fun { params: f.params.clone(), body })
-    }
-
-    /// Does the term read an array bound inside the context (whose reads
-    /// need the context's index, even where its shape does not)?
-    fn reads_lifted(&self, x: &OpenExp) -> bool {
-        let mut stack = vec![x];
-        while let Some(y) = stack.pop() {
-            if let ExpKind::Index { array, .. }
-            | ExpKind::LinearIndex { array, .. }
-            | ExpKind::Shape { array } = y.kind
-            {
-                if !matches!(self.abind(array), Some(ABind::Avoided { .. })) {
-                    return true;
-                }
-            }
-            each_child(y, |c| stack.push(c));
-        }
-        false
+        Ok(r?.map(|body| Fun { params: f.params.clone(), body }))
     }
 
     fn avar_term(&self, level: usize, loc: SrcLoc) -> OpenAcc {
@@ -1325,7 +1291,7 @@ impl<'e> Lifter<'e> {
                         loc,
                     );
                 }
-                if let Some(f) = self.try_closed_fun(f) {
+                if let Some(f) = self.try_closed_fun(f)? {
                     // an element-wise function of the element alone: the
                     // same map over the lifted array (fused as a map)
                     let level = self
@@ -1349,7 +1315,7 @@ impl<'e> Lifter<'e> {
                     };
                     return self.irregular(ext, rank, params, &f.body, loc);
                 }
-                if let Some(f) = self.try_closed_fun(f) {
+                if let Some(f) = self.try_closed_fun(f)? {
                     // of the elements alone: the same zip of the lifted
                     // arrays, each replicated along the dimensions only the
                     // other depends on (fused as a zip, reading each once)
@@ -1548,17 +1514,10 @@ impl<'e> Lifter<'e> {
                 prim(PrimFun::Intersect, vec![self.shape_at(a, &fx, loc)?, self.shape_at(b, &fx, loc)?], loc)
             }
         };
-        let generate = |this: &Lifter, frame: &[usize], body: OpenExp| -> Result<OpenAcc> {
-            let shape = this.shape_of(frame, loc)?;
-            Ok(acc(
-                AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
-                loc,
-            ))
-        };
         // (each row's shape checked, as the operation checks its own: a
         // negative extent is the operation's error)
         let sh = prim(PrimFun::ShapeCheck, vec![sh], loc);
-        let g = generate(self, &dims, sh)?;
+        let g = self.generate_frame(&dims, sh, loc)?;
         let shapes = self.emit(g);
         // the element at an index of the frame `dims ++ new`
         let frame = union(&dims, &new);
@@ -1589,7 +1548,7 @@ impl<'e> Lifter<'e> {
         let ABind::Irregular { elem, dims, shapes, .. } = b else {
             return Err(Error::Internal("lifting: a loop fold of a regular array".into()));
         };
-        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        let var = |level: usize, depth: usize| var_at(level, depth, loc);
         let i64t = EltTy::Scalar(ScalarTy::I64);
         let elt = f.params[0].clone();
         let state = EltTy::Tuple(vec![i64t, elt]);
@@ -1628,11 +1587,8 @@ impl<'e> Lifter<'e> {
             loc,
         );
         let body = e(ExpKind::Let(Box::new(n), Box::new(folded)), loc);
-        let shape = self.shape_of(dims, loc)?;
-        let arr = self.emit(acc(
-            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(dims.len())], body } },
-            loc,
-        ));
+        let g = self.generate_frame(dims, body, loc)?;
+        let arr = self.emit(g);
         Ok(ABind::Lifted { arr, dims: dims.clone(), inner: 0 })
     }
 
@@ -1644,48 +1600,18 @@ impl<'e> Lifter<'e> {
             return Err(Error::Internal("lifting: materialising a regular array".into()));
         };
         let (shapes, rank) = (*shapes, *rank);
-        let generate = |this: &Lifter, frame: &[usize], body: OpenExp| -> Result<OpenAcc> {
-            let shape = this.shape_of(frame, loc)?;
-            Ok(acc(
-                AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
-                loc,
-            ))
-        };
         // the offsets: a scan of the sizes in row-major order
         let size = |this: &Lifter| -> Result<OpenExp> {
             Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(dims, loc)?], loc))
         };
         let read_shape =
             e(ExpKind::Index { array: self.avar(shapes), index: Box::new(e(ExpKind::Var(0), loc)) }, loc);
-        let g = generate(self, dims, prim(PrimFun::ShapeSize, vec![read_shape], loc))?;
-        let sizes = self.emit(g);
-        let flat = acc(
-            AccKind::Reshape {
-                shape: tuple(vec![size(self)?], loc),
-                array: Box::new(acc(AccKind::Var(self.avar(sizes)), loc)),
-            },
-            loc,
-        );
-        let flat = self.emit(flat);
+        let offsets = self.running_counts(dims, prim(PrimFun::ShapeSize, vec![read_shape], loc), loc)?;
         let i64t = EltTy::Scalar(ScalarTy::I64);
-        let plus = Fun {
-            params: vec![i64t.clone(), i64t.clone()],
-            body: prim(PrimFun::Add, vec![e(ExpKind::Var(1), loc), e(ExpKind::Var(0), loc)], loc),
-        };
-        let scan = acc(
-            AccKind::Scan {
-                dir: Direction::Left,
-                f: plus,
-                seed: Some(e(ExpKind::Const(ScalarVal::I64(0)), loc)),
-                array: Box::new(acc(AccKind::Var(self.avar(flat)), loc)),
-            },
-            loc,
-        );
-        let offsets = self.emit(scan);
         // the elements: position p is in segment seg, the last whose
         // offset is at most p (a binary search: empty segments share
         // their offset with the next)
-        let var = |level: usize, depth: usize| e(ExpKind::Var(depth - 1 - level), loc);
+        let var = |level: usize, depth: usize| var_at(level, depth, loc);
         let off_at = |this: &Lifter, i: OpenExp| {
             e(ExpKind::LinearIndex { array: this.avar(offsets), index: Box::new(i) }, loc)
         };
@@ -1741,13 +1667,7 @@ impl<'e> Lifter<'e> {
         for b in [own, own_shape, ctx, search, prj(0, var(0, 1), loc)].into_iter() {
             element = e(ExpKind::Let(Box::new(b), Box::new(element)), loc);
         }
-        let vals = self.emit(acc(
-            AccKind::Generate {
-                shape: tuple(vec![total], loc),
-                f: Fun { params: vec![EltTy::shape(1)], body: element },
-            },
-            loc,
-        ));
+        let vals = self.emit(generate(tuple(vec![total], loc), 1, element, loc));
         Ok((offsets, vals))
     }
 
@@ -1814,11 +1734,8 @@ impl<'e> Lifter<'e> {
     /// `generate` over `frame` (the dimensions outside, then `new`) of an
     /// element already written as a function of it.
     fn generate_over(&mut self, frame: &[usize], body: OpenExp, new: &[usize], loc: SrcLoc) -> Result<ABind> {
-        let shape = self.shape_of(frame, loc)?;
-        let arr = self.emit(acc(
-            AccKind::Generate { shape, f: Fun { params: vec![EltTy::shape(frame.len())], body } },
-            loc,
-        ));
+        let g = self.generate_frame(frame, body, loc)?;
+        let arr = self.emit(g);
         let outside: Vec<usize> = frame.iter().copied().filter(|d| !new.contains(d)).collect();
         Ok(self.bind_result(arr, &outside, new.len()))
     }
@@ -1930,27 +1847,14 @@ impl<'e> Lifter<'e> {
         let dfx = Fx { frame: &dframe, depth: 1, k: 0, done: &done };
         let dix = tuple(dfx.index(&dnew, loc)?, loc);
         let dbody = self.read(d, dix, &dfx, loc)?;
-        let dshape = self.shape_of(&dframe, loc)?;
-        let defaults = self.emit(acc(
-            AccKind::Generate {
-                shape: dshape,
-                f: Fun { params: vec![EltTy::shape(dframe.len())], body: dbody },
-            },
-            loc,
-        ));
+        let g = self.generate_frame(&dframe, dbody, loc)?;
+        let defaults = self.emit(g);
         // the source, over the outside dimensions and its own
         let sframe = union(&outside, new);
         let sfx = Fx { frame: &sframe, depth: 1, k: 0, done: &done };
         let six = tuple(sfx.index(new, loc)?, loc);
         let sbody = self.read(s, six, &sfx, loc)?;
-        let sshape = self.shape_of(&sframe, loc)?;
-        let source = acc(
-            AccKind::Generate {
-                shape: sshape,
-                f: Fun { params: vec![EltTy::shape(sframe.len())], body: sbody },
-            },
-            loc,
-        );
+        let source = self.generate_frame(&sframe, sbody, loc)?;
         // the index function: (b, t) at the source's index, and the
         // outside dimensions in front of `t`
         let r = self.operand_exp(&ix, &sfx)?;
