@@ -145,16 +145,20 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// The scalar parameters each node depends on: those its scalar code and
-/// the nodes it uses mention, less those its own functions (and loops)
-/// bind. Computed once for the snapshot, bottom-up and iteratively.
+/// The parameters each node depends on: those its scalar code and the
+/// nodes it uses mention, less those its own functions (and loops, and
+/// array loops) bind. Computed once for the snapshot, bottom-up and
+/// iteratively.
 struct FreeParams {
     sets: HashMap<NodeId, Rc<[NodeId]>>,
+    /// Those that are parameters of array functions (`awhile`'s).
+    aparams: HashSet<NodeId>,
 }
 
 impl FreeParams {
     fn compute(root: NodeId) -> Result<FreeParams> {
         let mut sets: HashMap<NodeId, Rc<[NodeId]>> = HashMap::new();
+        let mut aparams = HashSet::new();
         let mut stack = vec![(root, false)];
         while let Some((n, ready)) = stack.pop() {
             if sets.contains_key(&n) {
@@ -168,7 +172,10 @@ impl FreeParams {
                 stack.extend(pending.filter(|c| !sets.contains_key(c)).map(|&c| (c, false)));
                 continue;
             }
-            let set: Rc<[NodeId]> = if matches!(node.kind, NodeKind::Param(_)) {
+            let set: Rc<[NodeId]> = if matches!(node.kind, NodeKind::Param(_) | NodeKind::AParam(_)) {
+                if let NodeKind::AParam(_) = node.kind {
+                    aparams.insert(n);
+                }
                 Rc::from([n])
             } else {
                 let mut all: Vec<NodeId> = Vec::new();
@@ -202,16 +209,31 @@ impl FreeParams {
             };
             sets.insert(n, set);
         }
-        Ok(FreeParams { sets })
+        Ok(FreeParams { sets, aparams })
     }
 
     fn of(&self, n: NodeId) -> &[NodeId] {
         self.sets.get(&n).map_or(&[], |s| s)
     }
 
-    /// Does `n` depend only on parameters bound in `scope`?
+    /// Does `n` depend only on scalar parameters bound in `scope`? (The
+    /// parameter of an array function is bound at the array level that
+    /// holds the function.)
     fn within(&self, n: NodeId, scope: &Scope) -> bool {
-        self.of(n).iter().all(|p| scope.contains(*p))
+        self.of(n).iter().all(|p| self.aparams.contains(p) || scope.contains(*p))
+    }
+
+    /// Does `n` depend on a scalar parameter?
+    fn on_scalars(&self, n: NodeId) -> bool {
+        self.of(n).iter().any(|p| !self.aparams.contains(p))
+    }
+
+    /// Are the array parameters `m` depends on bound outside `r` (free in
+    /// `r` too)? A node that uses the parameter of an array function
+    /// inside `r` cannot leave `r`.
+    fn aparams_outside(&self, m: NodeId, r: NodeId) -> bool {
+        let outer = self.of(r);
+        self.of(m).iter().all(|p| !self.aparams.contains(p) || outer.contains(p))
     }
 }
 
@@ -219,7 +241,11 @@ impl FreeParams {
 /// (a function's or loop's parameters, and its body).
 fn free_parts(kind: &NodeKind) -> (Vec<NodeId>, Vec<(Vec<NodeId>, NodeId)>) {
     let (mut plain, mut scoped) = (Vec::new(), Vec::new());
-    if kind.is_acc() {
+    if let NodeKind::Awhile { pred, body, init } = kind {
+        plain.push(*init);
+        scoped.push((pred.params.clone(), pred.body));
+        scoped.push((body.params.clone(), body.body));
+    } else if kind.is_acc() {
         let (mut exps, mut lams) = (Vec::new(), Vec::new());
         kind.acc_parts(&mut plain, &mut exps, &mut lams);
         plain.extend(exps);
@@ -375,7 +401,7 @@ fn nested_uses(
             continue;
         }
         let node = snapshot_node(m)?;
-        if node.kind.is_acc() && fp.within(m, scope) {
+        if node.kind.is_acc() && fp.within(m, scope) && fp.aparams_outside(m, r) {
             out.push(m);
             continue;
         }
@@ -662,7 +688,7 @@ impl<'a> ExpConverter<'a> {
                 // once (its functions are converted with it)
                 let mut arrays = Vec::new();
                 node.kind.acc_parts(&mut arrays, &mut Vec::new(), &mut Vec::new());
-                cs.extend(arrays.into_iter().filter(|a| !aenv.contains(*a) && !fp.of(*a).is_empty()));
+                cs.extend(arrays.into_iter().filter(|a| !aenv.contains(*a) && fp.on_scalars(*a)));
                 level.nested.insert(n);
             } else {
                 node.kind.exp_children(&mut cs);

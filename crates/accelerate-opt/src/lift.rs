@@ -563,10 +563,11 @@ impl<'e> Lifter<'e> {
     // -----------------------------------------------------------------------
     // Scalar code
 
-    /// The dimensions a scalar term depends on.
+    /// The dimensions a scalar term depends on (through the array terms
+    /// nested in it too).
     fn deps(&self, x: &OpenExp, done: &HashMap<*const OpenExp, SBind>) -> Vec<usize> {
         let mut out = Vec::new();
-        self.deps_in(x, 0, done, &mut out);
+        self.deps_in(x, Local::default(), done, &mut out);
         out.sort_unstable();
         out.dedup();
         out
@@ -575,17 +576,22 @@ impl<'e> Lifter<'e> {
     fn deps_in(
         &self,
         x: &OpenExp,
-        local: usize,
+        local: Local,
         done: &HashMap<*const OpenExp, SBind>,
         out: &mut Vec<usize>,
     ) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deps_in_inner(x, local, done, out))
     }
 
+    /// The source's scalar variable `k` seen under `local` binders.
+    fn sbind_under(&self, k: usize, local: Local) -> Option<&SBind> {
+        k.checked_sub(local.s).and_then(|k| self.sbinds.len().checked_sub(k + 1)).map(|l| &self.sbinds[l])
+    }
+
     fn deps_in_inner(
         &self,
         x: &OpenExp,
-        local: usize,
+        local: Local,
         done: &HashMap<*const OpenExp, SBind>,
         out: &mut Vec<usize>,
     ) {
@@ -593,42 +599,118 @@ impl<'e> Lifter<'e> {
             out.extend(self.sbind_dims(b));
             return;
         }
-        let var = |k: usize| -> Option<&SBind> {
-            k.checked_sub(local).and_then(|k| self.sbinds.len().checked_sub(k + 1)).map(|l| &self.sbinds[l])
+        let array = |i: usize, out: &mut Vec<usize>, shape_only: bool| {
+            match i.checked_sub(local.a).and_then(|i| self.abind(i)) {
+                // (the shape of a regular lifted array is the same everywhere)
+                Some(b) if !shape_only || b.is_irregular() => out.extend(b.dims()),
+                _ => {}
+            }
         };
         match &x.kind {
             ExpKind::Var(k) => {
-                if let Some(b) = var(*k) {
+                if let Some(b) = self.sbind_under(*k, local) {
                     out.extend(self.sbind_dims(b));
                 }
             }
-            ExpKind::Prj(c, t) => match (&t.kind, var_of(t).and_then(var)) {
+            ExpKind::Prj(c, t) => match (&t.kind, var_of(t).and_then(|k| self.sbind_under(k, local))) {
                 (ExpKind::Var(_), Some(SBind::Index(dims))) => out.extend(dims.get(*c).copied()),
                 _ => self.deps_in(t, local, done, out),
             },
             ExpKind::Let(b, body) => {
                 self.deps_in(b, local, done, out);
-                self.deps_in(body, local + 1, done, out);
+                self.deps_in(body, local.scalars(1), done, out);
             }
             ExpKind::While { cond, body, init } => {
                 self.deps_in(init, local, done, out);
-                self.deps_in(&cond.body, local + 1, done, out);
-                self.deps_in(&body.body, local + 1, done, out);
+                self.deps_in(&cond.body, local.scalars(1), done, out);
+                self.deps_in(&body.body, local.scalars(1), done, out);
             }
-            ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } => {
-                if let Some(b) = self.abind(*array) {
-                    out.extend(b.dims());
-                }
+            ExpKind::Index { array: i, index } | ExpKind::LinearIndex { array: i, index } => {
+                array(*i, out, false);
                 self.deps_in(index, local, done, out);
             }
-            // (the shape of a regular lifted array is the same everywhere)
-            ExpKind::Shape { array } => {
-                if let Some(b @ ABind::Irregular { .. }) = self.abind(*array) {
-                    out.extend(b.dims());
-                }
+            ExpKind::Shape { array: i } => array(*i, out, true),
+            ExpKind::ALet(a, body) => {
+                self.acc_deps(a, local, done, out);
+                self.deps_in(body, local.arrays(1), done, out);
             }
             ExpKind::Const(_) => {}
             _ => each_child(x, |c| self.deps_in(c, local, done, out)),
+        }
+    }
+
+    /// The dimensions an array term nested in scalar code depends on: those
+    /// of the scalar and array variables it reads from outside it.
+    fn acc_deps(
+        &self,
+        a: &OpenAcc,
+        local: Local,
+        done: &HashMap<*const OpenExp, SBind>,
+        out: &mut Vec<usize>,
+    ) {
+        let fun =
+            |f: &Fun, out: &mut Vec<usize>| self.deps_in(&f.body, local.scalars(f.params.len()), done, out);
+        let x = |y: &OpenExp, out: &mut Vec<usize>| self.deps_in(y, local, done, out);
+        let sub = |b: &OpenAcc, out: &mut Vec<usize>| self.acc_deps(b, local, done, out);
+        match &a.kind {
+            AccKind::Var(i) => {
+                if let Some(b) = i.checked_sub(local.a).and_then(|i| self.abind(i)) {
+                    out.extend(b.dims());
+                }
+            }
+            AccKind::Let(b, body) => {
+                sub(b, out);
+                self.acc_deps(body, local.arrays(1), done, out);
+            }
+            AccKind::Awhile { pred, body, init } => {
+                sub(init, out);
+                self.acc_deps(&pred.body, local.arrays(1), done, out);
+                self.acc_deps(&body.body, local.arrays(1), done, out);
+            }
+            AccKind::Acond { cond, then_, else_ } => {
+                x(cond, out);
+                sub(then_, out);
+                sub(else_, out);
+            }
+            AccKind::Use(_) | AccKind::Delayed(_) => {}
+            _ => {
+                // an operation: its expressions, its functions (under their
+                // parameters) and its array arguments
+                match &a.kind {
+                    AccKind::Unit(e) => x(e, out),
+                    AccKind::Reshape { shape, .. } => x(shape, out),
+                    AccKind::Generate { shape, f } | AccKind::Backpermute { shape, f, .. } => {
+                        x(shape, out);
+                        fun(f, out);
+                    }
+                    AccKind::Map { f, .. } | AccKind::ZipWith { f, .. } => fun(f, out),
+                    AccKind::Replicate { slix, .. } | AccKind::Slice { slix, .. } => x(slix, out),
+                    AccKind::Fold { f, seed, .. }
+                    | AccKind::Scan { f, seed, .. }
+                    | AccKind::FoldSeg { f, seed, .. } => {
+                        fun(f, out);
+                        seed.iter().for_each(|z| x(z, out));
+                    }
+                    AccKind::Permute { combine, index, .. } => {
+                        fun(combine, out);
+                        fun(index, out);
+                    }
+                    AccKind::Stencil { f, args: sargs } => {
+                        fun(f, out);
+                        for s in sargs {
+                            match &s.boundary {
+                                Boundary::Constant(c) => x(c, out),
+                                Boundary::Function(g) => fun(g, out),
+                                Boundary::Clamp | Boundary::Mirror | Boundary::Wrap => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                for b in visit::acc_children(a) {
+                    sub(b, out);
+                }
+            }
         }
     }
 
@@ -711,9 +793,7 @@ impl<'e> Lifter<'e> {
             },
             _ if !self.nests(x) => self.materialise(x, &HashMap::new()),
             ExpKind::Cond(c, t, f) if self.nests(t) || self.nests(f) => self.cond(x, c, t, f),
-            ExpKind::While { .. } => {
-                Err(unsupported(x.loc, "an array computed in a loop inside a parallel function"))
-            }
+            ExpKind::While { cond, body, init } => self.while_loop(x, cond, body, init),
             ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, args) if args[1..].iter().any(|a| self.nests(a)) => {
                 Err(unsupported(x.loc, "an array computed in the second operand of a short-circuit operator"))
             }
@@ -737,11 +817,9 @@ impl<'e> Lifter<'e> {
                             let v = self.cond(c, cc, t, f)?;
                             done.insert(c as *const OpenExp, v);
                         }
-                        ExpKind::While { .. } => {
-                            return Err(unsupported(
-                                c.loc,
-                                "an array computed in a loop inside a parallel function",
-                            ))
+                        ExpKind::While { cond, body, init } => {
+                            let v = self.while_loop(c, cond, body, init)?;
+                            done.insert(c as *const OpenExp, v);
                         }
                         ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, args)
                             if args[1..].iter().any(|a| self.nests(a)) =>
@@ -768,90 +846,236 @@ impl<'e> Lifter<'e> {
         let dims = self.deps(x, &HashMap::new());
         let vc = self.scalar(c)?;
         let flags = self.expand(vc, &dims, loc)?;
-        let i64t = EltTy::Scalar(ScalarTy::I64);
-        let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
-        let var = |level: usize, depth: usize| var_at(level, depth, loc);
-        let size = |this: &Lifter| -> Result<OpenExp> {
-            Ok(prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc))
-        };
-        // pos[i]: how many elements before position i take `then`
-        let one = e(
-            ExpKind::Cond(
-                Box::new(e(ExpKind::Index { array: self.avar(flags), index: Box::new(var(0, 1)) }, loc)),
-                Box::new(int(1)),
-                Box::new(int(0)),
-            ),
-            loc,
-        );
-        let pos = self.running_counts(&dims, one, loc)?;
-        // the positions of the elements that take each branch, in order
-        let mut sels = Vec::new();
-        for taken in [true, false] {
-            let n = size(self)?;
-            let at = |this: &Lifter, i: OpenExp| {
-                e(ExpKind::LinearIndex { array: this.avar(pos), index: Box::new(i) }, loc)
-            };
-            let count_then = at(self, n.clone());
-            let count = if taken { count_then } else { prim(PrimFun::Sub, vec![n.clone(), count_then], loc) };
-            let zeros = self.emit(generate(tuple(vec![count.clone()], loc), 1, int(0), loc));
-            // position i goes to its rank among the elements taking the branch
-            let i = prj(0, var(0, 1), loc);
-            let flag = e(ExpKind::LinearIndex { array: self.avar(flags), index: Box::new(i.clone()) }, loc);
-            let flag = if taken { flag } else { prim(PrimFun::LNot, vec![flag], loc) };
-            let rank = if taken {
-                at(self, i.clone())
-            } else {
-                prim(PrimFun::Sub, vec![i.clone(), at(self, i)], loc)
-            };
-            let index =
-                Fun { params: vec![EltTy::shape(1)], body: tuple(vec![flag, tuple(vec![rank], loc)], loc) };
-            let source = generate(tuple(vec![n], loc), 1, prj(0, var(0, 1), loc), loc);
-            let first = Fun { params: vec![i64t.clone(), i64t.clone()], body: var(0, 2) };
-            let sel = self.emit(acc(
-                AccKind::Permute {
-                    combine: first,
-                    defaults: Box::new(self.avar_term(zeros, loc)),
-                    index,
-                    source: Box::new(source),
-                },
-                loc,
-            ));
-            // (the count again, written where the new dimension is made)
-            let n = size(self)?;
-            let count_then = at(self, n.clone());
-            let count = if taken { count_then } else { prim(PrimFun::Sub, vec![n, count_then], loc) };
-            let q = self.new_dims(tuple(vec![count], loc), 1, loc)[0];
-            sels.push((sel, q));
-        }
+        let pos = self.flag_counts(&dims, flags, loc)?;
         let mut values = Vec::new();
-        for (branch, &(sel, q)) in [t, f].into_iter().zip(&sels) {
-            let (saved_s, saved_a) = (self.sbinds.clone(), self.abinds.clone());
-            let r = self.enter_branch(&dims, sel, q, loc).and_then(|_| self.scalar(branch));
-            self.sbinds = saved_s;
-            self.abinds = saved_a;
-            values.push(self.expand(r?, &[q], loc)?);
+        for (branch, taken) in [(t, true), (f, false)] {
+            let (sel, q) = self.pack(&dims, flags, pos, taken, loc)?;
+            let v = self.in_branch(&dims, sel, q, loc, |this| {
+                let r = this.scalar(branch)?;
+                this.expand(r, &[q], loc)
+            })?;
+            values.push(v);
         }
         // the result: each element's value from its branch
-        let body = {
-            // levels: 0 the index, 1 its position, 2 pos[position]
-            let i = prim(PrimFun::ToIndex, vec![self.shape_of(&dims, loc)?, var(0, 1)], loc);
-            let p = e(ExpKind::LinearIndex { array: self.avar(pos), index: Box::new(var(1, 2)) }, loc);
-            let flag = e(ExpKind::Index { array: self.avar(flags), index: Box::new(var(0, 3)) }, loc);
-            let from_then =
-                e(ExpKind::LinearIndex { array: self.avar(values[0]), index: Box::new(var(2, 3)) }, loc);
-            let from_else = e(
+        let arr = self.unpack(&dims, flags, pos, values[0], Err(values[1]), loc)?;
+        Ok(SBind::Read { arr, at: dims })
+    }
+
+    /// Per element of `dims`, whose position among them is `i`: the value
+    /// at `pos[i]` of `taken` (of the elements whose flag is set, packed)
+    /// if its flag is set, else, if `other` is `Err(a)`, the value of `a`
+    /// at `i - pos[i]` (of the others, packed), or if `Ok(a)`, the value of
+    /// `a` (over `dims`) at the element.
+    fn unpack(
+        &mut self,
+        dims: &[usize],
+        flags: usize,
+        pos: usize,
+        taken: usize,
+        other: std::result::Result<usize, usize>,
+        loc: SrcLoc,
+    ) -> Result<usize> {
+        let var = |level: usize, depth: usize| var_at(level, depth, loc);
+        // levels: 0 the index, 1 its position, 2 pos[position]
+        let i = prim(PrimFun::ToIndex, vec![self.shape_of(dims, loc)?, var(0, 1)], loc);
+        let p = e(ExpKind::LinearIndex { array: self.avar(pos), index: Box::new(var(1, 2)) }, loc);
+        let flag = e(ExpKind::Index { array: self.avar(flags), index: Box::new(var(0, 3)) }, loc);
+        let from_taken = e(ExpKind::LinearIndex { array: self.avar(taken), index: Box::new(var(2, 3)) }, loc);
+        let from_other = match other {
+            Err(a) => e(
                 ExpKind::LinearIndex {
-                    array: self.avar(values[1]),
+                    array: self.avar(a),
                     index: Box::new(prim(PrimFun::Sub, vec![var(1, 3), var(2, 3)], loc)),
                 },
                 loc,
-            );
-            let pick = e(ExpKind::Cond(Box::new(flag), Box::new(from_then), Box::new(from_else)), loc);
-            e(ExpKind::Let(Box::new(i), Box::new(e(ExpKind::Let(Box::new(p), Box::new(pick)), loc))), loc)
+            ),
+            Ok(a) => e(ExpKind::Index { array: self.avar(a), index: Box::new(var(0, 3)) }, loc),
         };
-        let g = self.generate_frame(&dims, body, loc)?;
-        let arr = self.emit(g);
+        let pick = e(ExpKind::Cond(Box::new(flag), Box::new(from_taken), Box::new(from_other)), loc);
+        let body =
+            e(ExpKind::Let(Box::new(i), Box::new(e(ExpKind::Let(Box::new(p), Box::new(pick)), loc))), loc);
+        let g = self.generate_frame(dims, body, loc)?;
+        Ok(self.emit(g))
+    }
+
+    /// `pos[i]`: how many elements before position `i` (in row-major order
+    /// over `dims`) have their flag (in `flags`, over `dims`) set; one more
+    /// element than the positions, the last the total.
+    fn flag_counts(&mut self, dims: &[usize], flags: usize, loc: SrcLoc) -> Result<usize> {
+        let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
+        let flag = e(ExpKind::Index { array: self.avar(flags), index: Box::new(var_at(0, 1, loc)) }, loc);
+        let one = e(ExpKind::Cond(Box::new(flag), Box::new(int(1)), Box::new(int(0))), loc);
+        self.running_counts(dims, one, loc)
+    }
+
+    /// The elements of `dims` whose flag is `taken`, packed: the vector
+    /// `sel` of their positions, in order, and the new dimension `q` of
+    /// as many elements as they are.
+    fn pack(
+        &mut self,
+        dims: &[usize],
+        flags: usize,
+        pos: usize,
+        taken: bool,
+        loc: SrcLoc,
+    ) -> Result<(usize, usize)> {
+        let i64t = EltTy::Scalar(ScalarTy::I64);
+        let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
+        let var = |level: usize, depth: usize| var_at(level, depth, loc);
+        let at = |this: &Lifter, i: OpenExp| {
+            e(ExpKind::LinearIndex { array: this.avar(pos), index: Box::new(i) }, loc)
+        };
+        let count = |this: &Lifter| -> Result<OpenExp> {
+            let n = prim(PrimFun::ShapeSize, vec![this.shape_of(dims, loc)?], loc);
+            let count_taken = at(this, n.clone());
+            Ok(if taken { count_taken } else { prim(PrimFun::Sub, vec![n, count_taken], loc) })
+        };
+        let zeros = self.emit(generate(tuple(vec![count(self)?], loc), 1, int(0), loc));
+        let n = prim(PrimFun::ShapeSize, vec![self.shape_of(dims, loc)?], loc);
+        // position i goes to its rank among the elements taking the branch
+        let i = prj(0, var(0, 1), loc);
+        let flag = e(ExpKind::LinearIndex { array: self.avar(flags), index: Box::new(i.clone()) }, loc);
+        let flag = if taken { flag } else { prim(PrimFun::LNot, vec![flag], loc) };
+        let rank =
+            if taken { at(self, i.clone()) } else { prim(PrimFun::Sub, vec![i.clone(), at(self, i)], loc) };
+        let index =
+            Fun { params: vec![EltTy::shape(1)], body: tuple(vec![flag, tuple(vec![rank], loc)], loc) };
+        let source = generate(tuple(vec![n], loc), 1, prj(0, var(0, 1), loc), loc);
+        let first = Fun { params: vec![i64t.clone(), i64t], body: var(0, 2) };
+        let sel = self.emit(acc(
+            AccKind::Permute {
+                combine: first,
+                defaults: Box::new(self.avar_term(zeros, loc)),
+                index,
+                source: Box::new(source),
+            },
+            loc,
+        ));
+        // (the count again, written where the new dimension is made)
+        let q = self.new_dims(tuple(vec![count(self)?], loc), 1, loc)[0];
+        Ok((sel, q))
+    }
+
+    /// Runs `f` inside a branch taken by the elements at positions `sel`
+    /// of `dims`, packed as dimension `q` (`enter_branch`), then restores
+    /// the context's bindings.
+    fn in_branch<T>(
+        &mut self,
+        dims: &[usize],
+        sel: usize,
+        q: usize,
+        loc: SrcLoc,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let (saved_s, saved_a) = (self.sbinds.clone(), self.abinds.clone());
+        let r = self.enter_branch(dims, sel, q, loc).and_then(|_| f(self));
+        self.sbinds = saved_s;
+        self.abinds = saved_a;
+        r
+    }
+
+    /// A scalar `while` whose functions compute arrays (Note [Lifted
+    /// loops]): an `awhile` over the states of every element of the
+    /// dimensions the loop depends on and their flags, whose body steps
+    /// the elements still running only, packed as in a conditional.
+    fn while_loop(&mut self, x: &OpenExp, cond: &Fun, body: &Fun, init: &OpenExp) -> Result<SBind> {
+        use accelerate_base::array::ArrayTy;
+        let loc = x.loc;
+        let dims = self.deps(x, &HashMap::new());
+        let state = cond.params[0].clone();
+        // each element's initial state and first test
+        let v0 = self.scalar(init)?;
+        let s0 = self.expand(v0, &dims, loc)?;
+        self.sbinds.push(SBind::Read { arr: s0, at: dims.clone() });
+        let c0 = self.scalar(&cond.body);
+        self.sbinds.pop();
+        let f0 = self.expand(c0?, &dims, loc)?;
+        let init =
+            self.emit(acc(AccKind::Tuple(vec![self.avar_term(f0, loc), self.avar_term(s0, loc)]), loc));
+        let rank = dims.len();
+        let ty = ArraysTy::Tuple(vec![
+            ArraysTy::Array(ArrayTy { rank, elt: EltTy::Scalar(ScalarTy::Bool) }),
+            ArraysTy::Array(ArrayTy { rank, elt: state }),
+        ]);
+        let boolean = EltTy::Scalar(ScalarTy::Bool);
+        // go on while an element is running
+        let pred = self.scope(ty.clone(), loc, |this, param| {
+            let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
+            let size = prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc);
+            let flat = this.emit(acc(
+                AccKind::Reshape {
+                    shape: tuple(vec![size], loc),
+                    array: Box::new(this.avar_term(flags, loc)),
+                },
+                loc,
+            ));
+            let or = Fun {
+                params: vec![boolean.clone(), boolean.clone()],
+                body: prim(PrimFun::LOr, vec![var_at(0, 2, loc), var_at(1, 2, loc)], loc),
+            };
+            let any = AccKind::Fold {
+                f: or,
+                seed: Some(e(ExpKind::Const(ScalarVal::Bool(false)), loc)),
+                array: Box::new(this.avar_term(flat, loc)),
+            };
+            Ok(this.emit(acc(any, loc)))
+        })?;
+        // one step of the elements running, and their next test
+        let step = self.scope(ty, loc, |this, param| {
+            let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
+            let vals = this.emit(acc(AccKind::Prj(1, Box::new(this.avar_term(param, loc))), loc));
+            let pos = this.flag_counts(&dims, flags, loc)?;
+            let (sel, q) = this.pack(&dims, flags, pos, true, loc)?;
+            this.sbinds.push(SBind::Read { arr: vals, at: dims.clone() });
+            let r = this.in_branch(&dims, sel, q, loc, |this| {
+                let v = this.scalar(&body.body)?;
+                let next = this.expand(v, &[q], loc)?;
+                // (the test sees the loop's environment and the new state)
+                this.sbinds.pop();
+                this.sbinds.push(SBind::Read { arr: next, at: vec![q] });
+                let c = this.scalar(&cond.body)?;
+                let test = this.expand(c, &[q], loc)?;
+                Ok((next, test))
+            });
+            this.sbinds.pop();
+            let (next, test) = r?;
+            let new_flags = this.unpack(&dims, flags, pos, test, Ok(flags), loc)?;
+            let new_vals = this.unpack(&dims, flags, pos, next, Ok(vals), loc)?;
+            Ok(this.emit(acc(
+                AccKind::Tuple(vec![this.avar_term(new_flags, loc), this.avar_term(new_vals, loc)]),
+                loc,
+            )))
+        })?;
+        let looped = self
+            .emit(acc(AccKind::Awhile { pred, body: step, init: Box::new(self.avar_term(init, loc)) }, loc));
+        let arr = self.emit(acc(AccKind::Prj(1, Box::new(self.avar_term(looped, loc))), loc));
         Ok(SBind::Read { arr, at: dims })
+    }
+
+    /// An array function of a parameter of type `param` whose body `f`
+    /// writes (as lets of its own, given the parameter's level), returning
+    /// the level of its result. Dimensions made inside do not outlive it.
+    fn scope(
+        &mut self,
+        param: ArraysTy,
+        loc: SrcLoc,
+        f: impl FnOnce(&mut Self, usize) -> Result<usize>,
+    ) -> Result<AFun> {
+        let (start, dims, groups) = (self.lets.len(), self.dims.len(), self.groups.len());
+        // (a placeholder at the parameter's level)
+        self.lets.push(acc(AccKind::Var(0), loc));
+        let r = f(self, self.adepth() - 1);
+        let inner = self.lets.split_off(start + 1);
+        let depth = self.adepth() + inner.len();
+        self.lets.pop();
+        self.dims.truncate(dims);
+        self.groups.truncate(groups);
+        let result = acc(AccKind::Var(depth - 1 - r?), loc);
+        let body = inner.into_iter().rev().fold(result, |body, b| {
+            let l = b.loc;
+            acc(AccKind::Let(Box::new(b), Box::new(body)), l)
+        });
+        Ok(AFun { param, body: Box::new(body) })
     }
 
     /// The running totals of an `i64` count per index of `dims` (`count`, a
@@ -1910,6 +2134,23 @@ fn is_empty_tuple(x: &OpenExp) -> bool {
 enum Operand<'s> {
     InPlace(&'s OpenExp),
     Lifted(SBind),
+}
+
+/// How many scalar and array binders a subterm is under, inside the term
+/// being looked at.
+#[derive(Clone, Copy, Default)]
+struct Local {
+    s: usize,
+    a: usize,
+}
+
+impl Local {
+    fn scalars(self, n: usize) -> Local {
+        Local { s: self.s + n, a: self.a }
+    }
+    fn arrays(self, n: usize) -> Local {
+        Local { s: self.s, a: self.a + n }
+    }
 }
 
 /// The scalar variable a term is, if it is one.

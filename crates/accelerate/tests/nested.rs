@@ -221,6 +221,157 @@ fn two_levels_of_nesting() {
     assert_eq!(run_env(&r).unwrap().to_vec(), want);
 }
 
+/// Bisection bound: the width at which a row's search stops (a power of
+/// two, so that every midpoint has few fractional bits and each sum of
+/// `max(a - mid, 0)` over a row of small integers is exact in f64).
+const WIDTH: f64 = 1.0 / (1u64 << 20) as f64;
+
+/// The threshold `t` of a row's projection onto the simplex (the `t` with
+/// `sum_j max(a_j - t, 0) = 1`), found by bisection from `[min - 1, max]`:
+/// each row stops after its own number of steps (its range's width).
+fn threshold_ref(line: &[f64]) -> f64 {
+    let mut lo = line.iter().copied().fold(f64::INFINITY, f64::min) - 1.0;
+    let mut hi = line.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    while hi - lo > WIDTH {
+        let mid = (lo + hi) / 2.0;
+        let excess: f64 = line.iter().map(|a| (a - mid).max(0.0)).sum();
+        if excess > 1.0 {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    hi
+}
+
+/// The same per row, written nested: a scalar loop whose test is scalar
+/// and whose body folds the row.
+fn thresholds_nested(m: &Acc<Matrix<f64>>) -> Acc<Vector<f64>> {
+    let (n, _) = unindex2(m.shape());
+    generate(index1(n), |i| {
+        let line = row(m, &unindex1(i));
+        let lo = line.fold(f64::INFINITY, |a, b| a.min(b)).the() - 1.0;
+        let hi = line.fold(f64::NEG_INFINITY, |a, b| a.max(b)).the();
+        let (_, hi) = while_loop(
+            lift((lo, hi)),
+            |s| {
+                let (lo, hi) = s.unlift();
+                (hi - lo).gt(WIDTH)
+            },
+            |s| {
+                let (lo, hi) = s.unlift();
+                let mid = (lo.clone() + hi.clone()) / 2.0;
+                let excess = line.map(|a| (a - mid.clone()).max(0.0)).fold(0.0, |a, b| a + b).the();
+                cond(excess.gt(1.0), lift((mid.clone(), hi)), lift((lo, mid)))
+            },
+        )
+        .unlift();
+        hi
+    })
+}
+
+/// By hand: one loop over every row at once, a row's bounds kept once it
+/// has converged.
+fn thresholds_flat(m: &Acc<Matrix<f64>>) -> Acc<Vector<f64>> {
+    let (_, cols) = unindex2(m.shape());
+    let lo = m.fold(f64::INFINITY, |a, b| a.min(b)).map(|x| x - 1.0);
+    let hi = m.fold(f64::NEG_INFINITY, |a, b| a.max(b));
+    let running = |lo: &Acc<Vector<f64>>, hi: &Acc<Vector<f64>>| lo.zip_with(hi, |l, h| (h - l).gt(WIDTH));
+    let r = awhile(
+        |s: Acc<(Vector<f64>, Vector<f64>)>| {
+            let (lo, hi) = s.unlift();
+            running(&lo, &hi).fold(false, |a, b| a.or(b))
+        },
+        |s| {
+            let (lo, hi) = s.unlift();
+            let mid = lo.zip_with(&hi, |l, h| (l + h) / 2.0);
+            let mids = mid.replicate(any_dims::<Z>().all().fixed(&cols));
+            let excess = m.zip_with(&mids, |a, t| (a - t).max(0.0)).fold(0.0, |a, b| a + b);
+            let up = excess.zip_with(&running(&lo, &hi), |x, go| go.and(x.gt(1.0)));
+            let down = excess.zip_with(&running(&lo, &hi), |x, go| go.and(x.le(1.0)));
+            let lo =
+                up.zip_with(&lo.zip_with(&mid, |l, t| lift((l, t))), |u, lt| cond(u, lt.snd(), lt.fst()));
+            let hi =
+                down.zip_with(&hi.zip_with(&mid, |h, t| lift((h, t))), |d, ht| cond(d, ht.snd(), ht.fst()));
+            lift_acc((lo, hi))
+        },
+        lift_acc((lo, hi)),
+    );
+    r.unlift().1
+}
+
+#[test]
+fn a_per_row_iterative_solver_is_a_loop_over_the_rows_still_running() {
+    let (rows, cols) = (7usize, 5usize);
+    let mv = matrix(rows, cols, 4);
+    let m = use_array(mv.clone());
+    let want: Vec<f64> = mv.to_vec().chunks(cols).map(threshold_ref).collect();
+    // (the rows take different numbers of steps)
+    let widths: std::collections::HashSet<u64> = mv
+        .to_vec()
+        .chunks(cols)
+        .map(|l| {
+            let (lo, hi) =
+                l.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+            (hi - lo + 1.0) as u64
+        })
+        .collect();
+    assert!(widths.len() > 1, "{widths:?}");
+    assert_eq!(run_env(&thresholds_nested(&m)).unwrap().to_vec(), want);
+    assert_eq!(run_env(&thresholds_flat(&m)).unwrap().to_vec(), want);
+}
+
+#[test]
+fn a_loop_steps_only_the_elements_whose_test_holds() {
+    // s = sum over k < n of (k + 1) * ys[k] (a nested fold of k + 1 ones):
+    // an element that has stopped must not step again, where ys[n] is
+    // out of bounds
+    let ns = vec![0i64, 3, 1, 4, 2, 4];
+    let yv = vec![5i64, -2, 7, 3];
+    let (xs, ys) = (use_array(Vector::from_elems(ns.clone())), use_array(Vector::from_elems(yv.clone())));
+    let r = xs.map(|n| {
+        let n = n.clone();
+        let (_, s) = while_loop(
+            lift((constant(0i64), constant(0i64))),
+            move |st| st.fst().lt(n),
+            |st| {
+                let (k, s) = st.unlift();
+                let w = fill(index1(k.clone() + 1i64), 1i64).fold(0, |a, b| a + b).the();
+                lift((k.clone() + 1i64, s + w * ys.index(index1(k))))
+            },
+        )
+        .unlift();
+        s
+    });
+    let want: Vec<i64> = ns.iter().map(|&n| (0..n).map(|k| (k + 1) * yv[k as usize]).sum()).collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
+#[test]
+fn a_loop_whose_test_computes_an_array() {
+    // halve x until the sum of xs * x is below a bound; the test folds
+    let xs = use_array(Vector::from_elems(vec![8.0f64, 1.0, 64.0, 0.25]));
+    let ys = use_array(Vector::from_elems(vec![1.0f64, 2.0, 3.0]));
+    let r = xs.map(|x| {
+        while_loop(
+            x.clone(),
+            |v| ys.map(|y| y * v.clone()).fold(0.0, |a, b| a + b).the().gt(1.0),
+            |v| v.clone() / 2.0,
+        )
+    });
+    let want: Vec<f64> = [8.0f64, 1.0, 64.0, 0.25]
+        .iter()
+        .map(|&x| {
+            let mut v = x;
+            while 6.0 * v > 1.0 {
+                v /= 2.0
+            }
+            v
+        })
+        .collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
 #[test]
 fn a_nested_array_inside_scalar_arithmetic() {
     // x + sum(ys * x): the array is read inside an operator's operand
@@ -273,13 +424,19 @@ fn an_error_inside_a_nested_array_names_the_users_line_and_the_outer_index() {
 #[test]
 fn constructs_not_flattened_yet_say_which() {
     let xs = use_array(Vector::from_elems(vec![1i64, 2, 3]));
-    // an array computed in a loop of a parallel function
+    // an array loop inside a parallel function
     let r = xs.map(|x| {
-        let ys = fill(index1(4), 1i64);
-        iterate(3, |s| s + ys.map(|y| y * x).fold(0, |a, b| a + b).the(), 0i64)
+        let x = x.clone();
+        awhile(
+            |v: Acc<Vector<i64>>| v.fold(0, |a, b| a + b).map(move |s| s.lt(x.clone())),
+            |v| v.map(|y| y * 2),
+            fill(index1(2), 1i64),
+        )
+        .fold(0, |a, b| a + b)
+        .the()
     });
     match run_env(&r).unwrap_err() {
-        Error::NestedParallelism { what, .. } => assert!(what.contains("loop"), "{what}"),
+        Error::NestedParallelism { what, .. } => assert!(what.contains("awhile"), "{what}"),
         other => panic!("{other:?}"),
     }
     // a fold whose operator depends on the element
@@ -454,6 +611,14 @@ fn a_branch_computes_its_arrays_only_for_the_elements_that_take_it() {
     // (the same read for every element fails: the test can fail)
     let all = generate(index1(rows as i64), |i| row(&m, &(unindex1(i) + 1)).fold(0.0, |a, b| a + b).the());
     assert!(matches!(run_env(&all), Err(Error::IndexOutOfBounds { .. })), "{:?}", run_env(&all));
+    // a condition that depends on no index, with branches that do
+    let flag = m.size().gt(3);
+    let r = generate(index1(rows as i64), |i| {
+        let i = unindex1(i);
+        cond(flag.clone(), row(&m, &i).fold(0.0, |a, b| a + b).the(), -1.0)
+    });
+    let want: Vec<f64> = (0..rows).map(sum).collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
 }
 
 #[test]
