@@ -50,11 +50,30 @@
 //! their readers); the result reads each element's value from its branch.
 //! So errors are those of the branches taken, exactly.
 //!
+//! A nested `acond` is lifted the same way, its branches' arrays packed;
+//! its result is irregular (the branches' shapes may differ), its shape
+//! and elements at a context index those of the branch the index took.
+//!
+//! Note [Lifted loops]
+//! A scalar `while` whose functions compute arrays (a per-row iterative
+//! solver) runs a different number of steps for each element, and an
+//! element that has stopped must not step again (its next step may read
+//! past the end of an array, and is not computed by the program). It
+//! becomes an `awhile` whose state is, over the dimensions the loop
+//! depends on, each element's state and whether it is still running (its
+//! first test computed for every element before the loop). Each step
+//! packs the running elements as a conditional's branch does, steps them
+//! and tests their new states, over the packed dimension only, and writes
+//! the results back to their positions; the others keep theirs. The loop
+//! goes on while one runs. The loop's body is an array function: what the
+//! step lets is bound inside it (`Lifter::scope`), and the dimensions made
+//! there do not outlive it.
+//!
 //! What is not lifted yet reports `Error::NestedParallelism`, naming the
-//! construct: arrays computed in a loop of a parallel function, functions
-//! of folds, scans and permutations that depend on the context, scans,
-//! slices and permutes of irregular arrays, stencils, nested
-//! `acond`/`awhile`, tuples of arrays.
+//! construct: functions of folds, scans and permutations that depend on
+//! the context, scans, slices and permutes of irregular arrays, irregular
+//! arrays read in a conditional's branch or an `acond`'s, stencils, nested
+//! `awhile`, tuples of arrays.
 //!
 //! The output program is built level by level, never by shifting a term
 //! already built: the lifted arrays are let-bound one after another in
@@ -260,7 +279,15 @@ enum ABind {
     /// arrays]): for each index of `dims`, its shape in `shapes` (an array
     /// of shape `dims`), and its element at an index as a function of the
     /// context index and that index (`elem`), computed where it is read.
-    Irregular { shapes: usize, elem: std::rc::Rc<Elem>, dims: Vec<usize>, inner: usize },
+    /// `shape` computes the shape at a context index where it is needed
+    /// once (a loop over a row), rather than reading `shapes`.
+    Irregular {
+        shapes: usize,
+        shape: std::rc::Rc<Elem>,
+        elem: std::rc::Rc<Elem>,
+        dims: Vec<usize>,
+        inner: usize,
+    },
 }
 
 /// The elements of an irregular array: `f` of the index `dims ++ ix`
@@ -1675,8 +1702,81 @@ impl<'e> Lifter<'e> {
             AccKind::Permute { combine, defaults, index, source } => {
                 self.permute(combine, defaults, index, source, loc)
             }
+            AccKind::Acond { cond, then_, else_ } => self.acond(a, cond, then_, else_, loc),
             _ => Err(unsupported(loc, format!("{} inside a parallel function", a.op_name()))),
         }
+    }
+
+    /// `acond c t e` inside a context (Note [Lifted conditionals]): each
+    /// branch lifted over the elements that take it only, packed; the
+    /// result an irregular array whose shape and elements at a context
+    /// index are those of the branch that index took (the branches' shapes
+    /// may differ).
+    fn acond(&mut self, a: &OpenAcc, c: &OpenExp, t: &OpenAcc, f: &OpenAcc, loc: SrcLoc) -> Result<ABind> {
+        let mut dims = Vec::new();
+        self.acc_deps(a, Local::default(), &HashMap::new(), &mut dims);
+        dims.sort_unstable();
+        dims.dedup();
+        let vc = self.scalar(c)?;
+        let flags = self.expand(vc, &dims, loc)?;
+        let pos = self.flag_counts(&dims, flags, loc)?;
+        let mut branches = Vec::new();
+        for (branch, taken) in [(t, true), (f, false)] {
+            let (sel, q) = self.pack(&dims, flags, pos, taken, loc)?;
+            let b = self.in_branch(&dims, sel, q, loc, |this| {
+                let b = this.array(branch)?;
+                regular(&b, loc, "an acond branch")?;
+                let arr = this.expand_array(&b, &[q], loc)?;
+                Ok(ABind::Lifted { arr: this.emit(arr), dims: vec![q], inner: b.inner() })
+            })?;
+            branches.push(b);
+        }
+        let inner = branches[0].inner();
+        let var = |level: usize, depth: usize| var_at(level, depth, loc);
+        // the shape at a context index: its branch's (the same for all the
+        // elements taking it)
+        let flag_at = |this: &Lifter, ix: OpenExp| {
+            e(ExpKind::Index { array: this.avar(flags), index: Box::new(ix) }, loc)
+        };
+        let pick = |flag: OpenExp, x: OpenExp, y: OpenExp| {
+            e(ExpKind::Cond(Box::new(flag), Box::new(x), Box::new(y)), loc)
+        };
+        let sh = pick(
+            flag_at(self, var(0, 1)),
+            self.inner_shape(&branches[0], loc),
+            self.inner_shape(&branches[1], loc),
+        );
+        let shape = std::rc::Rc::new(Elem {
+            f: Fun { params: vec![EltTy::shape(dims.len())], body: sh.clone() },
+            depth: self.adepth(),
+        });
+        let g = self.generate_frame(&dims, sh, loc)?;
+        let shapes = self.emit(g);
+        // the element at (context index, own index): levels 0 the index,
+        // 1 the context index, 2 its position, 3 pos at it
+        let k = dims.len();
+        let ctx = tuple((0..k).map(|c| prj(c, var(0, 1), loc)).collect(), loc);
+        let i = prim(PrimFun::ToIndex, vec![self.shape_of(&dims, loc)?, var(1, 2)], loc);
+        let p = e(ExpKind::LinearIndex { array: self.avar(pos), index: Box::new(var(2, 3)) }, loc);
+        let at = |this: &Lifter, b: &ABind, row: OpenExp| {
+            let mut ix = vec![row];
+            ix.extend((0..inner).map(|c| prj(k + c, var(0, 4), loc)));
+            e(ExpKind::Index { array: this.avar(b.arr()), index: Box::new(tuple(ix, loc)) }, loc)
+        };
+        let body = pick(
+            flag_at(self, var(1, 4)),
+            at(self, &branches[0], var(3, 4)),
+            at(self, &branches[1], prim(PrimFun::Sub, vec![var(2, 4), var(3, 4)], loc)),
+        );
+        let mut body = body;
+        for b in [p, i, ctx] {
+            body = e(ExpKind::Let(Box::new(b), Box::new(body)), loc);
+        }
+        let elem = std::rc::Rc::new(Elem {
+            f: Fun { params: vec![EltTy::shape(k + inner)], body },
+            depth: self.adepth(),
+        });
+        Ok(ABind::Irregular { shapes, shape, elem, dims, inner })
     }
 
     /// The frame and element of a backpermute of `b` by the index function
@@ -1741,6 +1841,10 @@ impl<'e> Lifter<'e> {
         // (each row's shape checked, as the operation checks its own: a
         // negative extent is the operation's error)
         let sh = prim(PrimFun::ShapeCheck, vec![sh], loc);
+        let shape = std::rc::Rc::new(Elem {
+            f: Fun { params: vec![EltTy::shape(dims.len())], body: sh.clone() },
+            depth: self.adepth(),
+        });
         let g = self.generate_frame(&dims, sh, loc)?;
         let shapes = self.emit(g);
         // the element at an index of the frame `dims ++ new`
@@ -1751,7 +1855,7 @@ impl<'e> Lifter<'e> {
         self.sbinds.truncate(self.sbinds.len() - np);
         let f = Fun { params: vec![EltTy::shape(frame.len())], body: element? };
         let elem = std::rc::Rc::new(Elem { f, depth: self.adepth() });
-        Ok(ABind::Irregular { shapes, elem, dims, inner: rank })
+        Ok(ABind::Irregular { shapes, shape, elem, dims, inner: rank })
     }
 
     /// An irregular array's element at `index` (the frame index, an
@@ -1769,7 +1873,7 @@ impl<'e> Lifter<'e> {
     /// generate over the context whose element folds its row in a loop
     /// (Note [Irregular arrays]).
     fn fold_loop(&mut self, b: &ABind, f: Fun, seed: OpenExp, loc: SrcLoc) -> Result<ABind> {
-        let ABind::Irregular { elem, dims, shapes, .. } = b else {
+        let ABind::Irregular { elem, dims, shape, .. } = b else {
             return Err(Error::Internal("lifting: a loop fold of a regular array".into()));
         };
         let var = |level: usize, depth: usize| var_at(level, depth, loc);
@@ -1778,7 +1882,7 @@ impl<'e> Lifter<'e> {
         let state = EltTy::Tuple(vec![i64t, elt]);
         // levels: 0 the context index, 1 the row's length, 2 the state,
         // 3 j, 4 the accumulator, 5 the element, then f's body
-        let n = prj(0, e(ExpKind::Index { array: self.avar(*shapes), index: Box::new(var(0, 1)) }, loc), loc);
+        let n = prj(0, self.apply_elem(shape, var(0, 1), loc), loc);
         let cond = Fun {
             params: vec![state.clone()],
             body: prim(PrimFun::Lt, vec![prj(0, var(2, 3), loc), var(1, 3)], loc),
@@ -1820,7 +1924,7 @@ impl<'e> Lifter<'e> {
     /// row, and the offsets of the rows (a scan of their sizes), for the
     /// operations that need them in memory.
     fn materialise_irregular(&mut self, b: &ABind, loc: SrcLoc) -> Result<(usize, usize)> {
-        let ABind::Irregular { shapes, elem, dims, inner: rank } = b else {
+        let ABind::Irregular { shapes, elem, dims, inner: rank, .. } = b else {
             return Err(Error::Internal("lifting: materialising a regular array".into()));
         };
         let (shapes, rank) = (*shapes, *rank);

@@ -287,12 +287,11 @@ fn thresholds_flat(m: &Acc<Matrix<f64>>) -> Acc<Vector<f64>> {
             let mid = lo.zip_with(&hi, |l, h| (l + h) / 2.0);
             let mids = mid.replicate(any_dims::<Z>().all().fixed(&cols));
             let excess = m.zip_with(&mids, |a, t| (a - t).max(0.0)).fold(0.0, |a, b| a + b);
-            let up = excess.zip_with(&running(&lo, &hi), |x, go| go.and(x.gt(1.0)));
-            let down = excess.zip_with(&running(&lo, &hi), |x, go| go.and(x.le(1.0)));
-            let lo =
-                up.zip_with(&lo.zip_with(&mid, |l, t| lift((l, t))), |u, lt| cond(u, lt.snd(), lt.fst()));
+            let up = excess.zip_with(running(&lo, &hi), |x, go| go.and(x.gt(1.0)));
+            let down = excess.zip_with(running(&lo, &hi), |x, go| go.and(x.le(1.0)));
+            let lo = up.zip_with(lo.zip_with(&mid, |l, t| lift((l, t))), |u, lt| cond(u, lt.snd(), lt.fst()));
             let hi =
-                down.zip_with(&hi.zip_with(&mid, |h, t| lift((h, t))), |d, ht| cond(d, ht.snd(), ht.fst()));
+                down.zip_with(hi.zip_with(&mid, |h, t| lift((h, t))), |d, ht| cond(d, ht.snd(), ht.fst()));
             lift_acc((lo, hi))
         },
         lift_acc((lo, hi)),
@@ -369,6 +368,28 @@ fn a_loop_whose_test_computes_an_array() {
             v
         })
         .collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+}
+
+#[test]
+fn a_nested_acond_computes_each_branch_for_the_elements_that_take_it() {
+    // per element, an array of a shape that depends on the branch taken;
+    // the `then` branch reads ys[x], past the end for the elements that
+    // take `else`
+    let xv = vec![2i64, -1, 0, 3, -4, 1];
+    let yv = vec![10i64, 20, 30, 40];
+    let (xs, ys) = (use_array(Vector::from_elems(xv.clone())), use_array(Vector::from_elems(yv.clone())));
+    let r = xs.map(|x| {
+        let x = x.clone();
+        let arr = acond(
+            x.gt(0i64),
+            generate(index1(3), |j| unindex1(j) * ys.index(index1(x.clone()))),
+            fill(index1(2), x.clone() * 100),
+        );
+        arr.fold(0, |a, b| a + b).the() + arr.size()
+    });
+    let want: Vec<i64> =
+        xv.iter().map(|&x| if x > 0 { 3 * yv[x as usize] + 3 } else { 2 * x * 100 + 2 }).collect();
     assert_eq!(run_env(&r).unwrap().to_vec(), want);
 }
 
