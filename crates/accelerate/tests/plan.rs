@@ -165,3 +165,33 @@ fn the_interpreter_runs_plans_as_it_runs_the_ir() {
     let got = accelerate::backend::interp::run_plan(p.plan(), args()).unwrap();
     assert_eq!(format!("{got:?}"), format!("{want:?}"));
 }
+
+#[test]
+fn regular_nested_programs_plan_as_their_hand_flattened_forms() {
+    // (no segment descriptor: no scan, no segmented fold, no permute)
+    let row = |m: &Acc<Matrix<f32>>, i: Exp<i64>| m.slice(any_dims::<Z>().fixed(i).all());
+    let matvec = compile_with(
+        |m: Acc<Matrix<f32>>, v: Acc<Vector<f32>>| {
+            let (n, _) = unindex2(m.shape());
+            generate(index1(n), |i| accelerate_programs::dotp(&row(&m, unindex1(i)), &v).the())
+        },
+        fused(),
+    )
+    .unwrap();
+    assert_eq!(kinds(matvec.plan()), ["fold"]);
+    insta::assert_snapshot!("matrix_vector_product_nested", plan_text(matvec.plan()));
+    let matmul = compile_with(
+        |a: Acc<Matrix<f32>>, b: Acc<Matrix<f32>>| {
+            let ((n, _), (_, m)) = (unindex2(a.shape()), unindex2(b.shape()));
+            generate(index2(n, m), |ix| {
+                let (i, j) = unindex2(ix);
+                let column = b.slice(any_dims::<Z>().all().fixed(j));
+                accelerate_programs::dotp(&row(&a, i), &column).the()
+            })
+        },
+        fused(),
+    )
+    .unwrap();
+    assert_eq!(kinds(matmul.plan()), ["fold"]);
+    insta::assert_snapshot!("matrix_product_nested", plan_text(matmul.plan()));
+}
