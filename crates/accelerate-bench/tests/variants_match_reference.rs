@@ -68,8 +68,14 @@ fn matvec_variants_match_reference() {
 }
 
 #[test]
+fn rowsolve_variants_match_reference() {
+    check("rowsolve");
+}
+
+#[test]
 fn every_benchmark_is_tested_here() {
-    let tested = ["triad", "dotp", "saxpy", "blackscholes", "mandelbrot", "nbody", "smvm", "matvec"];
+    let tested =
+        ["triad", "dotp", "saxpy", "blackscholes", "mandelbrot", "nbody", "smvm", "matvec", "rowsolve"];
     for b in programs::ALL {
         assert!(tested.contains(&b.name), "add a test for {}", b.name);
     }

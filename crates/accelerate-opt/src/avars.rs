@@ -130,6 +130,10 @@ pub(crate) struct Uses {
     pub arrays: usize,
     /// Reads of single elements by scalar code (`Index`, `LinearIndex`).
     pub reads: usize,
+    /// Of `reads`, those by the function of a `generate` or `backpermute`
+    /// at the function's own index, outside any loop: each element of the
+    /// producer read at most once.
+    pub own_reads: usize,
     /// Reads of its shape only (`Shape`).
     pub shapes: usize,
     /// Is one of the uses inside an `awhile` function (run once per
@@ -146,7 +150,49 @@ pub(crate) struct Uses {
 // A use inside an `awhile` function runs once per iteration, and a read by
 // scalar code once per element of the operation that reads it, so either
 // counts as repeated work unless the producer is cheap (fusion's cost
-// rule).
+// rule). Except a read by a `generate`'s (or `backpermute`'s) function at
+// exactly the function's index, outside any scalar loop: an element of
+// the operation reads that element of the producer only, once, which is
+// a use as an array is (a lifted `map` whose function reads the context
+// is such a generate: Note [Lifted forms]).
+
+/// A read's index in a function whose parameter, an index of `rank`
+/// components, is `binders` variables up: the parameter itself, or all
+/// its components in order.
+fn own_index(index: &OpenExp, binders: usize, rank: usize) -> bool {
+    let param = |x: &OpenExp| matches!(x.kind, ExpKind::Var(k) if k == binders);
+    match &index.kind {
+        ExpKind::Var(_) => param(index),
+        ExpKind::Tuple(xs) => {
+            xs.len() == rank
+                && xs
+                    .iter()
+                    .enumerate()
+                    .all(|(c, x)| matches!(&x.kind, ExpKind::Prj(i, t) if *i == c && param(t)))
+        }
+        _ => false,
+    }
+}
+
+/// For a scalar term inside the function of a `generate` or
+/// `backpermute`: how many variables up its parameter is, and its rank
+/// (`None` elsewhere, and inside a loop).
+type Own = Option<(usize, usize)>;
+
+fn under_let(own: Own) -> Own {
+    own.map(|(b, r)| (b + 1, r))
+}
+
+/// The `Own` of an operation's function (`generate` and `backpermute`
+/// have one function each).
+fn own_of(a: &OpenAcc) -> Own {
+    match &a.kind {
+        AccKind::Generate { f, .. } | AccKind::Backpermute { f, .. } => {
+            f.params.first().and_then(|t| t.shape_rank()).map(|r| (0, r))
+        }
+        _ => None,
+    }
+}
 
 /// The uses of array variable `var` in `a`.
 pub(crate) fn uses(a: &mut OpenAcc, var: usize) -> Uses {
@@ -165,42 +211,60 @@ fn count(a: &mut OpenAcc, var: usize, in_loop: bool, u: &mut Uses) {
             return;
         }
         if let AccKind::Acond { cond, then_, else_ } = &mut a.kind {
-            count_exp(cond, var, in_loop, u);
+            count_exp(cond, var, in_loop, None, u);
             let (mut t, mut e) = (Uses::default(), Uses::default());
             count(then_, var, in_loop, &mut t);
             count(else_, var, in_loop, &mut e);
             u.arrays += t.arrays.max(e.arrays);
             u.reads += t.reads.max(e.reads);
+            u.own_reads += t.own_reads.min(e.own_reads);
             u.shapes += t.shapes.max(e.shapes);
             u.in_loop |= t.in_loop | e.in_loop;
             return;
         }
         let looping = matches!(a.kind, AccKind::Awhile { .. });
+        let own = own_of(a);
         for p in parts_mut(a) {
             match p {
-                Part::Exp(e) => count_exp(e, var, in_loop, u),
-                Part::Fun(f) => count_exp(&mut f.body, var, in_loop, u),
+                Part::Exp(e) => count_exp(e, var, in_loop, None, u),
+                Part::Fun(f) => count_exp(&mut f.body, var, in_loop, own, u),
                 Part::Acc(x, binders) => count(x, var + binders, in_loop || (looping && binders > 0), u),
             }
         }
     })
 }
 
-fn count_exp(e: &mut OpenExp, var: usize, in_loop: bool, u: &mut Uses) {
-    fn go(e: &OpenExp, var: usize, in_loop: bool, u: &mut Uses) {
+fn count_exp(e: &mut OpenExp, var: usize, in_loop: bool, own: Own, u: &mut Uses) {
+    fn go(e: &OpenExp, var: usize, in_loop: bool, own: Own, u: &mut Uses) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             match &e.kind {
-                ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } if *array == var => {
+                ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } if *array == var => {
                     u.reads += 1;
                     u.in_loop |= in_loop;
+                    if let (ExpKind::Index { .. }, Some((b, r))) = (&e.kind, own) {
+                        u.own_reads += usize::from(own_index(index, b, r));
+                    }
                 }
                 ExpKind::Shape { array } if *array == var => u.shapes += 1,
                 _ => {}
             }
-            each_child(e, |c| go(c, var, in_loop, u));
+            each_scoped_child(e, own, |c, own| go(c, var, in_loop, own, u));
         })
     }
-    go(e, var, in_loop, u)
+    go(e, var, in_loop, own, u)
+}
+
+/// Each child of `e` with its `Own`: one more binder under a `let`, none
+/// inside a loop.
+fn each_scoped_child<'a>(e: &'a OpenExp, own: Own, mut f: impl FnMut(&'a OpenExp, Own)) {
+    match &e.kind {
+        ExpKind::Let(b, body) => {
+            f(b, own);
+            f(body, under_let(own));
+        }
+        ExpKind::While { .. } => each_child(e, |c| f(c, None)),
+        _ => each_child(e, |c| f(c, own)),
+    }
 }
 
 /// The uses of every let-bound array variable of a program body under
@@ -252,7 +316,7 @@ impl LetCounter {
                 self.scope.pop();
             }
             AccKind::Acond { cond, then_, else_ } => {
-                self.exp(cond);
+                self.exp(cond, None);
                 self.branches.push(HashMap::new());
                 self.acc(then_);
                 let t = self.branches.pop().unwrap_or_default();
@@ -266,6 +330,7 @@ impl LetCounter {
                     let u = counts.entry(*key).or_default();
                     u.arrays += x.arrays.max(y.arrays);
                     u.reads += x.reads.max(y.reads);
+                    u.own_reads += x.own_reads.min(y.own_reads);
                     u.shapes += x.shapes.max(y.shapes);
                     u.in_loop |= x.in_loop | y.in_loop;
                 }
@@ -281,10 +346,11 @@ impl LetCounter {
                 self.loops -= 1;
             }
             _ => {
+                let own = own_of(a);
                 for p in parts_mut(a) {
                     match p {
-                        Part::Exp(e) => self.exp(e),
-                        Part::Fun(f) => self.exp(&f.body),
+                        Part::Exp(e) => self.exp(e, None),
+                        Part::Fun(f) => self.exp(&f.body, own),
                         Part::Acc(x, _) => self.acc(x),
                     }
                 }
@@ -292,19 +358,22 @@ impl LetCounter {
         })
     }
 
-    fn exp(&mut self, e: &OpenExp) {
+    fn exp(&mut self, e: &OpenExp, own: Own) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             match &e.kind {
-                ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } => {
+                ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } => {
+                    let at_own = matches!(e.kind, ExpKind::Index { .. })
+                        && own.is_some_and(|(b, r)| own_index(index, b, r));
                     self.record(*array, |u, in_loop| {
                         u.reads += 1;
+                        u.own_reads += usize::from(at_own);
                         u.in_loop |= in_loop;
                     })
                 }
                 ExpKind::Shape { array } => self.record(*array, |u, _| u.shapes += 1),
                 _ => {}
             }
-            each_child(e, |c| self.exp(c));
+            each_scoped_child(e, own, |c, own| self.exp(c, own));
         })
     }
 }

@@ -28,6 +28,7 @@ pub mod dotp;
 pub mod mandelbrot;
 pub mod matvec;
 pub mod nbody;
+pub mod rowsolve;
 pub mod saxpy;
 pub mod smvm;
 pub mod triad;
@@ -63,6 +64,7 @@ pub const ALL: &[Benchmark] = &[
     Benchmark { name: "nbody", bench: nbody::bench, compile: Some(nbody::compile_probe) },
     Benchmark { name: "smvm", bench: smvm::bench, compile: Some(smvm::compile_probe) },
     Benchmark { name: "matvec", bench: matvec::bench, compile: Some(matvec::compile_probe) },
+    Benchmark { name: "rowsolve", bench: rowsolve::bench, compile: Some(rowsolve::compile_probe) },
 ];
 
 pub fn find(name: &str) -> Option<&'static Benchmark> {

@@ -564,7 +564,7 @@ impl Fuser {
         if let Cunctation::Done(l) = cc {
             return Ok(Entry::Level(l));
         }
-        let repeats = u.in_loop || u.reads > 0 || u.arrays > 1;
+        let repeats = u.in_loop || u.reads > u.own_reads || u.arrays + u.own_reads > 1;
         if cc.is_cheap() || !repeats {
             let take = u.arrays <= 1 && u.reads == 0 && !u.in_loop;
             return Ok(Entry::Inline(Box::new(Inlined { cc: Some(cc), shape: None, take, nest: self.nest })));
