@@ -102,6 +102,10 @@ struct Inlined {
     cc: Option<Cunctation>,
     shape: Option<OpenExp>,
     take: bool,
+    /// Taken by its one use, a read at the reader's own index (Note
+    /// [Counting uses]): moved into the reader, not copied, so that a chain
+    /// of such producers inlines in linear time.
+    take_read: bool,
     nest: usize,
 }
 
@@ -262,6 +266,7 @@ impl Fuser {
                 | ExpKind::Shape { array } => *array,
                 _ => return Ok(()),
             };
+            let nest = self.nest;
             let replaced = match self.entry(array)? {
                 Entry::Level(l) => {
                     let l = *l;
@@ -274,6 +279,22 @@ impl Fuser {
                     return Ok(());
                 }
                 Entry::Unused => return Err(Error::Internal("fusion: a read of an unused variable".into())),
+                Entry::Inline(inlined)
+                    if inlined.take_read
+                        && inlined.nest == nest
+                        && matches!(e.kind, ExpKind::Index { .. }) =>
+                {
+                    let (Some(c), ExpKind::Index { index, .. }) = (inlined.cc.take(), &mut e.kind) else {
+                        return Err(Error::Internal("fusion: a producer read twice".into()));
+                    };
+                    inlined.shape = Some(c.shape(loc));
+                    let ix = if c.is_done() {
+                        take(index)
+                    } else {
+                        cunctation::prim(PrimFun::BoundsCheck, vec![c.shape(loc), take(index)], loc)
+                    };
+                    c.into_index_at(ix, loc)
+                }
                 Entry::Inline(inlined) => match (&inlined.cc, &inlined.shape, &mut e.kind) {
                     (None, Some(shape), ExpKind::Shape { .. }) => shape.clone(),
                     (None, ..) => {
@@ -325,7 +346,7 @@ impl Fuser {
         match self.entry(k)? {
             Entry::Level(l) => Ok(Cunctation::Done(*l)),
             Entry::Inline(inlined) => {
-                let Inlined { cc, shape, take, nest: at } = &mut **inlined;
+                let Inlined { cc, shape, take, nest: at, .. } = &mut **inlined;
                 if *take && *at == nest {
                     let c =
                         cc.take().ok_or_else(|| Error::Internal("fusion: a producer used twice".into()))?;
@@ -567,7 +588,9 @@ impl Fuser {
         let repeats = u.in_loop || u.reads > u.own_reads || u.arrays + u.own_reads > 1;
         if cc.is_cheap() || !repeats {
             let take = u.arrays <= 1 && u.reads == 0 && !u.in_loop;
-            return Ok(Entry::Inline(Box::new(Inlined { cc: Some(cc), shape: None, take, nest: self.nest })));
+            let take_read = u.arrays == 0 && u.reads == 1 && u.own_reads == 1 && !u.in_loop;
+            let nest = self.nest;
+            return Ok(Entry::Inline(Box::new(Inlined { cc: Some(cc), shape: None, take, take_read, nest })));
         }
         let m = self.to_indices(cc.compute(loc));
         Ok(Entry::Level(self.bind(binds, m)?))
