@@ -67,13 +67,18 @@
 //! the results back to their positions; the others keep theirs. The loop
 //! goes on while one runs. The loop's body is an array function: what the
 //! step lets is bound inside it (`Lifter::scope`), and the dimensions made
-//! there do not outlive it.
+//! there do not outlive it. A nested `awhile` is lifted the same way, its
+//! state an array per element, when its body keeps the state's shape
+//! (`keeps_shape`, a check on the term: a map, a zip, a generate to the
+//! state's shape...), so that the states of all the elements are one
+//! regular array.
 //!
 //! What is not lifted yet reports `Error::NestedParallelism`, naming the
 //! construct: functions of folds, scans and permutations that depend on
 //! the context, scans, slices and permutes of irregular arrays, irregular
-//! arrays read in a conditional's branch or an `acond`'s, stencils, nested
-//! `awhile`, tuples of arrays.
+//! arrays read in a conditional's branch or an `acond`'s, stencils, a
+//! nested `awhile` whose body may change its state's shape or whose state
+//! is a tuple, tuples of arrays.
 //!
 //! The output program is built level by level, never by shifting a term
 //! already built: the lifted arrays are let-bound one after another in
@@ -1024,29 +1029,8 @@ impl<'e> Lifter<'e> {
             ArraysTy::Array(ArrayTy { rank, elt: EltTy::Scalar(ScalarTy::Bool) }),
             ArraysTy::Array(ArrayTy { rank, elt: state }),
         ]);
-        let boolean = EltTy::Scalar(ScalarTy::Bool);
         // go on while an element is running
-        let pred = self.scope(ty.clone(), loc, |this, param| {
-            let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
-            let size = prim(PrimFun::ShapeSize, vec![this.shape_of(&dims, loc)?], loc);
-            let flat = this.emit(acc(
-                AccKind::Reshape {
-                    shape: tuple(vec![size], loc),
-                    array: Box::new(this.avar_term(flags, loc)),
-                },
-                loc,
-            ));
-            let or = Fun {
-                params: vec![boolean.clone(), boolean.clone()],
-                body: prim(PrimFun::LOr, vec![var_at(0, 2, loc), var_at(1, 2, loc)], loc),
-            };
-            let any = AccKind::Fold {
-                f: or,
-                seed: Some(e(ExpKind::Const(ScalarVal::Bool(false)), loc)),
-                array: Box::new(this.avar_term(flat, loc)),
-            };
-            Ok(this.emit(acc(any, loc)))
-        })?;
+        let pred = self.scope(ty.clone(), loc, |this, param| this.any_running(param, &dims, loc))?;
         // one step of the elements running, and their next test
         let step = self.scope(ty, loc, |this, param| {
             let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
@@ -1077,6 +1061,134 @@ impl<'e> Lifter<'e> {
             .emit(acc(AccKind::Awhile { pred, body: step, init: Box::new(self.avar_term(init, loc)) }, loc));
         let arr = self.emit(acc(AccKind::Prj(1, Box::new(self.avar_term(looped, loc))), loc));
         Ok(SBind::Read { arr, at: dims })
+    }
+
+    /// `awhile` inside a context (Note [Lifted loops]): as a scalar loop's,
+    /// over every element's array state and running flag, the running
+    /// elements packed at each step. The body must keep its state's shape
+    /// (checked on the term: `keeps_shape`), so that the states of all the
+    /// elements are one regular array.
+    fn awhile(
+        &mut self,
+        a: &OpenAcc,
+        pred: &AFun,
+        body: &AFun,
+        init: &OpenAcc,
+        loc: SrcLoc,
+    ) -> Result<ABind> {
+        use accelerate_base::array::ArrayTy;
+        let Some(ArrayTy { rank, elt }) = pred.param.array().cloned() else {
+            return Err(unsupported(loc, "an awhile over a tuple of arrays inside a parallel function"));
+        };
+        if !keeps_shape(&body.body, &mut vec![true]) {
+            return Err(unsupported(
+                loc,
+                "an awhile inside a parallel function whose body may change the shape of its state",
+            ));
+        }
+        let mut dims = Vec::new();
+        self.acc_deps(a, Local::default(), &HashMap::new(), &mut dims);
+        dims.sort_unstable();
+        dims.dedup();
+        // each element's initial state and first test
+        let b0 = self.array(init)?;
+        regular(&b0, loc, "the initial array of an awhile")?;
+        let s0 = self.expand_array(&b0, &dims, loc)?;
+        let s0 = self.emit(s0);
+        self.abinds.push(self.bind_result(s0, &dims, rank));
+        let t0 = self.array(&pred.body);
+        self.abinds.pop();
+        let f0 = self.flags_of(t0?, &dims, loc)?;
+        let init =
+            self.emit(acc(AccKind::Tuple(vec![self.avar_term(f0, loc), self.avar_term(s0, loc)]), loc));
+        let ty = ArraysTy::Tuple(vec![
+            ArraysTy::Array(ArrayTy { rank: dims.len(), elt: EltTy::Scalar(ScalarTy::Bool) }),
+            ArraysTy::Array(ArrayTy { rank: dims.len() + rank, elt }),
+        ]);
+        let go_on = self.scope(ty.clone(), loc, |this, param| this.any_running(param, &dims, loc))?;
+        let step = self.scope(ty, loc, |this, param| {
+            let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
+            let vals = this.emit(acc(AccKind::Prj(1, Box::new(this.avar_term(param, loc))), loc));
+            let pos = this.flag_counts(&dims, flags, loc)?;
+            let (sel, q) = this.pack(&dims, flags, pos, true, loc)?;
+            this.abinds.push(this.bind_result(vals, &dims, rank));
+            let r = this.in_branch(&dims, sel, q, loc, |this| {
+                let nb = this.array(&body.body)?;
+                regular(&nb, loc, "the body of an awhile")?;
+                let next = this.expand_array(&nb, &[q], loc)?;
+                let next = this.emit(next);
+                // (the test sees the loop's environment and the new state)
+                this.abinds.pop();
+                this.abinds.push(ABind::Lifted { arr: next, dims: vec![q], inner: rank });
+                let t = this.array(&pred.body)?;
+                let test = this.flags_of(t, &[q], loc)?;
+                Ok((next, test))
+            });
+            this.abinds.pop();
+            let (next, test) = r?;
+            let new_flags = this.unpack(&dims, flags, pos, test, Ok(flags), loc)?;
+            // the states: the running elements' from `next`, at their
+            // positions among the running ones
+            let var = |level: usize, depth: usize| var_at(level, depth, loc);
+            let k = dims.len();
+            let ctx = tuple((0..k).map(|c| prj(c, var(0, 1), loc)).collect(), loc);
+            let i = prim(PrimFun::ToIndex, vec![this.shape_of(&dims, loc)?, var(1, 2)], loc);
+            let p = e(ExpKind::LinearIndex { array: this.avar(pos), index: Box::new(var(2, 3)) }, loc);
+            let flag = e(ExpKind::Index { array: this.avar(flags), index: Box::new(var(1, 4)) }, loc);
+            let mut ix = vec![var(3, 4)];
+            ix.extend((0..rank).map(|c| prj(k + c, var(0, 4), loc)));
+            let stepped = e(ExpKind::Index { array: this.avar(next), index: Box::new(tuple(ix, loc)) }, loc);
+            let kept = e(ExpKind::Index { array: this.avar(vals), index: Box::new(var(0, 4)) }, loc);
+            let mut elem = e(ExpKind::Cond(Box::new(flag), Box::new(stepped), Box::new(kept)), loc);
+            for b in [p, i, ctx] {
+                elem = e(ExpKind::Let(Box::new(b), Box::new(elem)), loc);
+            }
+            let shape = e(ExpKind::Shape { array: this.avar(vals) }, loc);
+            let new_vals = this.emit(generate(shape, k + rank, elem, loc));
+            Ok(this.emit(acc(
+                AccKind::Tuple(vec![this.avar_term(new_flags, loc), this.avar_term(new_vals, loc)]),
+                loc,
+            )))
+        })?;
+        let looped = self.emit(acc(
+            AccKind::Awhile { pred: go_on, body: step, init: Box::new(self.avar_term(init, loc)) },
+            loc,
+        ));
+        let arr = self.emit(acc(AccKind::Prj(1, Box::new(self.avar_term(looped, loc))), loc));
+        Ok(self.bind_result(arr, &dims, rank))
+    }
+
+    /// An `awhile` test's lifted result (a rank-0 array per element) as
+    /// flags over exactly `dims`.
+    fn flags_of(&mut self, b: ABind, dims: &[usize], loc: SrcLoc) -> Result<usize> {
+        let v = match b {
+            ABind::Lifted { arr, dims: at, inner: 0 } => SBind::Read { arr, at },
+            ABind::Avoided { arr, rank: 0 } => SBind::Read { arr, at: vec![] },
+            _ => return Err(Error::Internal("lifting: an awhile test that is not a scalar".into())),
+        };
+        self.expand(v, dims, loc)
+    }
+
+    /// Whether an element of the loop state `param` (flags over `dims`,
+    /// then the states) is still running: a rank-0 array.
+    fn any_running(&mut self, param: usize, dims: &[usize], loc: SrcLoc) -> Result<usize> {
+        let boolean = EltTy::Scalar(ScalarTy::Bool);
+        let flags = self.emit(acc(AccKind::Prj(0, Box::new(self.avar_term(param, loc))), loc));
+        let size = prim(PrimFun::ShapeSize, vec![self.shape_of(dims, loc)?], loc);
+        let flat = self.emit(acc(
+            AccKind::Reshape { shape: tuple(vec![size], loc), array: Box::new(self.avar_term(flags, loc)) },
+            loc,
+        ));
+        let or = Fun {
+            params: vec![boolean.clone(), boolean],
+            body: prim(PrimFun::LOr, vec![var_at(0, 2, loc), var_at(1, 2, loc)], loc),
+        };
+        let any = AccKind::Fold {
+            f: or,
+            seed: Some(e(ExpKind::Const(ScalarVal::Bool(false)), loc)),
+            array: Box::new(self.avar_term(flat, loc)),
+        };
+        Ok(self.emit(acc(any, loc)))
     }
 
     /// An array function of a parameter of type `param` whose body `f`
@@ -1703,6 +1815,7 @@ impl<'e> Lifter<'e> {
                 self.permute(combine, defaults, index, source, loc)
             }
             AccKind::Acond { cond, then_, else_ } => self.acond(a, cond, then_, else_, loc),
+            AccKind::Awhile { pred, body, init } => self.awhile(a, pred, body, init, loc),
             _ => Err(unsupported(loc, format!("{} inside a parallel function", a.op_name()))),
         }
     }
@@ -2254,6 +2367,34 @@ impl Local {
     }
     fn arrays(self, n: usize) -> Local {
         Local { s: self.s, a: self.a + n }
+    }
+}
+
+/// Whether an array term has the shape of the arrays its environment
+/// marks (`same`, innermost last), whatever their elements: what an
+/// `awhile`'s body must keep to be lifted (a map, a zip of two such
+/// arrays, a generate or backpermute to the shape of one, a permute into
+/// one, a stencil of one, either branch of an `acond`).
+fn keeps_shape(a: &OpenAcc, same: &mut Vec<bool>) -> bool {
+    let marked = |i: usize, same: &Vec<bool>| same.len().checked_sub(i + 1).is_some_and(|l| same[l]);
+    let shape_of_marked =
+        |x: &OpenExp, same: &Vec<bool>| matches!(x.kind, ExpKind::Shape { array } if marked(array, same));
+    match &a.kind {
+        AccKind::Var(i) => marked(*i, same),
+        AccKind::Let(b, body) => {
+            let kept = keeps_shape(b, same);
+            same.push(kept);
+            let r = keeps_shape(body, same);
+            same.pop();
+            r
+        }
+        AccKind::Map { array, .. } => keeps_shape(array, same),
+        AccKind::ZipWith { a, b, .. } => keeps_shape(a, same) && keeps_shape(b, same),
+        AccKind::Generate { shape, .. } | AccKind::Backpermute { shape, .. } => shape_of_marked(shape, same),
+        AccKind::Permute { defaults, .. } => keeps_shape(defaults, same),
+        AccKind::Stencil { args, .. } => args.first().is_some_and(|s| keeps_shape(&s.array, same)),
+        AccKind::Acond { then_, else_, .. } => keeps_shape(then_, same) && keeps_shape(else_, same),
+        _ => false,
     }
 }
 

@@ -394,6 +394,49 @@ fn a_nested_acond_computes_each_branch_for_the_elements_that_take_it() {
 }
 
 #[test]
+fn a_nested_awhile_steps_only_the_elements_whose_test_holds() {
+    // per element x: double [x, x, x] while its sum is below 100; and a
+    // counter [k] stepped while k < n, whose step reads ys[k]: an element
+    // that has stopped must not step again (ys[n] is out of bounds)
+    let xv = vec![1i64, 7, 40, 3, 100];
+    let xs = use_array(Vector::from_elems(xv.clone()));
+    let r = xs.map(|x| {
+        awhile(
+            |v: Acc<Vector<i64>>| v.fold(0, |a, b| a + b).map(|s| s.lt(100i64)),
+            |v| v.map(|y| y * 2),
+            fill(index1(3), x.clone()),
+        )
+        .fold(0, |a, b| a + b)
+        .the()
+    });
+    let want: Vec<i64> = xv
+        .iter()
+        .map(|&x| {
+            let mut v = x;
+            while 3 * v < 100 {
+                v *= 2
+            }
+            3 * v
+        })
+        .collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+    let nv = vec![0i64, 3, 1, 4, 2];
+    let yv = vec![5i64, -2, 7, 3];
+    let (ns, ys) = (use_array(Vector::from_elems(nv.clone())), use_array(Vector::from_elems(yv.clone())));
+    let r = ns.map(|n| {
+        let n = n.clone();
+        let ys = ys.clone();
+        let counted = awhile(
+            move |v: Acc<Vector<i64>>| v.map(move |k| k.lt(n.clone())).reshape(Z),
+            move |v| v.map(move |k| k + 1 + ys.index(index1(k)) * 0),
+            fill(index1(1), 0i64),
+        );
+        counted.index(index1(0))
+    });
+    assert_eq!(run_env(&r).unwrap().to_vec(), nv);
+}
+
+#[test]
 fn a_nested_array_inside_scalar_arithmetic() {
     // x + sum(ys * x): the array is read inside an operator's operand
     let xs = use_array(Vector::from_elems(vec![1.0f64, -2.0, 0.5]));
@@ -445,19 +488,25 @@ fn an_error_inside_a_nested_array_names_the_users_line_and_the_outer_index() {
 #[test]
 fn constructs_not_flattened_yet_say_which() {
     let xs = use_array(Vector::from_elems(vec![1i64, 2, 3]));
-    // an array loop inside a parallel function
+    // an array loop inside a parallel function whose body changes its
+    // state's shape (doubling it)
     let r = xs.map(|x| {
         let x = x.clone();
         awhile(
             |v: Acc<Vector<i64>>| v.fold(0, |a, b| a + b).map(move |s| s.lt(x.clone())),
-            |v| v.map(|y| y * 2),
+            |v| {
+                let n = v.size();
+                generate(index1(n * 2), move |j| v.index(index1(unindex1(j) % v.size())))
+            },
             fill(index1(2), 1i64),
         )
         .fold(0, |a, b| a + b)
         .the()
     });
     match run_env(&r).unwrap_err() {
-        Error::NestedParallelism { what, .. } => assert!(what.contains("awhile"), "{what}"),
+        Error::NestedParallelism { what, .. } => {
+            assert!(what.contains("awhile") && what.contains("shape"), "{what}")
+        }
         other => panic!("{other:?}"),
     }
     // a fold whose operator depends on the element
