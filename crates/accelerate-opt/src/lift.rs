@@ -878,10 +878,10 @@ impl<'e> Lifter<'e> {
         let dims = self.deps(x, &HashMap::new());
         let vc = self.scalar(c)?;
         let flags = self.expand(vc, &dims, loc)?;
-        let pos = self.flag_counts(&dims, flags, loc)?;
+        let split = self.flag_counts(&dims, flags, loc)?;
         let mut values = Vec::new();
         for (branch, taken) in [(t, true), (f, false)] {
-            let (sel, q) = self.pack(&dims, flags, pos, taken, loc)?;
+            let (sel, q) = self.pack(&dims, split, taken, loc)?;
             let v = self.in_branch(&dims, sel, q, loc, |this| {
                 let r = this.scalar(branch)?;
                 this.expand(r, &[q], loc)
@@ -889,7 +889,7 @@ impl<'e> Lifter<'e> {
             values.push(v);
         }
         // the result: each element's value from its branch
-        let arr = self.unpack(&dims, flags, pos, values[0], Err(values[1]), loc)?;
+        let arr = self.unpack(&dims, split, values[0], Err(values[1]), 0, loc)?;
         Ok(SBind::Read { arr, at: dims })
     }
 
@@ -897,22 +897,38 @@ impl<'e> Lifter<'e> {
     /// at `pos[i]` of `taken` (of the elements whose flag is set, packed)
     /// if its flag is set, else, if `other` is `Err(a)`, the value of `a`
     /// at `i - pos[i]` (of the others, packed), or if `Ok(a)`, the value of
-    /// `a` (over `dims`) at the element.
+    /// `a` (over `dims`) at the element. With `inner` more dimensions (an
+    /// array per element: `other` is then `Ok`), each element's array.
     fn unpack(
         &mut self,
         dims: &[usize],
-        flags: usize,
-        pos: usize,
+        Split { flags, pos }: Split,
         taken: usize,
         other: std::result::Result<usize, usize>,
+        inner: usize,
         loc: SrcLoc,
     ) -> Result<usize> {
         let var = |level: usize, depth: usize| var_at(level, depth, loc);
+        let k = dims.len();
+        // the element's index among `dims`, from the generate's index
+        let ctx = |depth: usize| {
+            if inner == 0 {
+                var(0, depth)
+            } else {
+                tuple((0..k).map(|c| prj(c, var(0, depth), loc)).collect(), loc)
+            }
+        };
         // levels: 0 the index, 1 its position, 2 pos[position]
-        let i = prim(PrimFun::ToIndex, vec![self.shape_of(dims, loc)?, var(0, 1)], loc);
+        let i = prim(PrimFun::ToIndex, vec![self.shape_of(dims, loc)?, ctx(1)], loc);
         let p = e(ExpKind::LinearIndex { array: self.avar(pos), index: Box::new(var(1, 2)) }, loc);
-        let flag = e(ExpKind::Index { array: self.avar(flags), index: Box::new(var(0, 3)) }, loc);
-        let from_taken = e(ExpKind::LinearIndex { array: self.avar(taken), index: Box::new(var(2, 3)) }, loc);
+        let flag = e(ExpKind::Index { array: self.avar(flags), index: Box::new(ctx(3)) }, loc);
+        let from_taken = if inner == 0 {
+            e(ExpKind::LinearIndex { array: self.avar(taken), index: Box::new(var(2, 3)) }, loc)
+        } else {
+            let mut ix = vec![var(2, 3)];
+            ix.extend((0..inner).map(|c| prj(k + c, var(0, 3), loc)));
+            e(ExpKind::Index { array: self.avar(taken), index: Box::new(tuple(ix, loc)) }, loc)
+        };
         let from_other = match other {
             Err(a) => e(
                 ExpKind::LinearIndex {
@@ -926,18 +942,24 @@ impl<'e> Lifter<'e> {
         let pick = e(ExpKind::Cond(Box::new(flag), Box::new(from_taken), Box::new(from_other)), loc);
         let body =
             e(ExpKind::Let(Box::new(i), Box::new(e(ExpKind::Let(Box::new(p), Box::new(pick)), loc))), loc);
-        let g = self.generate_frame(dims, body, loc)?;
+        let g = match other {
+            Ok(a) if inner > 0 => {
+                generate(e(ExpKind::Shape { array: self.avar(a) }, loc), k + inner, body, loc)
+            }
+            _ => self.generate_frame(dims, body, loc)?,
+        };
         Ok(self.emit(g))
     }
 
     /// `pos[i]`: how many elements before position `i` (in row-major order
     /// over `dims`) have their flag (in `flags`, over `dims`) set; one more
     /// element than the positions, the last the total.
-    fn flag_counts(&mut self, dims: &[usize], flags: usize, loc: SrcLoc) -> Result<usize> {
+    fn flag_counts(&mut self, dims: &[usize], flags: usize, loc: SrcLoc) -> Result<Split> {
         let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
         let flag = e(ExpKind::Index { array: self.avar(flags), index: Box::new(var_at(0, 1, loc)) }, loc);
         let one = e(ExpKind::Cond(Box::new(flag), Box::new(int(1)), Box::new(int(0))), loc);
-        self.running_counts(dims, one, loc)
+        let pos = self.running_counts(dims, one, loc)?;
+        Ok(Split { flags, pos })
     }
 
     /// The elements of `dims` whose flag is `taken`, packed: the vector
@@ -946,8 +968,7 @@ impl<'e> Lifter<'e> {
     fn pack(
         &mut self,
         dims: &[usize],
-        flags: usize,
-        pos: usize,
+        Split { flags, pos }: Split,
         taken: bool,
         loc: SrcLoc,
     ) -> Result<(usize, usize)> {
@@ -1014,7 +1035,6 @@ impl<'e> Lifter<'e> {
         use accelerate_base::array::ArrayTy;
         let loc = x.loc;
         let dims = self.deps(x, &HashMap::new());
-        let state = cond.params[0].clone();
         // each element's initial state and first test
         let v0 = self.scalar(init)?;
         let s0 = self.expand(v0, &dims, loc)?;
@@ -1022,21 +1042,8 @@ impl<'e> Lifter<'e> {
         let c0 = self.scalar(&cond.body);
         self.sbinds.pop();
         let f0 = self.expand(c0?, &dims, loc)?;
-        let init =
-            self.emit(acc(AccKind::Tuple(vec![self.avar_term(f0, loc), self.avar_term(s0, loc)]), loc));
-        let rank = dims.len();
-        let ty = ArraysTy::Tuple(vec![
-            ArraysTy::Array(ArrayTy { rank, elt: EltTy::Scalar(ScalarTy::Bool) }),
-            ArraysTy::Array(ArrayTy { rank, elt: state }),
-        ]);
-        // go on while an element is running
-        let pred = self.scope(ty.clone(), loc, |this, param| this.any_running(param, &dims, loc))?;
-        // one step of the elements running, and their next test
-        let step = self.scope(ty, loc, |this, param| {
-            let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
-            let vals = this.emit(acc(AccKind::Prj(1, Box::new(this.avar_term(param, loc))), loc));
-            let pos = this.flag_counts(&dims, flags, loc)?;
-            let (sel, q) = this.pack(&dims, flags, pos, true, loc)?;
+        let state = ArrayTy { rank: dims.len(), elt: cond.params[0].clone() };
+        let arr = self.packed_loop(&dims, s0, f0, state, loc, |this, vals, sel, q| {
             this.sbinds.push(SBind::Read { arr: vals, at: dims.clone() });
             let r = this.in_branch(&dims, sel, q, loc, |this| {
                 let v = this.scalar(&body.body)?;
@@ -1049,17 +1056,8 @@ impl<'e> Lifter<'e> {
                 Ok((next, test))
             });
             this.sbinds.pop();
-            let (next, test) = r?;
-            let new_flags = this.unpack(&dims, flags, pos, test, Ok(flags), loc)?;
-            let new_vals = this.unpack(&dims, flags, pos, next, Ok(vals), loc)?;
-            Ok(this.emit(acc(
-                AccKind::Tuple(vec![this.avar_term(new_flags, loc), this.avar_term(new_vals, loc)]),
-                loc,
-            )))
+            r
         })?;
-        let looped = self
-            .emit(acc(AccKind::Awhile { pred, body: step, init: Box::new(self.avar_term(init, loc)) }, loc));
-        let arr = self.emit(acc(AccKind::Prj(1, Box::new(self.avar_term(looped, loc))), loc));
         Ok(SBind::Read { arr, at: dims })
     }
 
@@ -1099,18 +1097,8 @@ impl<'e> Lifter<'e> {
         let t0 = self.array(&pred.body);
         self.abinds.pop();
         let f0 = self.flags_of(t0?, &dims, loc)?;
-        let init =
-            self.emit(acc(AccKind::Tuple(vec![self.avar_term(f0, loc), self.avar_term(s0, loc)]), loc));
-        let ty = ArraysTy::Tuple(vec![
-            ArraysTy::Array(ArrayTy { rank: dims.len(), elt: EltTy::Scalar(ScalarTy::Bool) }),
-            ArraysTy::Array(ArrayTy { rank: dims.len() + rank, elt }),
-        ]);
-        let go_on = self.scope(ty.clone(), loc, |this, param| this.any_running(param, &dims, loc))?;
-        let step = self.scope(ty, loc, |this, param| {
-            let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
-            let vals = this.emit(acc(AccKind::Prj(1, Box::new(this.avar_term(param, loc))), loc));
-            let pos = this.flag_counts(&dims, flags, loc)?;
-            let (sel, q) = this.pack(&dims, flags, pos, true, loc)?;
+        let state = ArrayTy { rank: dims.len() + rank, elt };
+        let arr = self.packed_loop(&dims, s0, f0, state, loc, |this, vals, sel, q| {
             this.abinds.push(this.bind_result(vals, &dims, rank));
             let r = this.in_branch(&dims, sel, q, loc, |this| {
                 let nb = this.array(&body.body)?;
@@ -1125,37 +1113,54 @@ impl<'e> Lifter<'e> {
                 Ok((next, test))
             });
             this.abinds.pop();
-            let (next, test) = r?;
-            let new_flags = this.unpack(&dims, flags, pos, test, Ok(flags), loc)?;
-            // the states: the running elements' from `next`, at their
-            // positions among the running ones
-            let var = |level: usize, depth: usize| var_at(level, depth, loc);
-            let k = dims.len();
-            let ctx = tuple((0..k).map(|c| prj(c, var(0, 1), loc)).collect(), loc);
-            let i = prim(PrimFun::ToIndex, vec![this.shape_of(&dims, loc)?, var(1, 2)], loc);
-            let p = e(ExpKind::LinearIndex { array: this.avar(pos), index: Box::new(var(2, 3)) }, loc);
-            let flag = e(ExpKind::Index { array: this.avar(flags), index: Box::new(var(1, 4)) }, loc);
-            let mut ix = vec![var(3, 4)];
-            ix.extend((0..rank).map(|c| prj(k + c, var(0, 4), loc)));
-            let stepped = e(ExpKind::Index { array: this.avar(next), index: Box::new(tuple(ix, loc)) }, loc);
-            let kept = e(ExpKind::Index { array: this.avar(vals), index: Box::new(var(0, 4)) }, loc);
-            let mut elem = e(ExpKind::Cond(Box::new(flag), Box::new(stepped), Box::new(kept)), loc);
-            for b in [p, i, ctx] {
-                elem = e(ExpKind::Let(Box::new(b), Box::new(elem)), loc);
-            }
-            let shape = e(ExpKind::Shape { array: this.avar(vals) }, loc);
-            let new_vals = this.emit(generate(shape, k + rank, elem, loc));
+            r
+        })?;
+        Ok(self.bind_result(arr, &dims, rank))
+    }
+
+    /// The `awhile` of Note [Lifted loops] over the elements of `dims`,
+    /// from each element's state (in `s0`, of type `state`: over `dims`,
+    /// then the state's own dimensions) and first test (`f0`, over
+    /// `dims`). Each step packs the running elements and calls `step` with
+    /// the states' level and the packing (`sel`, `q`: `Lifter::pack`), which
+    /// returns the running elements' next states and tests, over `q`; the
+    /// others keep theirs. Returns the level of the final states.
+    fn packed_loop(
+        &mut self,
+        dims: &[usize],
+        s0: usize,
+        f0: usize,
+        state: accelerate_base::array::ArrayTy,
+        loc: SrcLoc,
+        step: impl FnOnce(&mut Self, usize, usize, usize) -> Result<(usize, usize)>,
+    ) -> Result<usize> {
+        use accelerate_base::array::ArrayTy;
+        let init =
+            self.emit(acc(AccKind::Tuple(vec![self.avar_term(f0, loc), self.avar_term(s0, loc)]), loc));
+        let inner = state.rank - dims.len();
+        let ty = ArraysTy::Tuple(vec![
+            ArraysTy::Array(ArrayTy { rank: dims.len(), elt: EltTy::Scalar(ScalarTy::Bool) }),
+            ArraysTy::Array(state),
+        ]);
+        // go on while an element is running
+        let pred = self.scope(ty.clone(), loc, |this, param| this.any_running(param, dims, loc))?;
+        // one step of the elements running, and their next test
+        let body = self.scope(ty, loc, |this, param| {
+            let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
+            let vals = this.emit(acc(AccKind::Prj(1, Box::new(this.avar_term(param, loc))), loc));
+            let split = this.flag_counts(dims, flags, loc)?;
+            let (sel, q) = this.pack(dims, split, true, loc)?;
+            let (next, test) = step(this, vals, sel, q)?;
+            let new_flags = this.unpack(dims, split, test, Ok(flags), 0, loc)?;
+            let new_vals = this.unpack(dims, split, next, Ok(vals), inner, loc)?;
             Ok(this.emit(acc(
                 AccKind::Tuple(vec![this.avar_term(new_flags, loc), this.avar_term(new_vals, loc)]),
                 loc,
             )))
         })?;
-        let looped = self.emit(acc(
-            AccKind::Awhile { pred: go_on, body: step, init: Box::new(self.avar_term(init, loc)) },
-            loc,
-        ));
-        let arr = self.emit(acc(AccKind::Prj(1, Box::new(self.avar_term(looped, loc))), loc));
-        Ok(self.bind_result(arr, &dims, rank))
+        let looped =
+            self.emit(acc(AccKind::Awhile { pred, body, init: Box::new(self.avar_term(init, loc)) }, loc));
+        Ok(self.emit(acc(AccKind::Prj(1, Box::new(self.avar_term(looped, loc))), loc)))
     }
 
     /// An `awhile` test's lifted result (a rank-0 array per element) as
@@ -1832,10 +1837,10 @@ impl<'e> Lifter<'e> {
         dims.dedup();
         let vc = self.scalar(c)?;
         let flags = self.expand(vc, &dims, loc)?;
-        let pos = self.flag_counts(&dims, flags, loc)?;
+        let split = self.flag_counts(&dims, flags, loc)?;
         let mut branches = Vec::new();
         for (branch, taken) in [(t, true), (f, false)] {
-            let (sel, q) = self.pack(&dims, flags, pos, taken, loc)?;
+            let (sel, q) = self.pack(&dims, split, taken, loc)?;
             let b = self.in_branch(&dims, sel, q, loc, |this| {
                 let b = this.array(branch)?;
                 regular(&b, loc, "an acond branch")?;
@@ -1870,7 +1875,7 @@ impl<'e> Lifter<'e> {
         let k = dims.len();
         let ctx = tuple((0..k).map(|c| prj(c, var(0, 1), loc)).collect(), loc);
         let i = prim(PrimFun::ToIndex, vec![self.shape_of(&dims, loc)?, var(1, 2)], loc);
-        let p = e(ExpKind::LinearIndex { array: self.avar(pos), index: Box::new(var(2, 3)) }, loc);
+        let p = e(ExpKind::LinearIndex { array: self.avar(split.pos), index: Box::new(var(2, 3)) }, loc);
         let at = |this: &Lifter, b: &ABind, row: OpenExp| {
             let mut ix = vec![row];
             ix.extend((0..inner).map(|c| prj(k + c, var(0, 4), loc)));
@@ -2351,6 +2356,15 @@ fn is_empty_tuple(x: &OpenExp) -> bool {
 enum Operand<'s> {
     InPlace(&'s OpenExp),
     Lifted(SBind),
+}
+
+/// Which elements of some dimensions take a branch (or still run): their
+/// flags, and `pos`, the running counts of the set ones
+/// (`Lifter::flag_counts`).
+#[derive(Clone, Copy)]
+struct Split {
+    flags: usize,
+    pos: usize,
 }
 
 /// How many scalar and array binders a subterm is under, inside the term

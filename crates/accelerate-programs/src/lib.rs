@@ -34,6 +34,7 @@ pub mod figure3;
 pub mod mandelbrot;
 pub mod nbody;
 pub mod rng;
+pub mod rowsolve;
 pub mod saxpy;
 pub mod smvm;
 

@@ -11,6 +11,8 @@ mod common;
 
 use accelerate::prelude::*;
 use accelerate::{run_with, stats_with, Config, Error};
+use accelerate_programs::rowsolve::{threshold_ref, thresholds_flat, thresholds_nested};
+use accelerate_programs::smvm::{self, Csr};
 use proptest::prelude::*;
 
 fn env() -> Config {
@@ -219,84 +221,6 @@ fn two_levels_of_nesting() {
         })
         .collect();
     assert_eq!(run_env(&r).unwrap().to_vec(), want);
-}
-
-/// Bisection bound: the width at which a row's search stops (a power of
-/// two, so that every midpoint has few fractional bits and each sum of
-/// `max(a - mid, 0)` over a row of small integers is exact in f64).
-const WIDTH: f64 = 1.0 / (1u64 << 20) as f64;
-
-/// The threshold `t` of a row's projection onto the simplex (the `t` with
-/// `sum_j max(a_j - t, 0) = 1`), found by bisection from `[min - 1, max]`:
-/// each row stops after its own number of steps (its range's width).
-fn threshold_ref(line: &[f64]) -> f64 {
-    let mut lo = line.iter().copied().fold(f64::INFINITY, f64::min) - 1.0;
-    let mut hi = line.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    while hi - lo > WIDTH {
-        let mid = (lo + hi) / 2.0;
-        let excess: f64 = line.iter().map(|a| (a - mid).max(0.0)).sum();
-        if excess > 1.0 {
-            lo = mid
-        } else {
-            hi = mid
-        }
-    }
-    hi
-}
-
-/// The same per row, written nested: a scalar loop whose test is scalar
-/// and whose body folds the row.
-fn thresholds_nested(m: &Acc<Matrix<f64>>) -> Acc<Vector<f64>> {
-    let (n, _) = unindex2(m.shape());
-    generate(index1(n), |i| {
-        let line = row(m, &unindex1(i));
-        let lo = line.fold(f64::INFINITY, |a, b| a.min(b)).the() - 1.0;
-        let hi = line.fold(f64::NEG_INFINITY, |a, b| a.max(b)).the();
-        let (_, hi) = while_loop(
-            lift((lo, hi)),
-            |s| {
-                let (lo, hi) = s.unlift();
-                (hi - lo).gt(WIDTH)
-            },
-            |s| {
-                let (lo, hi) = s.unlift();
-                let mid = (lo.clone() + hi.clone()) / 2.0;
-                let excess = line.map(|a| (a - mid.clone()).max(0.0)).fold(0.0, |a, b| a + b).the();
-                cond(excess.gt(1.0), lift((mid.clone(), hi)), lift((lo, mid)))
-            },
-        )
-        .unlift();
-        hi
-    })
-}
-
-/// By hand: one loop over every row at once, a row's bounds kept once it
-/// has converged.
-fn thresholds_flat(m: &Acc<Matrix<f64>>) -> Acc<Vector<f64>> {
-    let (_, cols) = unindex2(m.shape());
-    let lo = m.fold(f64::INFINITY, |a, b| a.min(b)).map(|x| x - 1.0);
-    let hi = m.fold(f64::NEG_INFINITY, |a, b| a.max(b));
-    let running = |lo: &Acc<Vector<f64>>, hi: &Acc<Vector<f64>>| lo.zip_with(hi, |l, h| (h - l).gt(WIDTH));
-    let r = awhile(
-        |s: Acc<(Vector<f64>, Vector<f64>)>| {
-            let (lo, hi) = s.unlift();
-            running(&lo, &hi).fold(false, |a, b| a.or(b))
-        },
-        |s| {
-            let (lo, hi) = s.unlift();
-            let mid = lo.zip_with(&hi, |l, h| (l + h) / 2.0);
-            let mids = mid.replicate(any_dims::<Z>().all().fixed(&cols));
-            let excess = m.zip_with(&mids, |a, t| (a - t).max(0.0)).fold(0.0, |a, b| a + b);
-            let up = excess.zip_with(running(&lo, &hi), |x, go| go.and(x.gt(1.0)));
-            let down = excess.zip_with(running(&lo, &hi), |x, go| go.and(x.le(1.0)));
-            let lo = up.zip_with(lo.zip_with(&mid, |l, t| lift((l, t))), |u, lt| cond(u, lt.snd(), lt.fst()));
-            let hi =
-                down.zip_with(hi.zip_with(&mid, |h, t| lift((h, t))), |d, ht| cond(d, ht.snd(), ht.fst()));
-            lift_acc((lo, hi))
-        },
-        lift_acc((lo, hi)),
-    );
-    r.unlift().1
 }
 
 #[test]
@@ -537,59 +461,40 @@ proptest! {
 // ---------------------------------------------------------------------------
 // Irregular nesting: inner arrays whose extents depend on the element
 
-/// A sparse matrix in compressed rows: row `r` holds `vals[offs[r]..offs[r+1]]`
-/// in columns `cols[..]`.
-struct Csr {
-    offs: Vec<i64>,
-    cols: Vec<i64>,
-    vals: Vec<f64>,
-    ncols: usize,
-}
-
+/// A CSR matrix of small values (every product and row sum exact in
+/// f32) with rows of the given lengths.
 fn csr(row_lengths: &[usize], ncols: usize, seed: usize) -> Csr {
-    let mut offs = vec![0i64];
-    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    let mut m = Csr { ncols, row_ptr: vec![0i64], col_idx: Vec::new(), vals: Vec::new() };
     for (r, &len) in row_lengths.iter().enumerate() {
         for k in 0..len {
-            cols.push(((r * 5 + k * 3 + seed) % ncols.max(1)) as i64);
-            vals.push((((r + k + seed) * 13) % 9) as f64 - 4.0);
+            m.col_idx.push(((r * 5 + k * 3 + seed) % ncols.max(1)) as i64);
+            m.vals.push((((r + k + seed) * 13) % 9) as f32 - 4.0);
         }
-        offs.push(cols.len() as i64);
+        m.row_ptr.push(m.col_idx.len() as i64);
     }
-    Csr { offs, cols, vals, ncols }
+    m
 }
 
-fn smvm_nested(m: &Csr, x: &[f64]) -> Acc<Vector<f64>> {
-    let offs = use_array(Vector::from_elems(m.offs.clone()));
-    let cols = use_array(Vector::from_elems(m.cols.clone()));
+/// `smvm_nested` of the matrix and vector (the program the benchmark runs).
+fn smvm_nested(m: &Csr, x: &[f32]) -> Acc<Vector<f32>> {
+    let row_ptr = use_array(Vector::from_elems(m.row_ptr.clone()));
+    let col_idx = use_array(Vector::from_elems(m.col_idx.clone()));
     let vals = use_array(Vector::from_elems(m.vals.clone()));
     let x = use_array(Vector::from_elems(x.to_vec()));
-    let rows = m.offs.len() as i64 - 1;
-    generate(index1(rows), |r| {
-        let r = unindex1(r);
-        let start = offs.index(index1(&r));
-        let end = offs.index(index1(&r + 1));
-        let products = generate(index1(&end - &start), |j| {
-            let p = &start + unindex1(j);
-            vals.index(index1(&p)) * x.index(index1(cols.index(index1(&p))))
-        });
-        products.fold(0.0, |a, b| a + b).the()
-    })
+    smvm::smvm_nested(&row_ptr, &col_idx, &vals, &x)
 }
 
-fn smvm_ref(m: &Csr, x: &[f64]) -> Vec<f64> {
-    (0..m.offs.len() - 1)
-        .map(|r| {
-            (m.offs[r] as usize..m.offs[r + 1] as usize).map(|p| m.vals[p] * x[m.cols[p] as usize]).sum()
-        })
-        .collect()
+fn smvm_ref(m: &Csr, x: &[f32]) -> Vec<f32> {
+    let mut y = vec![0.0; m.row_ptr.len() - 1];
+    m.mul_ref(x, &mut y);
+    y
 }
 
 #[test]
 fn sparse_matrix_times_vector_per_row_is_irregular_nesting() {
     for lengths in [vec![3, 0, 5, 1, 0, 2], vec![0, 0], vec![4], vec![], vec![0]] {
         let m = csr(&lengths, 6, 1);
-        let x: Vec<f64> = (0..m.ncols).map(|k| k as f64 - 2.5).collect();
+        let x: Vec<f32> = (0..m.ncols).map(|k| k as f32 - 2.5).collect();
         assert_eq!(run_env(&smvm_nested(&m, &x)).unwrap().to_vec(), smvm_ref(&m, &x), "{lengths:?}");
     }
 }
@@ -651,7 +556,7 @@ proptest! {
         seed in 0usize..50,
     ) {
         let m = csr(&lengths, ncols, seed);
-        let x: Vec<f64> = (0..ncols).map(|k| (k as f64) * 0.5 - 1.0).collect();
+        let x: Vec<f32> = (0..ncols).map(|k| (k as f32) * 0.5 - 1.0).collect();
         prop_assert_eq!(run_env(&smvm_nested(&m, &x)).unwrap().to_vec(), smvm_ref(&m, &x));
     }
 }
