@@ -235,7 +235,13 @@ impl Children {
 /// A float constant by its bits, so that `0.0 != -0.0` and a NaN equals
 /// itself.
 fn const_key(c: ScalarVal) -> Key {
-    let (tag, bits) = match c {
+    let (tag, bits) = const_bits(c);
+    Key::Const(tag, bits)
+}
+
+/// A constant as its type's tag and its bits.
+pub(crate) fn const_bits(c: ScalarVal) -> (u8, u64) {
+    match c {
         ScalarVal::Bool(x) => (0, x as u64),
         ScalarVal::I8(x) => (1, x as u8 as u64),
         ScalarVal::I16(x) => (2, x as u16 as u64),
@@ -248,8 +254,7 @@ fn const_key(c: ScalarVal) -> Key {
         ScalarVal::F16(x) => (9, x as u64),
         ScalarVal::F32(x) => (10, x.to_bits() as u64),
         ScalarVal::F64(x) => (11, x.to_bits()),
-    };
-    Key::Const(tag, bits)
+    }
 }
 
 /// A node's number and what its parent needs to know.

@@ -11,5 +11,6 @@ pub mod cse;
 pub mod debruijn;
 pub mod fusion;
 pub mod lift;
+mod own_index;
 mod shrink;
 pub mod simplify;

@@ -97,6 +97,7 @@ fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
             AccKind::Generate { shape, f } => {
                 simplify_exp(shape);
                 fun(f);
+                own_index_checks(shape, f, opts);
             }
             AccKind::Map { f, array } => {
                 fun(f);
@@ -157,10 +158,21 @@ fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
             AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 simplify_exp(shape);
                 fun(index);
+                own_index_checks(shape, index, opts);
                 fun(linear);
             }
         }
     })
+}
+
+/// Drops the bounds checks of a function's own index
+/// (Note [Own-index checks]), and simplifies the function again where it
+/// did: the lets the checks read may now be unused.
+fn own_index_checks(shape: &OpenExp, f: &mut Fun, opts: SimplifyOptions) {
+    let rank = f.params.first().and_then(|t| t.shape_rank()).unwrap_or(0);
+    if super::own_index::drop_own_index_checks(shape, f, rank) {
+        simplify_body(&mut f.body, f.params.len(), opts);
+    }
 }
 
 /// Simplifies one closed expression to a fixed point (or `MAX_ROUNDS`

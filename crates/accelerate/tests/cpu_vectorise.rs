@@ -97,6 +97,22 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
             Boundary::clamp(),
         )
     };
-    let r = report(&compile_with(blur, cpu).unwrap()).unwrap();
+    let r = report(&compile_with(blur, cpu.clone()).unwrap()).unwrap();
     vectorised("blur", &r, "k0");
+
+    // a float max is a select, not a call to libm's fmax
+    let maxima = |m: Acc<Matrix<f64>>| m.fold(f64::NEG_INFINITY, |a, b| a.max(b));
+    let r = report(&compile_with(maxima, cpu.clone()).unwrap()).unwrap();
+    vectorised("maxima", &r, "k0_rows");
+
+    // the per-row solver, nested: its fold reads each running row through
+    // the packing's gather, the column by the fold's own index (Note
+    // [Own-index checks], Note [Components in range]); every loop of its
+    // fast form vectorises, the loop over the lanes included
+    let rowsolve = |m: Acc<Matrix<f64>>| accelerate_programs::rowsolve::thresholds_nested(&m);
+    // (GCC 12 vectorises 4 loops of its rows function; with the column's
+    // checks left in, 2, and the main loop over the lanes stayed scalar)
+    let r = report(&compile_with(rowsolve, cpu).unwrap()).unwrap();
+    let fold = r.iter().filter(|(f, _)| f.ends_with("_rows_fast")).map(|(_, n)| *n).max();
+    assert!(fold.is_some_and(|n| n >= 4), "rowsolve: the fold's lanes do not vectorise: {r:?}");
 }

@@ -458,3 +458,35 @@ fn a_compiled_program_of_reductions_runs_on_many_shapes() {
     let (pre, totals, max, prod) = f.run(&Array::from_vec(dim2(0, 5), Vec::<i64>::new()).unwrap()).unwrap();
     assert_eq!((pre.dims(), totals.len(), max.len(), prod.value()), (&[0, 5][..], 0, 0, 1));
 }
+
+#[test]
+fn maximum_and_minimum_of_zeros_and_nans_agree_with_rust() {
+    // Rust's f64::max/min ignore a NaN and keep the first of -0.0 and +0.0
+    // (which its docs leave unspecified). A row of two is folded in order:
+    // every backend keeps the same zero, bit for bit. A row of 40 is
+    // folded in lanes (reassociated), where a NaN can make a lane start
+    // at another zero: there only "a zero" is checked.
+    let z = [0.0f64, -0.0];
+    let mut short: Vec<Vec<f64>> = Vec::new();
+    for a in [0.0, -0.0, f64::NAN, 1.0] {
+        for b in [0.0, -0.0, f64::NAN, -1.0] {
+            short.push(vec![a, b]);
+        }
+    }
+    let long: Vec<Vec<f64>> = (0..4)
+        .map(|s| (0..40).map(|k| if (k * 7 + s) % 5 == 0 { f64::NAN } else { z[(k + s) % 2] }).collect())
+        .collect();
+    for (rows, exact) in [(short, true), (long, false)] {
+        let n = rows[0].len();
+        let a = Array::from_vec(dim2(rows.len(), n), rows.concat()).unwrap();
+        let (mx, mn) =
+            accelerate::run(&lift_acc((use_array(a.clone()).maximum(), use_array(a).minimum()))).unwrap();
+        let key = |x: f64| if x == 0.0 && !exact { 0 } else { x.to_bits() };
+        let fold1 = |f: fn(f64, f64) -> f64| -> Vec<u64> {
+            rows.iter().map(|r| key(r[1..].iter().fold(r[0], |x, &y| f(x, y)))).collect()
+        };
+        let keys = |v: Vec<f64>| -> Vec<u64> { v.into_iter().map(key).collect() };
+        assert_eq!(keys(mx.to_vec()), fold1(f64::max), "maximum of {rows:?}");
+        assert_eq!(keys(mn.to_vec()), fold1(f64::min), "minimum of {rows:?}");
+    }
+}

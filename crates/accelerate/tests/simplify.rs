@@ -158,3 +158,36 @@ fn simplification_keeps_a_deferred_error_that_a_dropped_variable_carries() {
     assert!(matches!(off, Err(Error::DivisionByZero { .. })), "{off:?}");
     assert!(matches!(on, Err(Error::DivisionByZero { .. })), "{on:?}");
 }
+
+/// The IR after fusion (and the simplifier that follows it).
+fn fused<A: Arrays>(acc: &Acc<A>) -> String {
+    let all = explain_with(acc, &Config::default()).unwrap();
+    let at = all.find("== fusion ==").expect("a fusion phase");
+    all[at..].split("== plan ==").next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_read_at_its_own_index_of_an_array_of_the_same_shape_is_not_checked() {
+    // Note [Own-index checks]: fusion reads `g` inside the second generate
+    // behind `bounds_check(shape(g), i)`; the shapes are the same term, so
+    // the check cannot fail and goes
+    let xs = use_array(Vector::from_elems(vec![1.0f64, 2.0, 3.0]));
+    let g = generate(xs.shape(), |i| xs.index(i) * 2.0);
+    let h = generate(g.shape(), |i| g.index(i) + 1.0);
+    let ir = fused(&h);
+    assert!(!ir.contains("bounds_check"), "{ir}");
+    assert_eq!(run_with(&h, &Config::default()).unwrap().to_vec(), vec![3.0, 5.0, 7.0]);
+}
+
+#[test]
+fn a_read_at_its_own_index_of_an_array_of_another_shape_stays_checked() {
+    let xs = use_array(Vector::from_elems(vec![1.0f64, 2.0, 3.0]));
+    let g = generate(xs.shape(), |i| xs.index(i) * 2.0);
+    let line = line!() + 1;
+    let h = generate(index1(5), |i| g.index(i) + 1.0);
+    let ir = fused(&h);
+    assert!(ir.contains("bounds_check"), "{ir}");
+    let err = run_with(&h, &Config::default()).unwrap_err();
+    assert!(matches!(&err, Error::IndexOutOfBounds { shape, .. } if shape == &[3]), "{err:?}");
+    assert!(err.to_string().contains(&format!("simplify.rs:{line}:")), "{err}");
+}

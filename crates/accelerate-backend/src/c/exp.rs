@@ -269,6 +269,11 @@ pub(crate) struct ExpGen<'a> {
     /// How many scalar loops of the C function being written enclose the
     /// code being generated (Note [Optimistic checks in loops]).
     in_loops: usize,
+    /// The shapes of the arrays in `arrays` (made when first asked).
+    array_shapes: Option<HashSet<Vec<String>>>,
+    /// Pairs of C atoms `(x, n)` with `0 <= x < n` (Note [Components in
+    /// range] in `c::kernel`): a check of `x` against `n` tests nothing.
+    pub in_range: HashSet<(String, String)>,
 }
 
 impl<'a> ExpGen<'a> {
@@ -301,6 +306,8 @@ impl<'a> ExpGen<'a> {
             outlining: outline::State::default(),
             deferred_in_scope: 0,
             in_loops: 0,
+            array_shapes: None,
+            in_range: HashSet::new(),
         }
     }
 
@@ -802,7 +809,7 @@ impl<'a> ExpGen<'a> {
             let p = self.bind(ScalarTy::I64, &pos);
             return self.load(&slot, &p, None, false);
         }
-        let ok = in_bounds(ix, &slot.extents);
+        let ok = self.in_bounds(ix, &slot.extents);
         let ok = self.bind(ScalarTy::Bool, &ok);
         let mut vals = vec![ix.len().to_string()];
         vals.extend(ix.iter().cloned());
@@ -910,8 +917,8 @@ impl<'a> ExpGen<'a> {
             Add => format!("acc_add_{sfx}({a}, {b})"),
             Sub => format!("acc_sub_{sfx}({a}, {b})"),
             Mul => format!("acc_mul_{sfx}({a}, {b})"),
-            Min if float => format!("{}({a}, {b})", libm("fmin")),
-            Max if float => format!("{}({a}, {b})", libm("fmax")),
+            Min if float => format!("acc_fmin_{ct}({a}, {b})"),
+            Max if float => format!("acc_fmax_{ct}({a}, {b})"),
             Min => format!("acc_min_{sfx}({a}, {b})"),
             Max => format!("acc_max_{sfx}({a}, {b})"),
             Neg if float => format!("-{a}"),
@@ -1019,9 +1026,12 @@ impl<'a> ExpGen<'a> {
                 CVal::scalar(ScalarTy::I64, self.bind(ScalarTy::I64, &format!("(int64_t){acc}")))
             }
             PrimFun::BoundsCheck => {
-                self.check_shape(sh, loc);
+                if !self.is_array_shape(sh) {
+                    self.check_shape(sh, loc);
+                }
                 let ix = args[1].leaves.clone();
-                let ok = self.bind(ScalarTy::Bool, &in_bounds(&ix, sh));
+                let ok = self.in_bounds(&ix, sh);
+                let ok = self.bind(ScalarTy::Bool, &ok);
                 let mut vals = vec![ix.len().to_string()];
                 vals.extend(ix.iter().cloned());
                 vals.extend(sh.iter().map(|d| format!("({d} < 0 ? 0 : {d})")));
@@ -1042,11 +1052,39 @@ impl<'a> ExpGen<'a> {
                 args[1].clone()
             }
             PrimFun::ShapeCheck => {
-                self.check_shape(sh, loc);
+                if !self.is_array_shape(sh) {
+                    self.check_shape(sh, loc);
+                }
                 args[0].clone()
             }
             _ => unreachable!("not a shape primitive"),
         }
+    }
+
+    /// Whether an index lies inside extents, as one branch-free C
+    /// condition (`&` of comparisons of atoms, which the C compiler
+    /// vectorises), testing only the components not known to be
+    /// `in_range`.
+    fn in_bounds(&self, ix: &[String], extents: &[String]) -> String {
+        let each: Vec<String> = ix
+            .iter()
+            .zip(extents)
+            .filter(|&(x, d)| !self.in_range.contains(&(x.clone(), d.clone())))
+            .map(|(x, d)| format!("({x} >= 0) & ({x} < {d})"))
+            .collect();
+        if each.is_empty() {
+            return "1".into();
+        }
+        format!("({})", each.join(" & "))
+    }
+
+    /// Whether `sh` (C atoms) is the shape of an array the kernel reads:
+    /// valid, as every array's is.
+    fn is_array_shape(&mut self, sh: &[String]) -> bool {
+        let arrays = self.arrays;
+        self.array_shapes
+            .get_or_insert_with(|| arrays.values().map(|s| s.extents.clone()).collect())
+            .contains(sh)
     }
 
     /// Raises the error of an invalid shape `sh` (a negative extent, or a
@@ -1065,16 +1103,19 @@ impl<'a> ExpGen<'a> {
     /// and the product of its non-zero extents without overflow (the rule
     /// of `reshape_error`).
     fn checked_size(&mut self, sh: &[String]) -> (String, String) {
+        // without branches (a zero or negative extent multiplies by 1),
+        // so that the compiler can take the check of a shape that does not
+        // change out of a loop, and vectorise the loop
         let size = self.bind(ScalarTy::I64, "1");
         let ok = self.bind(ScalarTy::Bool, "1");
         let empty = self.bind(ScalarTy::Bool, "0");
         for d in sh {
             self.line(&format!(
-                "if ({d} < 0) {ok} = 0; else if ({d} == 0) {empty} = 1; \
-                 else if (__builtin_mul_overflow({size}, {d}, &{size})) {ok} = 0;"
+                "{ok} &= ({d} >= 0) & !__builtin_mul_overflow({size}, {d} > 0 ? {d} : 1, &{size}); \
+                 {empty} |= ({d} == 0);"
             ));
         }
-        self.line(&format!("if ({empty}) {size} = 0;"));
+        let size = self.bind(ScalarTy::I64, &format!("{empty} ? 0 : {size}"));
         (size, ok)
     }
 }
@@ -1113,17 +1154,6 @@ fn wrapping_linear_of(ix: &[String], extents: &[String]) -> String {
         };
     }
     format!("(int64_t)({pos})")
-}
-
-/// Whether an index lies inside extents, as one branch-free C condition
-/// (`&` of comparisons of atoms, which the C compiler vectorises).
-fn in_bounds(ix: &[String], extents: &[String]) -> String {
-    if ix.is_empty() {
-        return "1".into();
-    }
-    let each: Vec<String> =
-        ix.iter().zip(extents).map(|(x, d)| format!("({x} >= 0) & ({x} < {d})")).collect();
-    format!("({})", each.join(" & "))
 }
 
 /// The product of extents, as a C expression.

@@ -312,6 +312,17 @@ pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcL
 /// them there need no check: a `map` of an array reads it at its own
 /// positions, a `zip_with` reads both arrays inside their intersection.
 pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&[String]>) {
+    if let Some(ix) = ix {
+        // each component inside its extent, under that extent's other
+        // names (Note [Components in range])
+        for (c, x) in ix.iter().enumerate().filter(|(_, x)| is_variable(x)) {
+            if let Some((a, d)) = extent_of(shape, c) {
+                if let Some(e) = g.arrays.get(&a).and_then(|s| s.extents.get(d)).cloned() {
+                    g.in_range.insert((x.clone(), e));
+                }
+            }
+        }
+    }
     let mut bounding = Vec::new();
     bounded_by(shape, &mut bounding);
     let exact = match &shape.kind {
@@ -369,6 +380,71 @@ fn bounded_by(shape: &OpenExp, out: &mut Vec<(usize, Option<usize>)>) {
             }
         }
     }
+}
+
+// Note [Components in range]
+// An index read inside a delayed array's shape has each component inside
+// that shape's extent; where the shape's expression says that extent is
+// an extent of an array the kernel reads (its lets and projections of
+// tuples followed: the host has already computed the shape, so only its
+// value matters here), a check against that array's extent needs no test
+// of the component (`ExpGen::in_range`). The lifting's reads of a row
+// gathered from a matrix, `bounds_check(shape(m), (row, k))` with `k` the
+// fold's own column, then test `row` alone, once per row, and the loop
+// over the columns loads without a mask.
+
+/// Whether a C atom names a variable: the generated code reads a
+/// component only where it lies inside the array, and a variable holds one
+/// value wherever it is in scope, while a literal (`0`, the first column)
+/// may also be read by a check elsewhere in the function where the extent
+/// is 0.
+fn is_variable(atom: &str) -> bool {
+    atom.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && atom.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Dimension `c` of `shape` as extent `d` of array `a`, if the expression
+/// says so.
+fn extent_of(shape: &OpenExp, c: usize) -> Option<(usize, usize)> {
+    fn go<'e>(
+        e: &'e OpenExp,
+        env: &mut Vec<&'e OpenExp>,
+        path: &mut Vec<usize>,
+        fuel: &mut usize,
+    ) -> Option<(usize, usize)> {
+        *fuel = fuel.checked_sub(1)?;
+        match &e.kind {
+            ExpKind::Let(b, body) => {
+                env.push(b);
+                let r = go(body, env, path, fuel);
+                env.pop();
+                r
+            }
+            ExpKind::Var(i) => {
+                let k = env.len().checked_sub(i + 1)?;
+                let b = env[k];
+                let mut outer = env[..k].to_vec();
+                go(b, &mut outer, path, fuel)
+            }
+            ExpKind::Prj(i, t) => {
+                path.push(*i);
+                go(t, env, path, fuel)
+            }
+            ExpKind::Tuple(xs) => {
+                let i = path.pop()?;
+                go(xs.get(i)?, env, path, fuel)
+            }
+            ExpKind::Prim(PrimFun::ShapeCheck, args) => go(args.first()?, env, path, fuel),
+            ExpKind::Shape { array } => {
+                let d = path.pop()?;
+                // the array variable as the kernel's functions see it
+                // (lets of the shape bind scalars only)
+                path.is_empty().then_some((*array, d))
+            }
+            _ => None,
+        }
+    }
+    go(shape, &mut Vec::new(), &mut vec![c], &mut 64)
 }
 
 /// `(shape(a).0, .., shape(a).(n-1))`: array `a` and `n`.

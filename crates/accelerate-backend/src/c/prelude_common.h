@@ -115,6 +115,17 @@ ACC_INT_OPS(uint64_t, uint64_t, uint64_t, 64, 0)
 
 /* ---- floats ------------------------------------------------------------ */
 
+/* fmin and fmax as Rust's f32::min/max and x86-64's libm compute them:
+ * the other operand when one is NaN, and of two equal operands (-0.0 and
+ * +0.0) the first; written as a comparison and a select so that the
+ * compiler inlines and vectorises them (a call to libm's fmax kept a
+ * fold's loop scalar, at a seventh of the speed). */
+#define ACC_FLOAT_MINMAX(T)                                                                         \
+    ACC_FN T acc_fmin_##T(T a, T b) { return ((b < a) | (a != a)) ? b : a; }                       \
+    ACC_FN T acc_fmax_##T(T a, T b) { return ((a < b) | (a != a)) ? b : a; }
+ACC_FLOAT_MINMAX(float)
+ACC_FLOAT_MINMAX(double)
+
 /* Rust's powi (compiler-rt's __powisf2/__powidf2): repeated squaring. */
 ACC_FN float acc_powi_float(float a, int32_t b) {
     uint32_t p = b < 0 ? 0u - (uint32_t)b : (uint32_t)b;
