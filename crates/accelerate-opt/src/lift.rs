@@ -65,7 +65,17 @@
 //! packs the running elements as a conditional's branch does, steps them
 //! and tests their new states, over the packed dimension only, and writes
 //! the results back to their positions; the others keep theirs. The loop
-//! goes on while one runs. The loop's body is an array function: what the
+//! goes on while one runs. While every element runs (most steps of most
+//! loops: the elements of a solver stop near the end), a step counts them
+//! and, finding all, steps every element in place, with no scan, permute
+//! or gather: the step's body is lifted twice, once for each case, and an
+//! `acond` on the count picks one (the per-row solver of
+//! `accelerate_programs::rowsolve` ran 1.39 times as long as its flat
+//! form with the packing at every step, 1.02 times without:
+//! `docs/benchmarks.md`). Loops nested in
+//! that body are lifted twice too, down to `MAX_TWICE` levels (below, a
+//! loop packs at every step), so that the program grows by a bounded
+//! factor. The loop's body is an array function: what the
 //! step lets is bound inside it (`Lifter::scope`), and the dimensions made
 //! there do not outlive it. A nested `awhile` is lifted the same way, its
 //! state an array per element, when its body keeps the state's shape
@@ -406,7 +416,15 @@ struct Lifter<'e> {
     /// by address, as found (each subterm once: Lifter::nests).
     nested: RefCell<HashMap<*const OpenExp, bool>>,
     groups: Vec<Group>,
+    /// How many loop steps being lifted are lifted twice (Note [Lifted
+    /// loops]); from `MAX_TWICE` on, a loop's step is lifted once.
+    twice: usize,
 }
+
+/// Loops nested deeper than this many steps lifted twice are lifted once
+/// (packed at every step), so that the program grows by a factor of at
+/// most 2^MAX_TWICE.
+const MAX_TWICE: usize = 2;
 
 impl<'e> Lifter<'e> {
     fn new(outer: &'e [ArraysTy]) -> Lifter<'e> {
@@ -418,6 +436,7 @@ impl<'e> Lifter<'e> {
             abinds: Vec::new(),
             nested: RefCell::new(HashMap::new()),
             groups: Vec::new(),
+            twice: 0,
         }
     }
 
@@ -971,7 +990,7 @@ impl<'e> Lifter<'e> {
         Split { flags, pos }: Split,
         taken: bool,
         loc: SrcLoc,
-    ) -> Result<(usize, usize)> {
+    ) -> Result<(Sel, usize)> {
         let i64t = EltTy::Scalar(ScalarTy::I64);
         let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
         let var = |level: usize, depth: usize| var_at(level, depth, loc);
@@ -1006,7 +1025,7 @@ impl<'e> Lifter<'e> {
         ));
         // (the count again, written where the new dimension is made)
         let q = self.new_dims(tuple(vec![count(self)?], loc), 1, loc)[0];
-        Ok((sel, q))
+        Ok((Sel::Packed(sel), q))
     }
 
     /// Runs `f` inside a branch taken by the elements at positions `sel`
@@ -1015,7 +1034,7 @@ impl<'e> Lifter<'e> {
     fn in_branch<T>(
         &mut self,
         dims: &[usize],
-        sel: usize,
+        sel: Sel,
         q: usize,
         loc: SrcLoc,
         f: impl FnOnce(&mut Self) -> Result<T>,
@@ -1121,10 +1140,12 @@ impl<'e> Lifter<'e> {
     /// The `awhile` of Note [Lifted loops] over the elements of `dims`,
     /// from each element's state (in `s0`, of type `state`: over `dims`,
     /// then the state's own dimensions) and first test (`f0`, over
-    /// `dims`). Each step packs the running elements and calls `step` with
-    /// the states' level and the packing (`sel`, `q`: `Lifter::pack`), which
-    /// returns the running elements' next states and tests, over `q`; the
-    /// others keep theirs. Returns the level of the final states.
+    /// `dims`). Each step packs the running elements (or takes them all,
+    /// while all run) and calls `step` with the states' level and the
+    /// packing (`sel`, `q`: `Lifter::pack`), which returns the running
+    /// elements' next states and tests, over `q`; the others keep theirs.
+    /// `step` is called twice, once for each case. Returns the level of the
+    /// final states.
     fn packed_loop(
         &mut self,
         dims: &[usize],
@@ -1132,7 +1153,7 @@ impl<'e> Lifter<'e> {
         f0: usize,
         state: accelerate_base::array::ArrayTy,
         loc: SrcLoc,
-        step: impl FnOnce(&mut Self, usize, usize, usize) -> Result<(usize, usize)>,
+        step: impl Fn(&mut Self, usize, Sel, usize) -> Result<(usize, usize)>,
     ) -> Result<usize> {
         use accelerate_base::array::ArrayTy;
         let init =
@@ -1144,20 +1165,56 @@ impl<'e> Lifter<'e> {
         ]);
         // go on while an element is running
         let pred = self.scope(ty.clone(), loc, |this, param| this.any_running(param, dims, loc))?;
-        // one step of the elements running, and their next test
-        let body = self.scope(ty, loc, |this, param| {
+        let parts = |this: &mut Self, param: usize| {
             let flags = this.emit(acc(AccKind::Prj(0, Box::new(this.avar_term(param, loc))), loc));
             let vals = this.emit(acc(AccKind::Prj(1, Box::new(this.avar_term(param, loc))), loc));
+            (flags, vals)
+        };
+        let pair = |this: &mut Self, a: usize, b: usize| {
+            this.emit(acc(AccKind::Tuple(vec![this.avar_term(a, loc), this.avar_term(b, loc)]), loc))
+        };
+        // one step of the elements running, packed
+        let packed = |this: &mut Self, param: usize| {
+            let (flags, vals) = parts(this, param);
             let split = this.flag_counts(dims, flags, loc)?;
             let (sel, q) = this.pack(dims, split, true, loc)?;
             let (next, test) = step(this, vals, sel, q)?;
             let new_flags = this.unpack(dims, split, test, Ok(flags), 0, loc)?;
             let new_vals = this.unpack(dims, split, next, Ok(vals), inner, loc)?;
-            Ok(this.emit(acc(
-                AccKind::Tuple(vec![this.avar_term(new_flags, loc), this.avar_term(new_vals, loc)]),
-                loc,
-            )))
-        })?;
+            Ok(pair(this, new_flags, new_vals))
+        };
+        let body = if self.twice >= MAX_TWICE {
+            self.scope(ty, loc, packed)?
+        } else {
+            // or of every element while all run (no packing)
+            self.twice += 1;
+            let body = self.scope(ty.clone(), loc, |this, param| {
+                let (flags, _) = parts(this, param);
+                let running = this.count_running(dims, flags, loc)?;
+                let all = this.scope(ty.clone(), loc, |this, param| {
+                    let (_, vals) = parts(this, param);
+                    let n = prim(PrimFun::ShapeSize, vec![this.shape_of(dims, loc)?], loc);
+                    let q = this.new_dims(tuple(vec![n], loc), 1, loc)[0];
+                    let (next, test) = step(this, vals, Sel::All, q)?;
+                    let new_flags = this.unflatten(dims, test, 0, loc)?;
+                    let new_vals = this.unflatten(dims, next, inner, loc)?;
+                    Ok(pair(this, new_flags, new_vals))
+                })?;
+                let packed = this.scope(ty.clone(), loc, packed)?;
+                let n = prim(PrimFun::ShapeSize, vec![this.shape_of(dims, loc)?], loc);
+                let every =
+                    e(ExpKind::Index { array: this.avar(running), index: Box::new(tuple(vec![], loc)) }, loc);
+                let cond = prim(PrimFun::Eq, vec![every, n], loc);
+                // (each branch its function applied to the state)
+                let apply = |this: &Self, f: AFun| {
+                    acc(AccKind::Let(Box::new(this.avar_term(param, loc)), f.body), loc)
+                };
+                let (then_, else_) = (Box::new(apply(this, all)), Box::new(apply(this, packed)));
+                Ok(this.emit(acc(AccKind::Acond { cond, then_, else_ }, loc)))
+            });
+            self.twice -= 1;
+            body?
+        };
         let looped =
             self.emit(acc(AccKind::Awhile { pred, body, init: Box::new(self.avar_term(init, loc)) }, loc));
         Ok(self.emit(acc(AccKind::Prj(1, Box::new(self.avar_term(looped, loc))), loc)))
@@ -1172,6 +1229,47 @@ impl<'e> Lifter<'e> {
             _ => return Err(Error::Internal("lifting: an awhile test that is not a scalar".into())),
         };
         self.expand(v, dims, loc)
+    }
+
+    /// A loop step's result over every element of `dims` in row-major
+    /// order (over the new dimension of `Sel::All`, then `inner` more) as
+    /// the loop state: over `dims`, then the same `inner`.
+    fn unflatten(&mut self, dims: &[usize], flat: usize, inner: usize, loc: SrcLoc) -> Result<usize> {
+        let mut ext = vec![];
+        let sh = self.shape_of(dims, loc)?;
+        ext.extend((0..dims.len()).map(|c| prj(c, sh.clone(), loc)));
+        let shape = e(ExpKind::Shape { array: self.avar(flat) }, loc);
+        ext.extend((0..inner).map(|c| prj(1 + c, shape.clone(), loc)));
+        let shape = tuple(ext, loc);
+        Ok(self.emit(acc(AccKind::Reshape { shape, array: Box::new(self.avar_term(flat, loc)) }, loc)))
+    }
+
+    /// How many elements of the loop flags at `flags` (over `dims`) are
+    /// set: a rank-0 array.
+    fn count_running(&mut self, dims: &[usize], flags: usize, loc: SrcLoc) -> Result<usize> {
+        let int = |v: i64| e(ExpKind::Const(ScalarVal::I64(v)), loc);
+        let i64t = EltTy::Scalar(ScalarTy::I64);
+        let size = prim(PrimFun::ShapeSize, vec![self.shape_of(dims, loc)?], loc);
+        let flat = self.emit(acc(
+            AccKind::Reshape { shape: tuple(vec![size], loc), array: Box::new(self.avar_term(flags, loc)) },
+            loc,
+        ));
+        let flag = e(ExpKind::Var(0), loc);
+        let ones = acc(
+            AccKind::Map {
+                f: Fun {
+                    params: vec![EltTy::Scalar(ScalarTy::Bool)],
+                    body: e(ExpKind::Cond(Box::new(flag), Box::new(int(1)), Box::new(int(0))), loc),
+                },
+                array: Box::new(self.avar_term(flat, loc)),
+            },
+            loc,
+        );
+        let plus = Fun {
+            params: vec![i64t.clone(), i64t],
+            body: prim(PrimFun::Add, vec![var_at(0, 2, loc), var_at(1, 2, loc)], loc),
+        };
+        Ok(self.emit(acc(AccKind::Fold { f: plus, seed: Some(int(0)), array: Box::new(ones) }, loc)))
     }
 
     /// Whether an element of the loop state `param` (flags over `dims`,
@@ -1253,19 +1351,19 @@ impl<'e> Lifter<'e> {
     /// Inside a branch taken by the elements at positions `sel` (of the
     /// dimensions `dims`), packed as dimension `q`: every value the branch
     /// can see over those dimensions, read at those elements only.
-    fn enter_branch(&mut self, dims: &[usize], sel: usize, q: usize, loc: SrcLoc) -> Result<()> {
+    fn enter_branch(&mut self, dims: &[usize], sel: Sel, q: usize, loc: SrcLoc) -> Result<()> {
         let within = |ds: &[usize]| !ds.is_empty() && ds.iter().all(|d| dims.contains(d));
         let var = |level: usize, depth: usize| var_at(level, depth, loc);
         // the index of the original element at packed position prj 0 of the
         // variable at `level`, in a function of `depth` variables
         let orig = |this: &Lifter, level: usize, depth: usize| -> Result<OpenExp> {
-            let p = e(
-                ExpKind::LinearIndex {
-                    array: this.avar(sel),
-                    index: Box::new(prj(0, var(level, depth), loc)),
-                },
-                loc,
-            );
+            let at = prj(0, var(level, depth), loc);
+            let p = match sel {
+                Sel::Packed(sel) => {
+                    e(ExpKind::LinearIndex { array: this.avar(sel), index: Box::new(at) }, loc)
+                }
+                Sel::All => at,
+            };
             Ok(prim(PrimFun::FromIndex, vec![this.shape_of(dims, loc)?, p], loc))
         };
         let comps = |ds: &[usize], o: OpenExp| -> Vec<OpenExp> {
@@ -2365,6 +2463,16 @@ enum Operand<'s> {
 struct Split {
     flags: usize,
     pos: usize,
+}
+
+/// The elements a branch or a loop step computes, packed as a new
+/// dimension: those at the positions of the vector at a level
+/// (`Lifter::pack`), or all of them, in row-major order (Note [Lifted
+/// loops]: a step while every element runs).
+#[derive(Clone, Copy)]
+enum Sel {
+    Packed(usize),
+    All,
 }
 
 /// How many scalar and array binders a subterm is under, inside the term
