@@ -895,18 +895,10 @@ impl<'e> Lifter<'e> {
     fn cond(&mut self, x: &OpenExp, c: &OpenExp, t: &OpenExp, f: &OpenExp) -> Result<SBind> {
         let loc = x.loc;
         let dims = self.deps(x, &HashMap::new());
-        let vc = self.scalar(c)?;
-        let flags = self.expand(vc, &dims, loc)?;
-        let split = self.flag_counts(&dims, flags, loc)?;
-        let mut values = Vec::new();
-        for (branch, taken) in [(t, true), (f, false)] {
-            let (sel, q) = self.pack(&dims, split, taken, loc)?;
-            let v = self.in_branch(&dims, sel, q, loc, |this| {
-                let r = this.scalar(branch)?;
-                this.expand(r, &[q], loc)
-            })?;
-            values.push(v);
-        }
+        let (split, values) = self.branches(&dims, c, [t, f], loc, |this, branch, q| {
+            let r = this.scalar(branch)?;
+            this.expand(r, &[q], loc)
+        })?;
         // the result: each element's value from its branch
         let arr = self.unpack(&dims, split, values[0], Err(values[1]), 0, loc)?;
         Ok(SBind::Read { arr, at: dims })
@@ -968,6 +960,39 @@ impl<'e> Lifter<'e> {
             _ => self.generate_frame(dims, body, loc)?,
         };
         Ok(self.emit(g))
+    }
+
+    /// The dimensions an array term inside the context depends on, in
+    /// order.
+    fn acc_dims(&self, a: &OpenAcc) -> Vec<usize> {
+        let mut dims = Vec::new();
+        self.acc_deps(a, Local::default(), &HashMap::new(), &mut dims);
+        dims.sort_unstable();
+        dims.dedup();
+        dims
+    }
+
+    /// The two branches of a conditional on `c` over the elements of
+    /// `dims` (Note [Lifted conditionals]): each element's flag and the
+    /// running counts of the set ones, and what `each` makes of each
+    /// branch inside it, over the elements that take it only, packed as
+    /// the dimension it is given.
+    fn branches<B, T>(
+        &mut self,
+        dims: &[usize],
+        c: &OpenExp,
+        [t, f]: [B; 2],
+        loc: SrcLoc,
+        each: impl Fn(&mut Self, B, usize) -> Result<T>,
+    ) -> Result<(Split, [T; 2])> {
+        let vc = self.scalar(c)?;
+        let flags = self.expand(vc, dims, loc)?;
+        let split = self.flag_counts(dims, flags, loc)?;
+        let (sel, q) = self.pack(dims, split, true, loc)?;
+        let taken = self.in_branch(dims, sel, q, loc, |this| each(this, t, q))?;
+        let (sel, q) = self.pack(dims, split, false, loc)?;
+        let other = self.in_branch(dims, sel, q, loc, |this| each(this, f, q))?;
+        Ok((split, [taken, other]))
     }
 
     /// `pos[i]`: how many elements before position `i` (in row-major order
@@ -1103,10 +1128,7 @@ impl<'e> Lifter<'e> {
                 "an awhile inside a parallel function whose body may change the shape of its state",
             ));
         }
-        let mut dims = Vec::new();
-        self.acc_deps(a, Local::default(), &HashMap::new(), &mut dims);
-        dims.sort_unstable();
-        dims.dedup();
+        let dims = self.acc_dims(a);
         // each element's initial state and first test
         let b0 = self.array(init)?;
         regular(&b0, loc, "the initial array of an awhile")?;
@@ -1929,24 +1951,14 @@ impl<'e> Lifter<'e> {
     /// index are those of the branch that index took (the branches' shapes
     /// may differ).
     fn acond(&mut self, a: &OpenAcc, c: &OpenExp, t: &OpenAcc, f: &OpenAcc, loc: SrcLoc) -> Result<ABind> {
-        let mut dims = Vec::new();
-        self.acc_deps(a, Local::default(), &HashMap::new(), &mut dims);
-        dims.sort_unstable();
-        dims.dedup();
-        let vc = self.scalar(c)?;
-        let flags = self.expand(vc, &dims, loc)?;
-        let split = self.flag_counts(&dims, flags, loc)?;
-        let mut branches = Vec::new();
-        for (branch, taken) in [(t, true), (f, false)] {
-            let (sel, q) = self.pack(&dims, split, taken, loc)?;
-            let b = self.in_branch(&dims, sel, q, loc, |this| {
-                let b = this.array(branch)?;
-                regular(&b, loc, "an acond branch")?;
-                let arr = this.expand_array(&b, &[q], loc)?;
-                Ok(ABind::Lifted { arr: this.emit(arr), dims: vec![q], inner: b.inner() })
-            })?;
-            branches.push(b);
-        }
+        let dims = self.acc_dims(a);
+        let (split, branches) = self.branches(&dims, c, [t, f], loc, |this, branch, q| {
+            let b = this.array(branch)?;
+            regular(&b, loc, "an acond branch")?;
+            let arr = this.expand_array(&b, &[q], loc)?;
+            Ok(ABind::Lifted { arr: this.emit(arr), dims: vec![q], inner: b.inner() })
+        })?;
+        let flags = split.flags;
         let inner = branches[0].inner();
         let var = |level: usize, depth: usize| var_at(level, depth, loc);
         // the shape at a context index: its branch's (the same for all the

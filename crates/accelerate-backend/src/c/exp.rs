@@ -271,9 +271,9 @@ pub(crate) struct ExpGen<'a> {
     in_loops: usize,
     /// The shapes of the arrays in `arrays` (made when first asked).
     array_shapes: Option<HashSet<Vec<String>>>,
-    /// Pairs of C atoms `(x, n)` with `0 <= x < n` (Note [Components in
+    /// For a C atom `x`, atoms `n` with `0 <= x < n` (Note [Components in
     /// range] in `c::kernel`): a check of `x` against `n` tests nothing.
-    pub in_range: HashSet<(String, String)>,
+    pub in_range: HashMap<String, HashSet<String>>,
 }
 
 impl<'a> ExpGen<'a> {
@@ -307,7 +307,7 @@ impl<'a> ExpGen<'a> {
             deferred_in_scope: 0,
             in_loops: 0,
             array_shapes: None,
-            in_range: HashSet::new(),
+            in_range: HashMap::new(),
         }
     }
 
@@ -1069,7 +1069,7 @@ impl<'a> ExpGen<'a> {
         let each: Vec<String> = ix
             .iter()
             .zip(extents)
-            .filter(|&(x, d)| !self.in_range.contains(&(x.clone(), d.clone())))
+            .filter(|&(x, d)| !self.in_range.get(x).is_some_and(|n| n.contains(d)))
             .map(|(x, d)| format!("({x} >= 0) & ({x} < {d})"))
             .collect();
         if each.is_empty() {

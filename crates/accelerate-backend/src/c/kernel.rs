@@ -318,7 +318,7 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
         for (c, x) in ix.iter().enumerate().filter(|(_, x)| is_variable(x)) {
             for (a, d) in extents_bounding(shape, c) {
                 if let Some(e) = g.arrays.get(&a).and_then(|s| s.extents.get(d)).cloned() {
-                    g.in_range.insert((x.clone(), e));
+                    g.in_range.entry(x.clone()).or_default().insert(e);
                 }
             }
         }

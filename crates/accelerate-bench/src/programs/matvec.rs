@@ -9,7 +9,7 @@
 
 use super::add_accelerate_variants;
 use crate::check::{reassociated_sum_tolerance, within};
-use crate::harness::{fresh, value, Bench, Size};
+use crate::harness::{value, Bench, Size};
 use accelerate::prelude::*;
 use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
 use rayon::prelude::*;
@@ -85,14 +85,13 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |p| p.run((&mi, &vi)),
         move |r: &Vector<f32>| c(&r.to_vec()),
     )?;
-    let config = super::accelerate_configs()[0].1.clone();
-    let prog = accelerate::compile_with(nested, config).map_err(|e| format!("matvec, nested: {e}"))?;
     let c = check.clone();
-    b.variant(
-        "accelerate-nested",
-        move |slot| fresh(slot, || prog.run((&ma, &va))),
+    super::add_nested_variant(
+        &mut b,
+        |config| accelerate::compile_with(nested, config),
+        move |p| p.run((&ma, &va)),
         move |r: &Vector<f32>| c(&r.to_vec()),
-    );
+    )?;
     let (mm, vv) = (m.clone(), v.clone());
     let c = check.clone();
     b.variant("rust-seq", move |s| Ok(value(s, || matvec_seq(&mm, &vv))), move |r: &Vec<f32>| c(r));

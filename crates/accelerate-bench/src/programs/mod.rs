@@ -81,6 +81,20 @@ pub fn accelerate_configs() -> [(&'static str, Config); 3] {
     ]
 }
 
+/// Adds `accelerate-nested` to `bench`: the program written nested,
+/// compiled with ours' configuration, run and checked as the others.
+pub fn add_nested_variant<A: ProgramArgs + 'static, R: Arrays>(
+    bench: &mut Bench,
+    compile: impl FnOnce(Config) -> accelerate::Result<Program<A, R>>,
+    run: impl Fn(&Program<A, R>) -> accelerate::Result<R> + 'static,
+    check: impl Fn(&R) -> Result<(), String> + 'static,
+) -> Result<(), String> {
+    let config = accelerate_configs()[0].1.clone();
+    let prog = compile(config).map_err(|e| format!("{}, nested: {e}", bench.name))?;
+    bench.variant("accelerate-nested", move |slot| fresh(slot, || run(&prog)), check);
+    Ok(())
+}
+
 /// Adds ours and its two ablations to `bench`: `compile` converts the
 /// program for a configuration, `run` runs it on the benchmark's inputs,
 /// `check` compares its result with the reference.

@@ -7,9 +7,9 @@
 //!
 //! Nobody tuned the lifting for this program: it was written after it.
 
-use super::add_accelerate_variants;
+use super::{add_accelerate_variants, add_nested_variant};
 use crate::check::within;
-use crate::harness::{fresh, value, Bench, Size};
+use crate::harness::{value, Bench, Size};
 use accelerate::prelude::*;
 use accelerate_programs::rng::{signed_f32s, SEED_A};
 use accelerate_programs::rowsolve::{threshold_ref, thresholds_flat, thresholds_nested, WIDTH};
@@ -56,14 +56,13 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |p| p.run(&mi),
         move |r: &Vector<f64>| c(&r.to_vec()),
     )?;
-    let config = super::accelerate_configs()[0].1.clone();
-    let prog = accelerate::compile_with(nested, config).map_err(|e| format!("rowsolve, nested: {e}"))?;
     let c = check.clone();
-    b.variant(
-        "accelerate-nested",
-        move |slot| fresh(slot, || prog.run(&ma)),
+    add_nested_variant(
+        &mut b,
+        |config| accelerate::compile_with(nested, config),
+        move |p| p.run(&ma),
         move |r: &Vector<f64>| c(&r.to_vec()),
-    );
+    )?;
     let mm = m.clone();
     let c = check.clone();
     b.variant(

@@ -104,15 +104,14 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |p| p.run((&args.0, &args.1, &args.2, &args.3)),
         move |r: &Vector<f32>| c(&r.to_vec()),
     )?;
-    let config = super::accelerate_configs()[0].1.clone();
-    let prog = accelerate::compile_with(nested, config).map_err(|e| format!("smvm, nested: {e}"))?;
     let c = check.clone();
     let a4 = nested_args;
-    b.variant(
-        "accelerate-nested",
-        move |slot| crate::harness::fresh(slot, || prog.run((&a4.0, &a4.1, &a4.2, &a4.3))),
+    super::add_nested_variant(
+        &mut b,
+        |config| accelerate::compile_with(nested, config),
+        move |p| p.run((&a4.0, &a4.1, &a4.2, &a4.3)),
         move |r: &Vector<f32>| c(&r.to_vec()),
-    );
+    )?;
     type Kernel = fn(&Csr, &[f32], &mut [f32]);
     let kernels: [(&str, Kernel); 2] = [("rust-seq", Csr::mul_ref), ("rust-rayon", smvm_rayon)];
     for (name, kernel) in kernels {
