@@ -62,9 +62,8 @@ impl DataDir {
         &self.0
     }
 
-    /// Writes `values` as the raw little-endian array `name`.
-    pub fn write_f32s(&self, name: &str, values: &[f32]) -> Result<(), String> {
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    /// Writes `bytes` as the file `name`.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), String> {
         let path = self.0.join(name);
         std::fs::write(&path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))
     }
@@ -132,8 +131,8 @@ impl Peer {
     }
 
     /// Computes the result once: the time the peer measured, and the
-    /// result as `f32`s.
-    pub fn run(&mut self) -> Result<(Duration, Vec<f32>), String> {
+    /// result's raw bytes.
+    pub fn run(&mut self) -> Result<(Duration, Vec<u8>), String> {
         let variant = self.variant;
         let reply = self.ask("run")?;
         let seconds: f64 = reply
@@ -142,8 +141,7 @@ impl Peer {
             .ok_or_else(|| format!("peer {variant} answered {reply:?} to run"))?;
         let path = self.data.path().join(format!("out-{variant}.bin"));
         let bytes = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let values = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        Ok((Duration::from_secs_f64(seconds), values))
+        Ok((Duration::from_secs_f64(seconds), bytes))
     }
 }
 
@@ -154,17 +152,66 @@ impl Drop for Peer {
     }
 }
 
+/// A number the peers exchange as raw little-endian bytes (NumPy's
+/// `<f4`, `<i8`, ...).
+pub trait Raw: Copy {
+    const SIZE: usize;
+    fn put(self, out: &mut Vec<u8>);
+    fn get(bytes: &[u8]) -> Self;
+}
+
+macro_rules! raw {
+    ($($t:ty),*) => {$(
+        impl Raw for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn get(bytes: &[u8]) -> Self {
+                let mut b = [0u8; std::mem::size_of::<$t>()];
+                b.copy_from_slice(bytes);
+                <$t>::from_le_bytes(b)
+            }
+        }
+    )*};
+}
+raw!(f32, f64, i32, i64, u32, u64);
+
+/// `values` as the raw array a peer reads with `np.fromfile`.
+pub fn bytes<T: Raw>(values: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * T::SIZE);
+    values.iter().for_each(|&v| v.put(&mut out));
+    out
+}
+
+/// Reads the raw array at the front of `bytes` (a peer's result is its
+/// arrays one after the other) and what follows it: `count` values, or
+/// every value left when `None`. A result too short reads as the values
+/// it has, which the benchmark's check then rejects.
+pub fn take<T: Raw>(bytes: &[u8], count: Option<usize>) -> (Vec<T>, &[u8]) {
+    let have = bytes.len() / T::SIZE;
+    let n = count.map_or(have, |c| c.min(have));
+    let values = bytes[..n * T::SIZE].chunks_exact(T::SIZE).map(T::get).collect();
+    (values, &bytes[n * T::SIZE..])
+}
+
+/// A result that is one raw array.
+pub fn all<T: Raw>(bytes: Vec<u8>) -> Vec<T> {
+    take(&bytes, None).0
+}
+
 /// Adds the peers `variants` of benchmark `bench` to `b`, where their
-/// environment is set up: the inputs `inputs` (name, values) are written
-/// for them, each is started with `args`, its result (as `f32`s, read by
-/// `decode`) checked once by `check` before it is timed, and skipped with
-/// the reason where it is missing or wrong.
+/// environment is set up: the inputs `inputs` (file name, raw bytes:
+/// [`bytes`]) are written for them, each is started with `args`, its
+/// result (its arrays' raw bytes one after the other, read by `decode`)
+/// checked once by `check` before it is timed, and skipped with the
+/// reason where it is missing or wrong.
 pub fn add<O: 'static>(
     b: &mut Bench,
     variants: &[&'static str],
-    inputs: &[(&str, &[f32])],
+    inputs: &[(&str, Vec<u8>)],
     args: &[String],
-    decode: fn(Vec<f32>) -> O,
+    decode: fn(Vec<u8>) -> O,
     check: impl Fn(&O) -> Result<(), String> + Clone + 'static,
 ) -> Result<(), String> {
     let bench = b.name;
@@ -175,8 +222,8 @@ pub fn add<O: 'static>(
         return Ok(());
     };
     let data = DataDir::new(bench)?;
-    for (name, values) in inputs {
-        data.write_f32s(name, values)?;
+    for (name, raw) in inputs {
+        data.write(name, raw)?;
     }
     for &variant in variants {
         let Some(mut peer) = Peer::start(&python, bench, variant, &data, args)? else { continue };

@@ -86,11 +86,11 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let (x, y) = (xs.clone(), ys.clone());
     b.variant("c-openmp", move |s| Ok(value(s, || ffi::dotp(&x, &y))), move |&r| check(r, want, tol));
     // the Python peers (`crate::peers`): the result is one `f32`
-    let one = |v: Vec<f32>| v.first().copied().unwrap_or(f32::NAN);
+    let one = |raw: Vec<u8>| peers::all::<f32>(raw).first().copied().unwrap_or(f32::NAN);
     peers::add(
         &mut b,
         &["numpy", "numba", "jax"],
-        &[("xs.bin", &xs), ("ys.bin", &ys)],
+        &[("xs.bin", peers::bytes(&xs)), ("ys.bin", peers::bytes(&ys))],
         &[n.to_string()],
         one,
         move |&r: &f32| check(r, want, tol),

@@ -261,8 +261,9 @@ fn add_peers(
 ) -> Result<(), String> {
     let flat: Vec<f32> =
         init.iter().flat_map(|b| [b.pos.x, b.pos.y, b.pos.z, b.vel.x, b.vel.y, b.vel.z, b.mass]).collect();
-    let bodies = |v: Vec<f32>| -> Vec<Body> {
-        v.chunks_exact(7)
+    let bodies = |raw: Vec<u8>| -> Vec<Body> {
+        peers::all::<f32>(raw)
+            .chunks_exact(7)
             .map(|c| Body {
                 pos: V3 { x: c[0], y: c[1], z: c[2] },
                 vel: V3 { x: c[3], y: c[4], z: c[5] },
@@ -273,7 +274,7 @@ fn add_peers(
     peers::add(
         b,
         &["numpy", "numba", "numba-fastmath", "jax"],
-        &[("bodies.bin", &flat)],
+        &[("bodies.bin", peers::bytes(&flat))],
         &[init.len().to_string(), DT.to_string(), EPS2.to_string()],
         bodies,
         move |out: &Vec<Body>| checker(out),
