@@ -80,3 +80,53 @@ fn every_benchmark_is_tested_here() {
         assert!(tested.contains(&b.name), "add a test for {}", b.name);
     }
 }
+
+#[test]
+fn kmeans_variants_match_reference() {
+    check("kmeans");
+}
+
+#[test]
+fn softmax_variants_match_reference() {
+    check("softmax");
+}
+
+#[test]
+fn matmul_variants_match_reference() {
+    check("matmul");
+}
+
+#[test]
+fn histogram_variants_match_reference() {
+    check("histogram");
+}
+
+#[test]
+fn filter_variants_match_reference() {
+    check("filter");
+}
+
+#[test]
+fn scan_variants_match_reference() {
+    check("scan");
+}
+
+#[test]
+fn radixsort_variants_match_reference() {
+    check("radixsort");
+}
+
+#[test]
+fn segsum_variants_match_reference() {
+    check("segsum");
+}
+
+#[test]
+fn stencil_variants_match_reference() {
+    check("stencil");
+}
+
+#[test]
+fn floyd_variants_match_reference() {
+    check("floyd");
+}

@@ -31,12 +31,22 @@
 pub mod blackscholes;
 pub mod dotp;
 pub mod figure3;
+pub mod filter;
+pub mod floyd;
+pub mod histogram;
+pub mod kmeans;
 pub mod mandelbrot;
+pub mod matmul;
 pub mod nbody;
+pub mod radixsort;
 pub mod rng;
 pub mod rowsolve;
 pub mod saxpy;
+pub mod scan;
+pub mod segsum;
 pub mod smvm;
+pub mod softmax;
+pub mod stencil;
 
 pub use blackscholes::black_scholes;
 pub use dotp::dotp;

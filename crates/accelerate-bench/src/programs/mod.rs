@@ -25,12 +25,22 @@
 
 pub mod blackscholes;
 pub mod dotp;
+pub mod filter;
+pub mod floyd;
+pub mod histogram;
+pub mod kmeans;
 pub mod mandelbrot;
+pub mod matmul;
 pub mod matvec;
 pub mod nbody;
+pub mod radixsort;
 pub mod rowsolve;
 pub mod saxpy;
+pub mod scan;
+pub mod segsum;
 pub mod smvm;
+pub mod softmax;
+pub mod stencil;
 pub mod triad;
 
 use crate::harness::{fresh, Bench, Size};
@@ -65,6 +75,16 @@ pub const ALL: &[Benchmark] = &[
     Benchmark { name: "smvm", bench: smvm::bench, compile: Some(smvm::compile_probe) },
     Benchmark { name: "matvec", bench: matvec::bench, compile: Some(matvec::compile_probe) },
     Benchmark { name: "rowsolve", bench: rowsolve::bench, compile: Some(rowsolve::compile_probe) },
+    Benchmark { name: "kmeans", bench: kmeans::bench, compile: Some(kmeans::compile_probe) },
+    Benchmark { name: "softmax", bench: softmax::bench, compile: Some(softmax::compile_probe) },
+    Benchmark { name: "matmul", bench: matmul::bench, compile: Some(matmul::compile_probe) },
+    Benchmark { name: "histogram", bench: histogram::bench, compile: Some(histogram::compile_probe) },
+    Benchmark { name: "filter", bench: filter::bench, compile: Some(filter::compile_probe) },
+    Benchmark { name: "scan", bench: scan::bench, compile: Some(scan::compile_probe) },
+    Benchmark { name: "radixsort", bench: radixsort::bench, compile: Some(radixsort::compile_probe) },
+    Benchmark { name: "segsum", bench: segsum::bench, compile: Some(segsum::compile_probe) },
+    Benchmark { name: "stencil", bench: stencil::bench, compile: Some(stencil::compile_probe) },
+    Benchmark { name: "floyd", bench: floyd::bench, compile: Some(floyd::compile_probe) },
 ];
 
 pub fn find(name: &str) -> Option<&'static Benchmark> {
