@@ -201,14 +201,15 @@ fn segmented_folds_agree() {
 }
 
 /// Histograms into results small and large against their sources, so
-/// that the executor privatises some and updates others atomically (Note
-/// [Privatised permutes]; with one worker, all atomically), of integers
-/// and of floats (small integers: exact sums in any order), with defaults
-/// that are not zero, and a destination outside the result, which is the
-/// same error.
+/// that the executor privatises some, updates others atomically and runs
+/// the small ones on one worker (Note [Privatised permutes]; with one
+/// worker, all on one), of integers, of floats (small integers: exact
+/// sums in any order) and of pairs (privatised or on one worker), with
+/// defaults that are not zero, and a destination outside the result,
+/// which is the same error whichever way it runs.
 #[test]
 fn permute_histograms_agree() {
-    for (n, bins) in [(50_000i64, 16i64), (1000, 999), (1000, 5000), (3, 1)] {
+    for (n, bins) in [(50_000i64, 16i64), (50_000, 60_000), (1000, 999), (1000, 5000), (3, 1)] {
         let vals: Vec<i64> = (0..n).map(|i| (i * 7919) % (bins + 7) - 3).collect();
         agree(
             || {
@@ -240,14 +241,32 @@ fn permute_histograms_agree() {
             },
             bits_f32,
         );
+        agree(
+            || {
+                let xs = use_array(Vector::from_elems(vals.clone()));
+                let base = generate(index1(bins), |ix| lift((unindex1(ix), constant(0.25f64))));
+                xs.map(|x| lift((constant(1i64), x.cast::<f64>()))).permute(
+                    |new, old| {
+                        let ((c, s), (d, t)) = (new.unlift(), old.unlift());
+                        lift((c + d, s + t))
+                    },
+                    base,
+                    move |ix| {
+                        let v = xs.index(ix);
+                        cond(v.ge(0i64), just(index1(v % bins)), nothing())
+                    },
+                )
+            },
+            eq,
+        );
     }
-    // a destination past the end
+    // a destination past the end, with sources enough to be split
     agree(
         || {
-            let xs = use_array(Vector::from_elems((0..10_000i64).collect()));
+            let xs = use_array(Vector::from_elems((0..100_000i64).collect()));
             xs.permute(
                 |new, old| new.max(old),
-                fill(index1(100i64), 0i64),
+                fill(index1(1000i64), 0i64),
                 move |ix| just(index1(unindex1(ix) / 99i64)),
             )
         },

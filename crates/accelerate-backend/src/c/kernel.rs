@@ -59,9 +59,10 @@ pub(crate) enum Skeleton {
     },
     /// `defaults` is the variable of the default array; `atomic` says
     /// whether the kernel combines each update with one atomic operation
-    /// (`atomic`); else the CPU backend runs the kernel on one worker and
-    /// the CUDA backend takes a lock per destination (a temporary of `i32`
-    /// zeros, one per element of the result).
+    /// (`atomic`); else the CPU backend privatises the result or runs the
+    /// kernel on one worker (`cpu/permute.rs`) and the CUDA backend takes
+    /// a lock per destination (a temporary of `i32` zeros, one per element
+    /// of the result).
     Permute {
         defaults: usize,
         source: ShapeOf,
