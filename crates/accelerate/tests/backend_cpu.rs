@@ -274,6 +274,51 @@ fn permute_histograms_agree() {
     );
 }
 
+/// Permutes whose combining function ignores the old value (Note
+/// [Overwriting permutes]), with sources enough to be split among the
+/// workers: `filter` of numbers and of pairs, a reversal, and a scatter
+/// of many sources onto few targets, where each target must hold one of
+/// the values sent to it.
+#[test]
+fn overwriting_permutes_agree() {
+    let n = 100_003i64;
+    let vals: Vec<i64> = (0..n).map(|i| (i * 7919) % 1009 - 500).collect();
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            xs.filter(|x| x.gt(0i64))
+        },
+        eq,
+    );
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            xs.map(|x| lift((x.clone(), x.cast::<f64>() * 0.5))).filter(|p| p.fst().lt(100i64))
+        },
+        eq,
+    );
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            xs.permute(
+                |new, _| new.clone(),
+                fill(index1(n), 0i64),
+                move |ix| just(index1(n - 1i64 - unindex1(ix))),
+            )
+        },
+        eq,
+    );
+    let Some(cpu) = cpu() else { return };
+    let p = {
+        let xs = use_array(Vector::from_elems(vals.clone()));
+        xs.permute(|new, _| new.clone(), fill(index1(7i64), -1000i64), |ix| just(index1(unindex1(ix) % 7i64)))
+    };
+    let got = run_with(&p, &cpu).unwrap().to_vec();
+    for (t, g) in got.iter().enumerate() {
+        assert!(vals.iter().skip(t).step_by(7).any(|v| v == g), "target {t} holds {g}, sent to it by none");
+    }
+}
+
 /// Every boundary, on matrices whose rows the executor's chunks split
 /// (300 x 301), and on ones with little or no interior (Note: the
 /// interior and the border are computed apart, `cpu/stencil.rs`).

@@ -53,12 +53,24 @@
 //! loop alone made the one-worker `i64` histogram 53 ms against 33 ms
 //! plain.
 
+// Note [Overwriting permutes]
+// A combining function that ignores the old value (`|new, _| new`:
+// `compact` and `filter` send each kept element to a target of its own)
+// makes every update a store. Such a permute runs over chunks on every
+// worker with no private copy and no compare-and-swap: privatising it
+// would copy the whole result once per worker, and a filter keeps about
+// as many elements as it reads. Each leaf is written with a relaxed
+// atomic store (a plain store on x86-64 and AArch64), so that two
+// sources sent to one target are no data race in C; which of them is
+// kept is then unspecified, leaf by leaf, as the semantics allow for a
+// combining function that is not commutative (`docs/semantics.md`).
+
 use super::exec::{alloc, dims_i64, Launch, GRAIN};
 use super::kernel::KernelGen;
 use crate::c::host::shape_of;
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, atomic, declare, open_destination, store, unravel, Source};
+use crate::c::kernel::{assign, atomic, declare, open_destination, overwrites, store, unravel, Source};
 use crate::c::{c_type, product, CVal};
 use crate::host::Env;
 use accelerate_base::array::{ArrayData, Buffer};
@@ -71,9 +83,13 @@ use std::sync::Arc;
 
 /// The C functions of a permute kernel (its name and these suffixes):
 /// the plain one (one worker), the privatised pair (Note [Privatised
-/// permutes]), and the one that combines with atomics when `atomic`.
-pub(crate) fn functions(atomic: bool) -> &'static [&'static str] {
-    if atomic {
+/// permutes]), and the one that combines with atomics when `atomic`; an
+/// overwriting permute has the plain one only (Note [Overwriting
+/// permutes]).
+pub(crate) fn functions(atomic: bool, overwrite: bool) -> &'static [&'static str] {
+    if overwrite {
+        &[""]
+    } else if atomic {
         &["", "_private", "_merge", "_atomic"]
     } else {
         &["", "_private", "_merge"]
@@ -85,12 +101,13 @@ pub(crate) fn functions(atomic: bool) -> &'static [&'static str] {
 /// `P[2]` results, then `_merge` over the results) when that reads no more
 /// positions than there are sources; else `_atomic` over chunks for a
 /// one-leaf element on several workers, or the plain function on one.
+/// An overwriting permute runs its plain function over chunks.
 pub(super) fn launch(
     launch: &Launch<'_>,
     env: &Env<Arc<ArrayData>>,
     defaults: usize,
     source: &ShapeOf,
-    atomic: bool,
+    (atomic, overwrite): (bool, bool),
 ) -> Result<ArrayData> {
     let (k, defaults, atomic) = (launch.k, &defaults, &atomic);
     let def = env.array(*defaults)?;
@@ -102,7 +119,9 @@ pub(super) fn launch(
     let results: usize = def.shape().iter().product();
     // Note [Privatised permutes]
     let split = size >= 2 * GRAIN && launch.workers > 1;
-    if split && (launch.workers - 1).saturating_mul(results) <= size {
+    if overwrite {
+        launch.run("", &mut out, &mut [], &ext, &[], &launch.uniform(size, GRAIN))?;
+    } else if split && (launch.workers - 1).saturating_mul(results) <= size {
         let piece = size.div_ceil(launch.workers);
         let copies = launch.workers * results;
         // the private copies (read only where touched) and their marks
@@ -125,6 +144,9 @@ pub(super) fn launch(
 /// plain one, the privatised pair, and `_atomic` for a one-leaf element.
 pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Permute) {
     plain(k, out, spec, s, false);
+    if overwrites(s) {
+        return;
+    }
     let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     private(k, out, &s.combine, &s.index, &s.src.source, (rank, res_rank), elt, what, loc);
     if atomic(elt) {
@@ -133,7 +155,9 @@ pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
 }
 
 /// The function that combines each source into the result in place:
-/// `_atomic` with a compare-and-swap loop, else the plain one.
+/// `_atomic` with a compare-and-swap loop, else the plain one, which for
+/// an overwriting permute stores each leaf with a relaxed atomic store
+/// (Note [Overwriting permutes]).
 fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Permute, atomic: bool) {
     let (combine, index, src) = (&s.combine, &s.index, &s.src.source);
     let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
@@ -158,6 +182,13 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
             "if (__atomic_compare_exchange(&{o}[{j}], &{old}, &{nv}, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;"
         ));
         g.close("}");
+    } else if overwrites(s) {
+        // the old value is not read: the function ignores it
+        let v = g.apply(combine, vec![new.clone(), new]);
+        for ((o, x), t) in obufs.iter().zip(&v.leaves).zip(elt.leaves()) {
+            let x = g.bind(t, x);
+            g.line(&format!("__atomic_store(&{o}[{j}], &{x}, __ATOMIC_RELAXED);"));
+        }
     } else {
         let old = CVal { ty: elt.clone(), leaves: obufs.iter().map(|o| format!("{o}[{j}]")).collect() };
         let old = declare(&mut g, "old", &old);
