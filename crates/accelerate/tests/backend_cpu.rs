@@ -319,6 +319,54 @@ fn overwriting_permutes_agree() {
     }
 }
 
+/// Folds over short rows, a block of rows per lane (Note [Short rows] in
+/// `cpu/fold.rs`), on row counts around the block size and lengths up to
+/// and past the limit: float sums bit for bit where rows are short (each
+/// is still reduced in order), an argmin over pairs with ties, and an element whose read
+/// fails in one row, the interpreter's error.
+#[test]
+fn folds_over_short_rows_agree() {
+    for (rows, cols) in [(37usize, 1usize), (16, 8), (33, 7), (100, 31), (100, 32), (40, 33), (17, 0)] {
+        let xs: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 101) as f32 * 0.1).collect();
+        let m = Array::from_vec(dim2(rows, cols), xs).unwrap();
+        // (rows of 32 or more are summed with lanes within the row, Note
+        // [Multi-accumulator reductions]: not in the interpreter's order)
+        if cols < 32 {
+            let m2 = m.clone();
+            agree(|| use_array(m2.clone()).fold(0.5f32, |a, b| a + b), bits_f32);
+        }
+        if cols == 0 {
+            continue;
+        }
+        let m2 = m.clone();
+        agree(
+            || {
+                let a = use_array(m2.clone());
+                generate(a.shape(), |ix| {
+                    let (_, j) = unindex2(ix.clone());
+                    lift((a.index(ix).cast::<i32>(), j))
+                })
+                .fold1(|p, q| cond(q.fst().lt(p.fst()), q.clone(), p.clone()))
+            },
+            eq,
+        );
+        let m2 = m.clone();
+        agree(
+            || {
+                let a = use_array(m2.clone());
+                let v = use_array(Vector::from_elems((0..rows as i64).collect::<Vec<i64>>()));
+                // row 20 (where there is one) reads past the end of `v`
+                a.imap(|ix, x| {
+                    let (i, _) = unindex2(ix);
+                    x.clone() + v.index(index1(cond(i.eq(20i64), i.clone() + 1000i64, i))).cast::<f32>()
+                })
+                .fold1(|p, q| p.clone() + q.clone())
+            },
+            bits_f32,
+        );
+    }
+}
+
 /// Every boundary, on matrices whose rows the executor's chunks split
 /// (300 x 301), and on ones with little or no interior (Note: the
 /// interior and the border are computed apart, `cpu/stencil.rs`).

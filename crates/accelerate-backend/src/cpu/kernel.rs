@@ -42,6 +42,11 @@ pub(crate) struct KernelGen {
     start: usize,
     /// Whether the last function closed calls outlined chunks.
     outlined: bool,
+    /// Writing a function that raises no error (so its elements may be
+    /// computed in any order), or the fast form of one that does: both
+    /// may compute short rows a block at a time (Note [Short rows] in
+    /// `fold.rs`).
+    pub any_order: bool,
 }
 
 impl Deref for KernelGen {
@@ -67,6 +72,7 @@ impl KernelGen {
             raised: false,
             start: 0,
             outlined: false,
+            any_order: false,
         }
     }
 
@@ -101,10 +107,18 @@ impl KernelGen {
         // compile time for nothing
         if self.raised && !self.outlined {
             self.fast = true;
+            self.any_order = true;
             function(self, out);
             self.fast = false;
+            self.any_order = false;
             let call = format!("{ERROR_CONTEXT}    if (!{}_fast(A, start, end)) return;\n", self.function);
             checked = checked.replacen(ERROR_CONTEXT, &call, 1);
+        } else if !self.raised && !self.outlined {
+            // nothing to check: written again, free to reorder
+            self.any_order = true;
+            checked.clear();
+            function(self, &mut checked);
+            self.any_order = false;
         }
         out.push_str(&checked);
     }
