@@ -132,7 +132,7 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
-        let any_order = k.any_order;
+        let any_order = k.any_order();
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         let first = if any_order {
