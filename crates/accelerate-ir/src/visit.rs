@@ -30,6 +30,30 @@ pub fn each_child<'a>(e: &'a OpenExp, mut f: impl FnMut(&'a OpenExp)) {
     }
 }
 
+/// Whether `e` reads scalar variable `var` (counted from the innermost
+/// binder in scope at `e`), found without recursion. A nested array term
+/// (`ExpKind::ALet`) is taken to read it.
+pub fn reads_var(e: &OpenExp, var: usize) -> bool {
+    let mut stack = vec![(e, var)];
+    while let Some((x, v)) = stack.pop() {
+        match &x.kind {
+            ExpKind::Var(k) if *k == v => return true,
+            ExpKind::ALet(..) => return true,
+            ExpKind::Let(b, body) => {
+                stack.push((b, v));
+                stack.push((body, v + 1));
+            }
+            ExpKind::While { cond, body, init } => {
+                stack.push((init, v));
+                stack.push((&cond.body, v + 1));
+                stack.push((&body.body, v + 1));
+            }
+            _ => each_child(x, |c| stack.push((c, v))),
+        }
+    }
+    false
+}
+
 /// The location of an array term nested in scalar code (`ExpKind::ALet`,
 /// Note [Nested array terms]) in this term, if there is one.
 pub fn first_nested(a: &OpenAcc) -> Option<SrcLoc> {

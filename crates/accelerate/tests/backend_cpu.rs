@@ -201,14 +201,15 @@ fn segmented_folds_agree() {
 }
 
 /// Histograms into results small and large against their sources, so
-/// that the executor privatises some and updates others atomically (Note
-/// [Privatised permutes]; with one worker, all atomically), of integers
-/// and of floats (small integers: exact sums in any order), with defaults
-/// that are not zero, and a destination outside the result, which is the
-/// same error.
+/// that the executor privatises some, updates others atomically and runs
+/// the small ones on one worker (Note [Privatised permutes]; with one
+/// worker, all on one), of integers, of floats (small integers: exact
+/// sums in any order) and of pairs (privatised or on one worker), with
+/// defaults that are not zero, and a destination outside the result,
+/// which is the same error whichever way it runs.
 #[test]
 fn permute_histograms_agree() {
-    for (n, bins) in [(50_000i64, 16i64), (1000, 999), (1000, 5000), (3, 1)] {
+    for (n, bins) in [(50_000i64, 16i64), (50_000, 60_000), (1000, 999), (1000, 5000), (3, 1)] {
         let vals: Vec<i64> = (0..n).map(|i| (i * 7919) % (bins + 7) - 3).collect();
         agree(
             || {
@@ -240,19 +241,130 @@ fn permute_histograms_agree() {
             },
             bits_f32,
         );
+        agree(
+            || {
+                let xs = use_array(Vector::from_elems(vals.clone()));
+                let base = generate(index1(bins), |ix| lift((unindex1(ix), constant(0.25f64))));
+                xs.map(|x| lift((constant(1i64), x.cast::<f64>()))).permute(
+                    |new, old| {
+                        let ((c, s), (d, t)) = (new.unlift(), old.unlift());
+                        lift((c + d, s + t))
+                    },
+                    base,
+                    move |ix| {
+                        let v = xs.index(ix);
+                        cond(v.ge(0i64), just(index1(v % bins)), nothing())
+                    },
+                )
+            },
+            eq,
+        );
     }
-    // a destination past the end
+    // a destination past the end, with sources enough to be split
     agree(
         || {
-            let xs = use_array(Vector::from_elems((0..10_000i64).collect()));
+            let xs = use_array(Vector::from_elems((0..100_000i64).collect()));
             xs.permute(
                 |new, old| new.max(old),
-                fill(index1(100i64), 0i64),
+                fill(index1(1000i64), 0i64),
                 move |ix| just(index1(unindex1(ix) / 99i64)),
             )
         },
         eq,
     );
+}
+
+/// Permutes whose combining function ignores the old value (Note
+/// [Overwriting permutes]), with sources enough to be split among the
+/// workers: `filter` of numbers and of pairs, a reversal, and a scatter
+/// of many sources onto few targets, where each target must hold one of
+/// the values sent to it.
+#[test]
+fn overwriting_permutes_agree() {
+    let n = 100_003i64;
+    let vals: Vec<i64> = (0..n).map(|i| (i * 7919) % 1009 - 500).collect();
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            xs.filter(|x| x.gt(0i64))
+        },
+        eq,
+    );
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            xs.map(|x| lift((x.clone(), x.cast::<f64>() * 0.5))).filter(|p| p.fst().lt(100i64))
+        },
+        eq,
+    );
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            xs.permute(
+                |new, _| new.clone(),
+                fill(index1(n), 0i64),
+                move |ix| just(index1(n - 1i64 - unindex1(ix))),
+            )
+        },
+        eq,
+    );
+    let Some(cpu) = cpu() else { return };
+    let p = {
+        let xs = use_array(Vector::from_elems(vals.clone()));
+        xs.permute(|new, _| new.clone(), fill(index1(7i64), -1000i64), |ix| just(index1(unindex1(ix) % 7i64)))
+    };
+    let got = run_with(&p, &cpu).unwrap().to_vec();
+    for (t, g) in got.iter().enumerate() {
+        assert!(vals.iter().skip(t).step_by(7).any(|v| v == g), "target {t} holds {g}, sent to it by none");
+    }
+}
+
+/// Folds over short rows, a block of rows per lane (Note [Short rows] in
+/// `cpu/fold.rs`), on row counts around the block size and lengths up to
+/// and past the limit: float sums bit for bit where rows are short (each
+/// is still reduced in order), an argmin over pairs with ties, and an element whose read
+/// fails in one row, the interpreter's error.
+#[test]
+fn folds_over_short_rows_agree() {
+    for (rows, cols) in [(37usize, 1usize), (16, 8), (33, 7), (100, 31), (100, 32), (40, 33), (17, 0)] {
+        let xs: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 101) as f32 * 0.1).collect();
+        let m = Array::from_vec(dim2(rows, cols), xs).unwrap();
+        // (rows of 32 or more are summed with lanes within the row, Note
+        // [Multi-accumulator reductions]: not in the interpreter's order)
+        if cols < 32 {
+            let m2 = m.clone();
+            agree(|| use_array(m2.clone()).fold(0.5f32, |a, b| a + b), bits_f32);
+        }
+        if cols == 0 {
+            continue;
+        }
+        let m2 = m.clone();
+        agree(
+            || {
+                let a = use_array(m2.clone());
+                generate(a.shape(), |ix| {
+                    let (_, j) = unindex2(ix.clone());
+                    lift((a.index(ix).cast::<i32>(), j))
+                })
+                .fold1(|p, q| cond(q.fst().lt(p.fst()), q.clone(), p.clone()))
+            },
+            eq,
+        );
+        let m2 = m.clone();
+        agree(
+            || {
+                let a = use_array(m2.clone());
+                let v = use_array(Vector::from_elems((0..rows as i64).collect::<Vec<i64>>()));
+                // row 20 (where there is one) reads past the end of `v`
+                a.imap(|ix, x| {
+                    let (i, _) = unindex2(ix);
+                    x.clone() + v.index(index1(cond(i.eq(20i64), i.clone() + 1000i64, i))).cast::<f32>()
+                })
+                .fold1(|p, q| p.clone() + q.clone())
+            },
+            bits_f32,
+        );
+    }
 }
 
 /// Every boundary, on matrices whose rows the executor's chunks split

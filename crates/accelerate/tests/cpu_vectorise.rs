@@ -2,8 +2,9 @@
 //! GCC's own report (`-fopt-info-vec-optimized`) on the generated C of a
 //! dot product (Note [Multi-accumulator reductions]), saxpy, an n-body
 //! step's interactions read by checked index (Note [Optimistic checks])
-//! a Mandelbrot escape loop (Note [Loops in lockstep]) and a stencil's
-//! interior (`cpu/stencil.rs`).
+//! a Mandelbrot escape loop (Note [Loops in lockstep]), a stencil's
+//! interior (`cpu/stencil.rs`) and an argmin over short rows (Note [Short
+//! rows]).
 //!
 //! Skipped, saying so, without a C compiler or with one that is not GCC.
 
@@ -112,7 +113,26 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     let rowsolve = |m: Acc<Matrix<f64>>| accelerate_programs::rowsolve::thresholds_nested(&m);
     // (GCC 12 vectorises 4 loops of its rows function; with the column's
     // checks left in, 2, and the main loop over the lanes stayed scalar)
-    let r = report(&compile_with(rowsolve, cpu).unwrap()).unwrap();
+    let r = report(&compile_with(rowsolve, cpu.clone()).unwrap()).unwrap();
     let fold = r.iter().filter(|(f, _)| f.ends_with("_rows_fast")).map(|(_, n)| *n).max();
     assert!(fold.is_some_and(|n| n >= 4), "rowsolve: the fold's lanes do not vectorise: {r:?}");
+
+    // k-means' nearest centroid: an argmin over (distance, index) pairs in
+    // rows of a few elements, a row per lane (Note [Short rows]); its
+    // three loops over the lanes (first elements, steps, stores)
+    // vectorise, where reducing a row at a time vectorised none
+    let nearest = |p: Acc<Vector<(f32, f32)>>, c: Acc<Vector<(f32, f32)>>| {
+        generate(index2(p.length(), c.length()), |ix| {
+            let (i, j) = unindex2(ix);
+            let (px, py) = p.index(index1(i)).unlift();
+            let (cx, cy) = c.index(index1(j.clone())).unlift();
+            let (dx, dy) = (px - cx, py - cy);
+            lift((dx.clone() * dx + dy.clone() * dy, j))
+        })
+        .fold1(|a, b| cond(b.fst().lt(a.fst()), b.clone(), a.clone()))
+        .map(|p| p.snd())
+    };
+    let r = report(&compile_with(nearest, cpu).unwrap()).unwrap();
+    let fold = r.iter().find(|(f, _)| f == "k0_rows_fast").map(|(_, n)| *n);
+    assert!(fold.is_some_and(|n| n >= 3), "nearest centroid: the short rows do not vectorise: {r:?}");
 }

@@ -5,7 +5,7 @@
 //! the writers found out (the source locations the kernel's errors name,
 //! its hoisted literals) comes back with each kernel's launch description.
 
-use super::kernel::{atomic, Kernel, KernelParts, ShapeOf, Skeleton};
+use super::kernel::{atomic, overwrites, Kernel, KernelParts, ShapeOf, Skeleton};
 use accelerate_plan::{self as plan, Source};
 
 /// A backend's code generation: its kernel generator `Gen` (made from a
@@ -99,7 +99,12 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
         }
         plan::Skeleton::Permute(s) => {
             T::permute(&mut g, source, k, s);
-            Skeleton::Permute { defaults: s.defaults, source: shape(&s.src), atomic: atomic(&k.out.elt) }
+            Skeleton::Permute {
+                defaults: s.defaults,
+                source: shape(&s.src),
+                atomic: atomic(&k.out.elt),
+                overwrite: overwrites(s),
+            }
         }
         plan::Skeleton::Stencil(s) => {
             T::stencil(&mut g, source, k, s);

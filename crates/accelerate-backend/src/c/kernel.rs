@@ -59,13 +59,16 @@ pub(crate) enum Skeleton {
     },
     /// `defaults` is the variable of the default array; `atomic` says
     /// whether the kernel combines each update with one atomic operation
-    /// (`atomic`); else the CPU backend runs the kernel on one worker and
-    /// the CUDA backend takes a lock per destination (a temporary of `i32`
-    /// zeros, one per element of the result).
+    /// (`atomic`); else the CPU backend privatises the result or runs the
+    /// kernel on one worker (`cpu/permute.rs`) and the CUDA backend takes
+    /// a lock per destination (a temporary of `i32` zeros, one per element
+    /// of the result). `overwrite` says that the combining function
+    /// ignores the old value (`overwrites`).
     Permute {
         defaults: usize,
         source: ShapeOf,
         atomic: bool,
+        overwrite: bool,
     },
     Stencil {
         sources: Vec<ShapeOf>,
@@ -574,6 +577,15 @@ pub(crate) fn in_scan_order(
 }
 
 /// Can a permute of this element type combine each update with one
+/// Whether a permute's combining function ignores the old value (`|new,
+/// _| new`, as `compact` and `filter` write each kept element to a
+/// target of its own): its updates are stores, in any order (Note
+/// [Overwriting permutes] in `cpu/permute.rs`).
+pub(crate) fn overwrites(p: &plan::Permute) -> bool {
+    // the old value is the second parameter: variable 0 in the body
+    !visit::reads_var(&p.combine.body, 0)
+}
+
 /// atomic operation (a single primitive leaf)? (`Skeleton::Permute`.)
 pub(crate) fn atomic(elt: &EltTy) -> bool {
     elt.leaves().len() == 1

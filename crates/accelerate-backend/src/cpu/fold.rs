@@ -132,9 +132,16 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
+        let any_order = k.any_order();
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-        g.open("for (int64_t r = start; r < end; r++) {");
+        let first = if any_order {
+            short_rows(&mut g, f, z.as_ref(), src, &sh, &obufs, elt, loc);
+            "r0"
+        } else {
+            "start"
+        };
+        g.open(&format!("for (int64_t r = {first}; r < end; r++) {{"));
         g.line(&format!("const int64_t base = r * {n};"));
         let row = Row::new(&mut g, src, &sh, "r", "base");
         let r = reduce_row(&mut g, f, z.as_ref(), src, &row, "0", &n, loc);
@@ -170,6 +177,92 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
+}
+
+/// Rows at most this long are reduced `ROW_LANES` rows at a time, a row
+/// per lane (Note [Short rows]).
+const SHORT_ROW: usize = 2 * LANES;
+const ROW_LANES: usize = LANES;
+
+// Note [Short rows]
+// A row shorter than `2 * LANES` elements is too short for lanes within
+// it (Note [Multi-accumulator reductions]), and reduced alone it is a
+// short chain of dependent steps: k-means' nearest centroid, a fold of
+// `(distance, index)` pairs over rows of 8 with a compare and two selects
+// per step, ran as a scalar loop whose every step waited on the last (and
+// on a branch the data made unpredictable). In a function that raises
+// no error, or the fast form of one that does (Note [Optimistic checks]),
+// such rows are reduced `ROW_LANES` at a time
+// instead: lane `q` holds row `r0 + q`'s accumulator, and each step
+// combines element `k` of every row of the block, a loop over the lanes
+// that the C compiler vectorises (an argmin's selects become blends).
+// Each row is still reduced in order from its seed or first element,
+// exactly as the interpreter reduces it, so the operator needs no
+// property at all. The rows left over, and longer rows, take the loop
+// that follows; in a fast function a failed check anywhere sends the
+// whole chunk to the checked function, which raises the errors in order.
+
+/// The blocks of `ROW_LANES` short rows of `_rows` (Note [Short rows]),
+/// from `start`; leaves `r0` at the first row it did not reduce.
+#[allow(clippy::too_many_arguments)]
+fn short_rows(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    seed: Option<&CVal>,
+    src: &Source,
+    sh: &[String],
+    obufs: &[String],
+    elt: &EltTy,
+    loc: SrcLoc,
+) {
+    let n = &sh[sh.len() - 1];
+    g.line("int64_t r0 = start;");
+    g.open(&format!("if ({n} <= {SHORT_ROW}) {{"));
+    g.open(&format!("for (; r0 + {ROW_LANES} <= end; r0 += {ROW_LANES}) {{"));
+    let lanes: Vec<String> = elt.leaves().iter().map(|_| g.fresh("lane")).collect();
+    for (l, t) in lanes.iter().zip(elt.leaves()) {
+        g.line(&format!("{} {l}[{ROW_LANES}];", c_type(t)));
+    }
+    let lane =
+        |q: &str| CVal { ty: elt.clone(), leaves: lanes.iter().map(|l| format!("{l}[{q}]")).collect() };
+    // row r0 + q of the block, in lane q: its start, and its element at k
+    let element = |g: &mut ExpGen<'_>, k: &str| {
+        g.line(&format!("const int64_t r = r0 + q, base = r * {n};"));
+        let row = Row::new(g, src, sh, "r", "base");
+        row.read(g, src, k, loc)
+    };
+    let from = match seed {
+        Some(z) => {
+            lane_loop(g);
+            g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+            store(g, &lanes, "q", z);
+            g.close("}");
+            "0"
+        }
+        None => {
+            lane_loop(g);
+            g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+            let x = element(g, "0");
+            store(g, &lanes, "q", &x);
+            g.close("}");
+            "1"
+        }
+    };
+    let k = g.fresh("k");
+    g.open(&format!("for (int64_t {k} = {from}; {k} < {n}; {k}++) {{"));
+    lane_loop(g);
+    g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+    let x = element(g, &k);
+    let v = g.apply(f, vec![lane("q"), x]);
+    store(g, &lanes, "q", &v);
+    g.close("}");
+    g.close("}");
+    lane_loop(g);
+    g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+    store(g, obufs, "r0 + q", &lane("q"));
+    g.close("}");
+    g.close("}");
+    g.close("}");
 }
 
 /// Whether a reduction with `f` over elements of type `elt` keeps

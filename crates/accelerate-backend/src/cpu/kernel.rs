@@ -42,6 +42,13 @@ pub(crate) struct KernelGen {
     start: usize,
     /// Whether the last function closed calls outlined chunks.
     outlined: bool,
+    /// Writing a function that raises no error (so its elements may be
+    /// computed in any order), or the fast form of one that does: both
+    /// may compute short rows a block at a time (Note [Short rows] in
+    /// `fold.rs`). Read through `any_order`.
+    any_order: bool,
+    /// Whether the function being written asked `any_order`.
+    asked_order: bool,
 }
 
 impl Deref for KernelGen {
@@ -67,6 +74,8 @@ impl KernelGen {
             raised: false,
             start: 0,
             outlined: false,
+            any_order: false,
+            asked_order: false,
         }
     }
 
@@ -95,18 +104,35 @@ impl KernelGen {
     /// for functions that may compute their range twice.
     pub fn with_fast_path(&mut self, out: &mut String, function: impl Fn(&mut KernelGen, &mut String)) {
         let mut checked = String::new();
+        self.asked_order = false;
         function(self, &mut checked);
         // a function large enough to be outlined (Note [Outlined chunks])
         // is not vectorised either way: its fast form would double its
         // compile time for nothing
         if self.raised && !self.outlined {
             self.fast = true;
+            self.any_order = true;
             function(self, out);
             self.fast = false;
+            self.any_order = false;
             let call = format!("{ERROR_CONTEXT}    if (!{}_fast(A, start, end)) return;\n", self.function);
             checked = checked.replacen(ERROR_CONTEXT, &call, 1);
+        } else if !self.raised && !self.outlined && self.asked_order {
+            // nothing to check: written again, free to reorder
+            self.any_order = true;
+            checked.clear();
+            function(self, &mut checked);
+            self.any_order = false;
         }
         out.push_str(&checked);
+    }
+
+    /// Whether the function being written may compute its elements in any
+    /// order (`any_order`); asking makes `with_fast_path` write a function
+    /// that raises nothing a second time, free to.
+    pub fn any_order(&mut self) -> bool {
+        self.asked_order = true;
+        self.any_order
     }
 
     /// Opens the C function `suffix` of this kernel: the signature, the

@@ -150,7 +150,7 @@ fn symbols(k: &Kernel) -> Vec<String> {
         Fold { .. } => fold::FUNCTIONS,
         Scan { .. } => scan::FUNCTIONS,
         FoldSeg { .. } => fold_seg::FUNCTIONS,
-        Permute { atomic, .. } => permute::functions(atomic),
+        Permute { atomic, overwrite, .. } => permute::functions(atomic, overwrite),
         Stencil { .. } => stencil::FUNCTIONS,
     };
     suffixes.iter().map(|s| format!("{}{s}", k.name)).collect()

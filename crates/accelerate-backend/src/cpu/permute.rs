@@ -13,20 +13,21 @@
 //! Several sources may land on one position at once. Three strategies,
 //! chosen by the executor (Note [Privatised permutes]):
 //!
-//! - Privatised (`_private`, `_merge`), for one-leaf elements: the
-//!   sources are cut into one piece per worker; each piece combines its
-//!   elements into a private copy of the result, marking the positions it
-//!   touched (the first element a piece sends to a position is stored,
-//!   later ones combined with it); then every position of the result
-//!   combines the defaults with the touched private values, piece by
-//!   piece. No atomic operation.
-//! - Atomic (the plain function, in parallel), when the element is one
-//!   primitive value (1, 2, 4 or 8 bytes): a compare-and-swap loop
+//! - Privatised (`_private`, `_merge`), for any element: the sources are
+//!   cut into one piece per worker; each piece combines its elements into
+//!   a private copy of the result, marking the positions it touched (the
+//!   first element a piece sends to a position is stored, later ones
+//!   combined with it); then every position of the result combines the
+//!   defaults with the touched private values, piece by piece. No atomic
+//!   operation.
+//! - Atomic (`_atomic`, in parallel), when the element is one primitive
+//!   value (1, 2, 4 or 8 bytes): a compare-and-swap loop
 //!   (`__atomic_compare_exchange`, by bits, so NaNs compare equal to
 //!   themselves): read the old value, combine, retry if another worker
 //!   changed it in between.
-//! - Sequential (the plain function on one worker) for a tuple element,
-//!   which has no single atomic word.
+//! - Sequential (the plain function, on one worker, no atomics) for one
+//!   worker, for sources too few to split, and for a tuple element (no
+//!   single atomic word) when privatising does not pay.
 //!
 //! The combiner's associativity and commutativity (`docs/semantics.md`)
 //! make the order of the combinations irrelevant in all three.
@@ -37,24 +38,39 @@
 //! permute with `+`) into 1024 bins took 120 ms by compare-and-swap on two
 //! workers (81 ms on one) against 6.9 ms privatised on two and 6.5 ms for
 //! a sequential Rust loop; into 2^20 bins, 245 ms, 79 ms and 23 ms (the
-//! merge and the private copies' marks cost more there). So one-leaf
-//! elements are privatised when there are several workers and the merge
-//! reads no more positions than there are sources,
-//! `(workers - 1) × result ≤ sources`, and updated atomically otherwise
-//! (a few sources scattered into a large result). For tuples (no atomic
-//! word) the plain sequential update was the fastest measured: the same
-//! histogram of `(i64, f64)` pairs took 8.8 ms on one worker against
-//! 15.8 ms privatised on two (1024 bins) and 85 against 139 ms (2^20
-//! bins), and spin locks (4096 of them, a byte each) took 396 ms; why
-//! the privatised pairs were slower than the privatised `i64`s was not
-//! found. Tuples run on one worker.
+//! merge and the private copies' marks cost more there). So elements are
+//! privatised when there are several workers and the merge reads no more
+//! positions than there are sources, `(workers - 1) × result ≤ sources`;
+//! otherwise one-leaf elements are updated atomically in parallel (a few
+//! sources scattered into a large result) and tuples on one worker. An
+//! earlier measurement (the same histogram of `(i64, f64)` pairs, 8.8 ms
+//! on one worker against 15.8 ms privatised on two) had kept tuples on
+//! one worker; measured again with the source's own CPU time apart from
+//! the pool's (2^24 `f64`s into 1024 bins of `(count, sum)`, this
+//! session's scratch program), the privatised pairs took 25 ms on two
+//! workers against 33 ms on one, as the one-leaf case does, so tuples are
+//! privatised too. On one worker nothing is atomic: the compare-and-swap
+//! loop alone made the one-worker `i64` histogram 53 ms against 33 ms
+//! plain.
+
+// Note [Overwriting permutes]
+// A combining function that ignores the old value (`|new, _| new`:
+// `compact` and `filter` send each kept element to a target of its own)
+// makes every update a store. Such a permute runs over chunks on every
+// worker with no private copy and no compare-and-swap: privatising it
+// would copy the whole result once per worker, and a filter keeps about
+// as many elements as it reads. Each leaf is written with a relaxed
+// atomic store (a plain store on x86-64 and AArch64), so that two
+// sources sent to one target are no data race in C; which of them is
+// kept is then unspecified, leaf by leaf, as the semantics allow for a
+// combining function that is not commutative (`docs/semantics.md`).
 
 use super::exec::{alloc, dims_i64, Launch, GRAIN};
 use super::kernel::KernelGen;
 use crate::c::host::shape_of;
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, atomic, declare, open_destination, store, unravel, Source};
+use crate::c::kernel::{assign, atomic, declare, open_destination, overwrites, store, unravel, Source};
 use crate::c::{c_type, product, CVal};
 use crate::host::Env;
 use accelerate_base::array::{ArrayData, Buffer};
@@ -66,27 +82,32 @@ use accelerate_plan as plan;
 use std::sync::Arc;
 
 /// The C functions of a permute kernel (its name and these suffixes):
-/// one that combines with atomics or runs on one worker, and the
-/// privatised pair (Note [Privatised permutes]) when `atomic`.
-pub(crate) fn functions(atomic: bool) -> &'static [&'static str] {
-    if atomic {
-        &["", "_private", "_merge"]
-    } else {
+/// the plain one (one worker), the privatised pair (Note [Privatised
+/// permutes]), and the one that combines with atomics when `atomic`; an
+/// overwriting permute has the plain one only (Note [Overwriting
+/// permutes]).
+pub(crate) fn functions(atomic: bool, overwrite: bool) -> &'static [&'static str] {
+    if overwrite {
         &[""]
+    } else if atomic {
+        &["", "_private", "_merge", "_atomic"]
+    } else {
+        &["", "_private", "_merge"]
     }
 }
 
 /// Launch: the result starts as a copy of the defaults; privatised
 /// (`_private` over one piece of `P[1]` sources per worker, `P[0]` workers,
 /// `P[2]` results, then `_merge` over the results) when that reads no more
-/// positions than there are sources; else the one function, over chunks
-/// with atomics, or on one worker for tuples.
+/// positions than there are sources; else `_atomic` over chunks for a
+/// one-leaf element on several workers, or the plain function on one.
+/// An overwriting permute runs its plain function over chunks.
 pub(super) fn launch(
     launch: &Launch<'_>,
     env: &Env<Arc<ArrayData>>,
     defaults: usize,
     source: &ShapeOf,
-    atomic: bool,
+    (atomic, overwrite): (bool, bool),
 ) -> Result<ArrayData> {
     let (k, defaults, atomic) = (launch.k, &defaults, &atomic);
     let def = env.array(*defaults)?;
@@ -97,7 +118,10 @@ pub(super) fn launch(
     ext.extend(def.shape().iter().map(|&d| d as i64));
     let results: usize = def.shape().iter().product();
     // Note [Privatised permutes]
-    if *atomic && launch.workers > 1 && size > 0 && (launch.workers - 1).saturating_mul(results) <= size {
+    let split = size >= 2 * GRAIN && launch.workers > 1;
+    if overwrite {
+        launch.run("", &mut out, &mut [], &ext, &[], &launch.uniform(size, GRAIN))?;
+    } else if split && (launch.workers - 1).saturating_mul(results) <= size {
         let piece = size.div_ceil(launch.workers);
         let copies = launch.workers * results;
         // the private copies (read only where touched) and their marks
@@ -106,24 +130,41 @@ pub(super) fn launch(
         let params = [launch.workers as i64, piece as i64, results as i64];
         launch.run("_private", &mut out, &mut tmp, &ext, &params, &launch.uniform(launch.workers, 1))?;
         launch.run("_merge", &mut out, &mut tmp, &ext, &params, &launch.uniform(results, GRAIN))?;
+    } else if split && *atomic {
+        launch.run("_atomic", &mut out, &mut [], &ext, &[], &launch.uniform(size, GRAIN))?;
     } else {
-        let bounds = if *atomic { launch.uniform(size, GRAIN) } else { vec![0, size] };
-        launch.run("", &mut out, &mut [], &ext, &[], &bounds)?;
+        launch.run("", &mut out, &mut [], &ext, &[], &[0, size])?;
     }
     ArrayData::from_buffers(def.shape().to_vec(), k.elt.clone(), out)
         .ok_or_else(|| Error::Internal("permute result of the wrong size".into()))
 }
 
-/// The C function of a permute kernel over a source of rank `rank` into
-/// defaults variable `defaults` (whose copy is the output buffer).
+/// The C functions of a permute kernel over a source of rank `rank` into
+/// defaults variable `defaults` (whose copy is the output buffer): the
+/// plain one, the privatised pair, and `_atomic` for a one-leaf element.
 pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Permute) {
+    plain(k, out, spec, s, false);
+    if overwrites(s) {
+        return;
+    }
+    let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
+    private(k, out, &s.combine, &s.index, &s.src.source, (rank, res_rank), elt, what, loc);
+    if atomic(elt) {
+        plain(k, out, spec, s, true);
+    }
+}
+
+/// The function that combines each source into the result in place:
+/// `_atomic` with a compare-and-swap loop, else the plain one, which for
+/// an overwriting permute stores each leaf with a relaxed atomic store
+/// (Note [Overwriting permutes]).
+fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Permute, atomic: bool) {
     let (combine, index, src) = (&s.combine, &s.index, &s.src.source);
     let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
-    k.open_function(out, "", what, loc);
+    k.open_function(out, if atomic { "_atomic" } else { "" }, what, loc);
     let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
-    let atomic = atomic(elt);
     let mut g = k.exp_gen(1);
     g.open("for (int64_t i = start; i < end; i++) {");
     let ix = unravel(&mut g, "i", &sh);
@@ -141,6 +182,13 @@ pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
             "if (__atomic_compare_exchange(&{o}[{j}], &{old}, &{nv}, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;"
         ));
         g.close("}");
+    } else if overwrites(s) {
+        // the old value is not read: the function ignores it
+        let v = g.apply(combine, vec![new.clone(), new]);
+        for ((o, x), t) in obufs.iter().zip(&v.leaves).zip(elt.leaves()) {
+            let x = g.bind(t, x);
+            g.line(&format!("__atomic_store(&{o}[{j}], &{x}, __ATOMIC_RELAXED);"));
+        }
     } else {
         let old = CVal { ty: elt.clone(), leaves: obufs.iter().map(|o| format!("{o}[{j}]")).collect() };
         let old = declare(&mut g, "old", &old);
@@ -155,9 +203,6 @@ pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
-    if atomic {
-        private(k, out, combine, index, src, (rank, res_rank), elt, what, loc);
-    }
 }
 
 /// The functions `_private` and `_merge` of a privatised permute (Note

@@ -180,7 +180,7 @@ impl<D: Device> Machine for OnDevice<'_, D> {
             Skeleton::FoldSeg { seed, source, offsets, op } => {
                 fold_seg::launch(&launch, env, *seed, source, *offsets, op)
             }
-            Skeleton::Permute { defaults, source, atomic } => {
+            Skeleton::Permute { defaults, source, atomic, .. } => {
                 permute::launch(&launch, env, *defaults, source, *atomic)
             }
             Skeleton::Stencil { sources, extents } => stencil::launch(&launch, env, sources, extents),
