@@ -317,6 +317,28 @@ impl Skeleton {
 }
 
 impl Kernel {
+    /// Every array variable its launch reads, in its code or on the host:
+    /// its inputs, the arrays the shapes of its delayed arguments read
+    /// (the host evaluates them) and a permute's defaults (which the host
+    /// copies into the result). Sorted, without repeats. What the host
+    /// program must keep alive for the launch (Note [Freeing arrays after
+    /// their last use] in `backend/host.rs`).
+    pub fn arrays_used(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self.inputs.iter().map(|(v, _)| *v).collect();
+        for a in self.skeleton.args() {
+            match &a.source {
+                Source::Manifest(v) => out.push(*v),
+                Source::Delayed(d) => ir::visit::arrays_read(&d.shape, &mut out),
+            }
+        }
+        if let Skeleton::Permute(p) = &self.skeleton {
+            out.push(p.defaults);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The type of an input variable.
     pub fn input_ty(&self, v: usize) -> Option<&ArrayTy> {
         // scheduling sorts the inputs by variable; a plan made otherwise

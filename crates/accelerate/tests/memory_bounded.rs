@@ -170,3 +170,87 @@ fn an_everyday_loop_holds_one_iteration_at_a_time_on_the_interpreter() {
         Backend::Interpreter,
     );
 }
+
+/// This process's peak resident memory so far, in MiB.
+fn peak_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("a VmHWM line");
+    kb / 1024.0
+}
+
+/// Scans of scans: each intermediate is read only by the next scan.
+const CHAIN: usize = 32;
+/// Elements of each intermediate (16 MiB of `i64`).
+const CHAIN_LEN: usize = 1 << 21;
+
+/// A fused program is one chain of lets, a kernel each; each binding is
+/// freed after its last use (Note [Freeing arrays after their last use]
+/// in `backend/host.rs`), so 32 scans in a row hold a few of their 16 MiB
+/// intermediates at a time, not all 32 (512 MiB): the peak grows by at
+/// most 8 of them while the program runs. In a child, with the array
+/// pool off, so that only live arrays count.
+#[test]
+fn a_chain_of_kernels_frees_each_intermediate_after_its_last_use() {
+    let name = "a_chain_of_kernels_frees_each_intermediate_after_its_last_use";
+    if std::env::var(ROLE).is_ok_and(|r| r == "chain") {
+        let config = Config::from_env().unwrap().with_backend(Backend::Cpu);
+        let xs: Vec<i64> = (0..CHAIN_LEN as i64).map(|i| (i * 7919) % 1000).collect();
+        let p = accelerate::compile_with(
+            |a: Acc<Vector<i64>>| (0..CHAIN).fold(a, |a, _| a.scanl1(|x, y| x.max(y))),
+            config,
+        )
+        .unwrap();
+        let input = Vector::from_elems(xs.clone());
+        let before = peak_mb();
+        let got = p.run(&input).unwrap().to_vec();
+        let after = peak_mb();
+        let want: Vec<i64> = xs
+            .iter()
+            .scan(i64::MIN, |m, &x| {
+                *m = (*m).max(x);
+                Some(*m)
+            })
+            .collect();
+        assert_eq!(got, want);
+        println!("peak={before:.1},{after:.1}");
+        return;
+    }
+    if std::env::var(ROLE).is_ok() {
+        return;
+    }
+    if std::env::var("ACCELERATE_BACKEND").is_ok_and(|b| !b.is_empty()) {
+        eprintln!("run in the default pass only (ACCELERATE_BACKEND is set)");
+        return;
+    }
+    if let Some(why) = accelerate::backend::cpu::unavailable() {
+        eprintln!("the CPU backend is skipped: {why}");
+        return;
+    }
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", name, "--nocapture"]).env(ROLE, "chain").env("ACCELERATE_POOL_MB", "0");
+    let out = run_with_limit(&mut cmd, name, LIMIT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().find_map(|l| l.strip_prefix("peak=")).expect("a peak= line");
+    let (before, after) = line.split_once(',').unwrap();
+    let (before, after): (f64, f64) = (before.parse().unwrap(), after.parse().unwrap());
+    let one = (CHAIN_LEN * 8) as f64 / (1 << 20) as f64;
+    eprintln!(
+        "peak resident memory {before:.1} MiB before the run, {after:.1} MiB after ({one} MiB an array)"
+    );
+    assert!(
+        after - before <= 8.0 * one,
+        "the run's peak grew by {:.1} MiB: more than 8 of its {CHAIN} intermediates of {one} MiB were alive at once",
+        after - before
+    );
+}

@@ -91,6 +91,25 @@ pub(crate) struct ArraySlot {
 }
 
 impl ArraySlot {
+    /// The locals holding the element of a rank-0 array, one per leaf
+    /// (Note [Rank-0 reads]).
+    pub fn value_leaves(&self) -> Vec<String> {
+        self.leaves.iter().map(|l| format!("{l}_v")).collect()
+    }
+
+    /// The declarations of `value_leaves`, for a rank-0 array (else
+    /// nothing): its element, read once at the start of a function.
+    pub fn value_declarations(&self) -> String {
+        if !self.extents.is_empty() {
+            return String::new();
+        }
+        let mut out = String::new();
+        for ((leaf, v), t) in self.leaves.iter().zip(self.value_leaves()).zip(self.elt.leaves()) {
+            out.push_str(&format!("    const {} {v} = {leaf}[0];\n", c_type(t)));
+        }
+        out
+    }
+
     /// The C declarations of its buffers and extents from the kernel's
     /// arguments (`B`, `X`), as a C function's prologue writes them.
     pub fn declaration(&self) -> String {
@@ -105,9 +124,22 @@ impl ArraySlot {
         for (d, name) in self.extents.iter().enumerate() {
             out.push_str(&format!("    const int64_t {name} = X[{}];\n", self.first_extent + d));
         }
+        out.push_str(&self.value_declarations());
         out
     }
 }
+
+// Note [Rank-0 reads]
+// A rank-0 array holds one value for the whole kernel: a loop counter of
+// an `awhile` (Floyd-Warshall's `k`), a total, a threshold. Read where
+// the element's code reads it, its load sat inside the element loop, and
+// GCC did not hoist it: Floyd-Warshall's step read `d[i][k]` and `d[k][j]`
+// by gathers, since `k` was a load of every iteration (1.8 to 2.8 ms a
+// step of 1024², against 0.28 ms with the load moved above the loop by
+// hand). So every function reads each rank-0 input's element once in its
+// prologue (`value_declarations`, beside the buffers), and a read of it
+// is that local. The read is always valid: a rank-0 array has exactly
+// one element.
 
 /// Note [Hoisted literals]
 /// A literal that is not `embedded` (a seed, a coefficient, a random test
@@ -804,8 +836,12 @@ impl<'a> ExpGen<'a> {
     pub fn read_index(&mut self, array: usize, ix: &[String], loc: SrcLoc, checked: bool) -> CVal {
         let slot = self.slot(array);
         let pos = linear_of(ix, &slot.extents);
-        // a rank-0 array has its one element at the empty index
-        if !checked || ix.is_empty() {
+        // a rank-0 array has its one element, read in the prologue (Note
+        // [Rank-0 reads])
+        if ix.is_empty() {
+            return CVal { ty: slot.elt.clone(), leaves: slot.value_leaves() };
+        }
+        if !checked {
             let p = self.bind(ScalarTy::I64, &pos);
             return self.load(&slot, &p, None, false);
         }

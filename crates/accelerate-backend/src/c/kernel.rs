@@ -84,6 +84,8 @@ pub(crate) struct Kernel {
     pub name: String,
     pub skeleton: Skeleton,
     pub inputs: Vec<usize>,
+    /// Every array variable its launch reads (`plan::Kernel::arrays_used`).
+    pub uses: Vec<usize>,
     pub elt: EltTy,
     pub sites: Vec<SrcLoc>,
     pub loc: SrcLoc,
@@ -204,6 +206,12 @@ impl KernelCore {
             for d in 0..t.rank {
                 let _ = writeln!(out, "    const int64_t a{j}_s{d} = X[{x}];");
                 x += 1;
+            }
+            if t.rank == 0 {
+                // Note [Rank-0 reads]
+                for (l, s) in t.elt.leaves().into_iter().enumerate() {
+                    let _ = writeln!(out, "    const {} a{j}_{l}_v = a{j}_{l}[0];", c_type(s));
+                }
             }
         }
         out.push_str(CONSTS_MARK);

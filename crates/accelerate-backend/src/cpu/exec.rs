@@ -109,6 +109,10 @@ impl Machine for Cpu<'_> {
     type Array = Arc<ArrayData>;
     type Kernel = Kernel;
 
+    fn uses<'k>(&self, k: &'k Kernel) -> &'k [usize] {
+        &k.uses
+    }
+
     fn upload(&self, a: Arc<ArrayData>) -> Result<Arc<ArrayData>> {
         Ok(a)
     }

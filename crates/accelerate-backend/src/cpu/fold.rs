@@ -35,9 +35,10 @@
 //! products, extrema and dot products. Any other operator (an affine
 //! composition, a matrix product) reduces each piece in order, from its
 //! first element; only the grouping of the pieces then differs from the
-//! interpreter's. Lanes are written only for float elements: integer
-//! arithmetic wraps, so the C compiler reassociates an in-order integer
-//! reduction itself and vectorises it without help. (GCC 12.2 also
+//! interpreter's. Lanes are written only for elements with a float leaf
+//! (and other leaves of floats or wide integers): integer arithmetic
+//! wraps, so the C compiler reassociates an in-order integer reduction
+//! itself and vectorises it without help. (GCC 12.2 also
 //! miscompiles the lane loop for 8-bit integers at `-O3`: a sum of 48
 //! `int8_t` through 16 lanes came out wrong, found by the property tests.)
 //!
@@ -266,9 +267,15 @@ fn short_rows(
 }
 
 /// Whether a reduction with `f` over elements of type `elt` keeps
-/// interleaved lanes (Note [Multi-accumulator reductions]).
+/// interleaved lanes (Note [Multi-accumulator reductions]): elements with
+/// a float leaf, whose other leaves are floats or integers of 32 or 64
+/// bits (a count beside sums: k-means' `(x, y, n)`, whose in-order float
+/// sums kept the whole tuple's loop scalar).
 fn lanes(f: &Fun, elt: &EltTy) -> bool {
-    elt.leaves().iter().all(|t| matches!(t, ScalarTy::F32 | ScalarTy::F64)) && commutative(f)
+    let leaves = elt.leaves();
+    let float = |t: &ScalarTy| matches!(t, ScalarTy::F32 | ScalarTy::F64);
+    let wide = |t: &ScalarTy| matches!(t, ScalarTy::I32 | ScalarTy::I64 | ScalarTy::U32 | ScalarTy::U64);
+    leaves.iter().any(float) && leaves.iter().all(|t| float(t) || wide(t)) && commutative(f)
 }
 
 /// The C function `_part` of a kernel that cuts long rows into pieces (a

@@ -149,6 +149,10 @@ impl<D: Device> Machine for OnDevice<'_, D> {
     type Array = DeviceArray<D>;
     type Kernel = Kernel;
 
+    fn uses<'k>(&self, k: &'k Kernel) -> &'k [usize] {
+        &k.uses
+    }
+
     fn upload(&self, a: Arc<ArrayData>) -> Result<DeviceArray<D>> {
         let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
         let known = |r: &Resident<D>| r.iter().find(|(h, _)| Arc::ptr_eq(h, &a)).map(|(_, d)| d.clone());

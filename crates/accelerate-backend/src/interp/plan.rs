@@ -35,6 +35,7 @@ fn run_kernels(p: &plan::Program, kernels: &[Kernel], args: Vec<ArraysVal>) -> R
 struct Kernel {
     node: OpenAcc,
     vars: Vec<(usize, Option<ArrayTy>)>,
+    uses: Vec<usize>,
 }
 
 impl Kernel {
@@ -45,7 +46,8 @@ impl Kernel {
             Skeleton::Permute(s) if s.defaults == v => Some(k.out.clone()),
             _ => k.input_ty(v).cloned(),
         };
-        Kernel { node, vars: vars.into_iter().map(|v| (v, ty(v))).collect() }
+        let uses = k.arrays_used();
+        Kernel { node, vars: vars.into_iter().map(|v| (v, ty(v))).collect(), uses }
     }
 }
 
@@ -56,6 +58,10 @@ struct Interpreted;
 impl Machine for Interpreted {
     type Array = Arc<ArrayData>;
     type Kernel = Kernel;
+
+    fn uses<'k>(&self, k: &'k Kernel) -> &'k [usize] {
+        &k.uses
+    }
 
     fn upload(&self, a: Arc<ArrayData>) -> Result<Arc<ArrayData>> {
         Ok(a)
