@@ -34,23 +34,24 @@ pub(crate) fn rows_of(
     Ok((outer, n, rows))
 }
 
-/// The offsets of a segmented reduction over rows of `n` elements,
+/// The offsets of a segmented reduction over rows of `n` elements (the
+/// array's own storage, not a copy: millions of segments are common),
 /// checked as the interpreter checks them; `fold1_seg` with an empty
 /// segment is an error.
-pub(crate) fn segments<A: HostArray>(
-    env: &Env<A>,
+pub(crate) fn segments<'e, A: HostArray>(
+    env: &'e Env<A>,
     k: &Kernel,
     offsets: usize,
     shape: &[usize],
     seed: bool,
     op: &'static str,
-) -> Result<Vec<i64>> {
-    let offs: Vec<i64> = match env.array(offsets)?.host()?.buffers().first() {
-        Some(Buffer::I64(v)) => v.clone(),
+) -> Result<&'e [i64]> {
+    let offs: &[i64] = match env.array(offsets)?.host()?.buffers().first() {
+        Some(Buffer::I64(v)) => v,
         _ => return Err(Error::Internal("segment offsets are not i64".into())),
     };
     let (outer, n) = split_inner(shape);
-    check_offsets(&offs, n, k.loc)?;
+    check_offsets(offs, n, k.loc)?;
     let rows: usize = outer.iter().product();
     if !seed && rows > 0 && offs.windows(2).any(|w| w[0] == w[1]) {
         return Err(Error::EmptyReduction { loc: k.loc, op, shape: shape.to_vec() });
