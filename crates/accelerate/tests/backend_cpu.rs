@@ -371,6 +371,86 @@ fn folds_over_short_rows_agree() {
     }
 }
 
+/// Quarters of small integers, `n` of them: products and sums of a few
+/// hundred are exact in any order, so the CUDA backend's tree
+/// reductions agree to the bit too.
+fn quarters(n: usize, salt: usize) -> Vec<f32> {
+    (0..n).map(|i| ((i * 7919 + salt * 104_729) % 23) as f32 * 0.25 - 2.0).collect()
+}
+
+/// Folds whose rows read down columns (Note [Column blocks] in
+/// `cpu/fold.rs`): matrix products written with `replicate` (whole tiles
+/// of 4 runs, partial blocks, runs split by the executor's chunks: 13 x
+/// 200 rows), a batch of products (a rank-4 source), argmaxes down the
+/// columns of a transpose (a tuple, ties, no seed), and a read past the
+/// end in one row, whose error must be the interpreter's.
+#[test]
+fn folds_down_columns_agree() {
+    for (m, k, n) in
+        [(5usize, 70usize, 67usize), (9, 3, 130), (1, 1, 1), (13, 40, 200), (4, 0, 5), (8, 65, 64)]
+    {
+        let a = Array::from_vec(dim2(m, k), quarters(m * k, 1)).unwrap();
+        let b = Array::from_vec(dim2(k, n), quarters(k * n, 2)).unwrap();
+        let (a2, b2) = (a.clone(), b.clone());
+        agree(
+            || accelerate_programs::matmul::matmul(&use_array(a2.clone()), &use_array(b2.clone())),
+            bits_f32,
+        );
+        // a batch of 3 products with one `b`: a rank-4 source
+        let batch = Array::from_vec(dim3(3, m, k), quarters(3 * m * k, 3)).unwrap();
+        let b2 = b.clone();
+        agree(
+            || {
+                let (x, y) = (use_array(batch.clone()), use_array(b2.clone()));
+                let (_, rows, _) = unindex3(x.shape());
+                let (_, cols) = unindex2(y.shape());
+                let xs = x.replicate(index0().all().all().fixed(cols).all());
+                let ys = y.transpose().replicate(index0().fixed(3i64).fixed(rows).all().all());
+                xs.zip_with(&ys, |p, q| p * q).fold(0.0f32, |s, t| s + t)
+            },
+            bits_f32,
+        );
+        if k == 0 {
+            continue;
+        }
+        // the column argmax of `b`: rows of the transpose, no seed
+        let b2 = b.clone();
+        agree(
+            || {
+                let t = use_array(b2.clone()).transpose();
+                t.imap(|ix, x| {
+                    let (_, l) = unindex2(ix);
+                    lift((x.clone(), l))
+                })
+                .fold1(|p, q| cond(q.fst().gt(p.fst()), q.clone(), p.clone()))
+            },
+            eq,
+        );
+        // column 5 (where there is one) reads past the end of `a`
+        let (a2, b2) = (a.clone(), b.clone());
+        agree(
+            || {
+                let (x, y) = (use_array(a2.clone()), use_array(b2.clone()));
+                let (rows, _) = unindex2(x.shape());
+                let (_, cols) = unindex2(y.shape());
+                generate(index3(rows, cols, unindex2(y.shape()).0), |ix| {
+                    let (i, j, l) = unindex3(ix);
+                    // the same index in every failing element (a
+                    // parallel backend reports any one of them)
+                    let past = j.eq(5i64);
+                    let at = index2(
+                        cond(past.clone(), constant(1000i64), i),
+                        cond(past, constant(1000i64), l.clone()),
+                    );
+                    x.index(at) * y.index(index2(l, j))
+                })
+                .fold1(|s, t| s + t)
+            },
+            bits_f32,
+        );
+    }
+}
+
 /// Every boundary, on matrices whose rows the executor's chunks split
 /// (300 x 301), and on ones with little or no interior (Note: the
 /// interior and the border are computed apart, `cpu/stencil.rs`).

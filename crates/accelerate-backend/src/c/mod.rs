@@ -22,6 +22,7 @@
 //! and raise an error in the current error context (Note [Error contexts
 //! in generated code]) instead of reading outside a buffer.
 
+pub(crate) mod access;
 pub(crate) mod build;
 pub(crate) mod codegen;
 mod exp;
