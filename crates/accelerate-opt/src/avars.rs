@@ -154,7 +154,11 @@ pub(crate) struct Uses {
 // exactly the function's index, outside any scalar loop: an element of
 // the operation reads that element of the producer only, once, which is
 // a use as an array is (a lifted `map` whose function reads the context
-// is such a generate: Note [Lifted forms]).
+// is such a generate: Note [Lifted forms]). A `permute`'s index function
+// runs once per element of its source, so a read there at its own index
+// is one too: the targets of `filter`, `compact` and a radix sort's
+// split, a `generate` read only there, are computed where the permute
+// reads them instead of written and read back.
 
 /// A read's index in a function whose parameter, an index of `rank`
 /// components, is `binders` variables up: the parameter itself, or all
@@ -183,15 +187,22 @@ fn under_let(own: Own) -> Own {
     own.map(|(b, r)| (b + 1, r))
 }
 
-/// The `Own` of an operation's function (`generate` and `backpermute`
-/// have one function each).
+/// The `Own` of an operation's function of one index: the function of a
+/// `generate` or a `backpermute`, and a `permute`'s index function, which
+/// runs once per element of its source (its combining function, of two
+/// elements, has none: `own_in`).
 fn own_of(a: &OpenAcc) -> Own {
     match &a.kind {
-        AccKind::Generate { f, .. } | AccKind::Backpermute { f, .. } => {
+        AccKind::Generate { f, .. } | AccKind::Backpermute { f, .. } | AccKind::Permute { index: f, .. } => {
             f.params.first().and_then(|t| t.shape_rank()).map(|r| (0, r))
         }
         _ => None,
     }
+}
+
+/// The `Own` of function `f` of an operation whose `Own` is `own`.
+fn own_in(own: Own, f: &Fun) -> Own {
+    own.filter(|_| f.params.len() == 1)
 }
 
 /// The uses of array variable `var` in `a`.
@@ -227,7 +238,10 @@ fn count(a: &mut OpenAcc, var: usize, in_loop: bool, u: &mut Uses) {
         for p in parts_mut(a) {
             match p {
                 Part::Exp(e) => count_exp(e, var, in_loop, None, u),
-                Part::Fun(f) => count_exp(&mut f.body, var, in_loop, own, u),
+                Part::Fun(f) => {
+                    let own = own_in(own, f);
+                    count_exp(&mut f.body, var, in_loop, own, u)
+                }
                 Part::Acc(x, binders) => count(x, var + binders, in_loop || (looping && binders > 0), u),
             }
         }
@@ -350,7 +364,7 @@ impl LetCounter {
                 for p in parts_mut(a) {
                     match p {
                         Part::Exp(e) => self.exp(e, None),
-                        Part::Fun(f) => self.exp(&f.body, own),
+                        Part::Fun(f) => self.exp(&f.body, own_in(own, f)),
                         Part::Acc(x, _) => self.acc(x),
                     }
                 }
