@@ -451,6 +451,71 @@ fn folds_down_columns_agree() {
     }
 }
 
+/// Loops that read arrays at indices every element shares run in
+/// lockstep with their counters as scalars (Note [Uniform loops] in
+/// `cpu/generate.rs`): k-means' nearest centroid (an `sfoldl` over the
+/// centroids) for every point, with no centroid, one, and 17 (ties
+/// included: the first of equally near centroids wins), blocks of 16
+/// points and the rest; a loop whose state mixes a counter with a running
+/// value and reads past the end of its vector at a step every element
+/// takes, whose error must be the interpreter's; and a loop whose reads
+/// follow the element (not uniform: one element at a time).
+#[test]
+fn uniform_loops_agree() {
+    for (n, k) in [(37usize, 0usize), (1000, 1), (1000, 17), (5, 3)] {
+        let pts: Vec<(f32, f32)> = (0..n).map(|i| (((i * 37) % 11) as f32, ((i * 13) % 7) as f32)).collect();
+        let cs: Vec<(f32, f32)> = (0..k).map(|j| (((j * 5) % 11) as f32, ((j * 3) % 7) as f32)).collect();
+        let (p, c) = (Vector::from_elems(pts), Vector::from_elems(cs));
+        let (p2, c2) = (p.clone(), c.clone());
+        agree(|| accelerate_programs::kmeans::nearest(&use_array(p2.clone()), &use_array(c2.clone())), eq);
+        // the step past the end of the centroids' x: the same index in
+        // every element
+        let (p2, c2) = (p.clone(), c.clone());
+        agree(
+            || {
+                let (ps, cs) = (use_array(p2.clone()), use_array(c2.clone()));
+                let xs = cs.map(|c| c.fst());
+                ps.map(move |q| {
+                    let start = lift((constant(0i64), q.fst()));
+                    let (_, acc) = while_loop(
+                        start,
+                        |s: &Exp<(i64, f32)>| s.fst().le(xs.length()),
+                        |s: &Exp<(i64, f32)>| {
+                            let (i, a) = s.unlift();
+                            lift((i.clone() + 1i64, a.max(xs.index(index1(i)))))
+                        },
+                    )
+                    .unlift();
+                    acc
+                })
+            },
+            bits_f32,
+        );
+        // reads at an index that follows the element
+        let (p2, c2) = (p.clone(), c.clone());
+        agree(
+            || {
+                let (ps, cs) = (use_array(p2.clone()), use_array(c2.clone()));
+                let xs = cs.map(|c| c.fst());
+                ps.map(move |q| {
+                    let first = q.snd().cast::<i64>();
+                    let (_, acc) = while_loop(
+                        lift((first, constant(0.0f32))),
+                        |s: &Exp<(i64, f32)>| s.fst().lt(xs.length()),
+                        |s: &Exp<(i64, f32)>| {
+                            let (i, a) = s.unlift();
+                            lift((i.clone() + 1i64, a + xs.index(index1(i))))
+                        },
+                    )
+                    .unlift();
+                    acc
+                })
+            },
+            bits_f32,
+        );
+    }
+}
+
 /// Every boundary, on matrices whose rows the executor's chunks split
 /// (300 x 301), and on ones with little or no interior (Note: the
 /// interior and the border are computed apart, `cpu/stencil.rs`).

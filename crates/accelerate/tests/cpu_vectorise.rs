@@ -3,8 +3,9 @@
 //! dot product (Note [Multi-accumulator reductions]), saxpy, an n-body
 //! step's interactions read by checked index (Note [Optimistic checks])
 //! a Mandelbrot escape loop (Note [Loops in lockstep]), a stencil's
-//! interior (`cpu/stencil.rs`) and an argmin over short rows (Note [Short
-//! rows]).
+//! interior (`cpu/stencil.rs`), an argmin over short rows (Note [Short
+//! rows]), a matrix product's column blocks (Note [Column blocks]) and
+//! k-means' uniform loop over the centroids (Note [Uniform loops]).
 //!
 //! Skipped, saying so, without a C compiler or with one that is not GCC.
 
@@ -142,7 +143,20 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     // vectorise (GCC 12.2: 20 loops in its rows function, 17 without
     // the blocks)
     let matmul = |a: Acc<Matrix<f32>>, b: Acc<Matrix<f32>>| accelerate_programs::matmul::matmul(&a, &b);
-    let r = report(&compile_with(matmul, cpu).unwrap()).unwrap();
+    let r = report(&compile_with(matmul, cpu.clone()).unwrap()).unwrap();
     let fold = r.iter().find(|(f, _)| f == "k0_rows_fast").map(|(_, n)| *n);
     assert!(fold.is_some_and(|n| n >= 20), "matmul: the column blocks do not vectorise: {r:?}");
+
+    // k-means' assignment: every point folds the same centroids, an
+    // `sfoldl` whose counter is the same in every lane (Note [Uniform
+    // loops]): its loops over the lanes vectorise (GCC 12.2: 6 loops,
+    // 1 with the loop run one point at a time)
+    let assign =
+        |p: Acc<Vector<(f32, f32)>>, c: Acc<Vector<(f32, f32)>>| accelerate_programs::kmeans::nearest(&p, &c);
+    let r = report(&compile_with(assign, cpu).unwrap()).unwrap();
+    let lanes = r.iter().find(|(f, _)| f == "k0_fast").map(|(_, n)| *n);
+    assert!(
+        lanes.is_some_and(|n| n >= 3),
+        "k-means' assignment: the lockstep loop does not vectorise: {r:?}"
+    );
 }

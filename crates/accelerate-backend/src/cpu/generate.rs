@@ -35,7 +35,7 @@ use crate::c::kernel::{read_at, read_ix, store, trust, uses_from_index, Source};
 use crate::c::{c_type, project, Bound, CVal, ExpGen};
 use crate::host::Env;
 use accelerate_base::array::ArrayData;
-use accelerate_base::array::ScalarTy;
+use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::Result;
 use accelerate_ir::{ExpKind, Fun, OpenExp};
 use accelerate_plan as plan;
@@ -159,7 +159,9 @@ pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel,
 // runs one element at a time: such loops are bound by their loads (the
 // lifting transformation's per-row folds, `trafo::lift`), whose lanes of
 // different lengths would idle (4.2x slower than one element at a time on
-// the nested SMVM benchmark, docs/benchmarks.md).
+// the nested SMVM benchmark, docs/benchmarks.md); unless it is uniform,
+// every lane taking the same steps and reading the same elements (Note
+// [Uniform loops]).
 
 /// An element function that ends in a `while` loop: `while cond body
 /// init` under projections and `let`s (every lane evaluates the `let`s'
@@ -173,6 +175,9 @@ struct Lockstep<'f> {
     init: &'f OpenExp,
     /// The projections applied to the loop's result, innermost first.
     path: Vec<usize>,
+    /// For a loop that reads arrays, which leaves of its state are the
+    /// same in every lane (Note [Uniform loops]); `None` for others.
+    uniform: Option<Varies>,
 }
 
 impl<'f> Lockstep<'f> {
@@ -197,13 +202,17 @@ impl<'f> Lockstep<'f> {
                 // a loop that reads arrays (a lifted fold over a row of
                 // its own length, `trafo::lift`) is bound by its loads,
                 // and lanes of different lengths idle in lockstep: one
-                // element at a time is faster
-                ExpKind::While { cond, body, .. } if reads_array(&cond.body) || reads_array(&body.body) => {
-                    return None
-                }
+                // element at a time is faster; unless every lane runs
+                // the same steps and reads the same elements (Note
+                // [Uniform loops])
                 ExpKind::While { cond, body, init } => {
+                    let uniform = if reads_array(&cond.body) || reads_array(&body.body) {
+                        Some(uniform_loop(&binds, cond, body, init)?)
+                    } else {
+                        None
+                    };
                     path.reverse();
-                    return Some(Lockstep { binds, cond, body, init, path });
+                    return Some(Lockstep { binds, cond, body, init, path, uniform });
                 }
                 _ => return None,
             }
@@ -257,6 +266,9 @@ impl<'f> Lockstep<'f> {
         obufs: &[String],
         pos: &dyn Fn(&str) -> String,
     ) {
+        if let Some(uniform) = &self.uniform {
+            return self.write_uniform(g, (lo, hi), at, obufs, pos, uniform);
+        }
         // loops over lanes have no dependence between lanes but these
         // reductions of flags
         let flag = g.optimistic.clone();
@@ -321,6 +333,272 @@ impl<'f> Lockstep<'f> {
         g.close("}");
         g.close("}");
     }
+}
+
+impl Lockstep<'_> {
+    /// `write` for a uniform loop (Note [Uniform loops]): its uniform
+    /// state leaves are scalars, its condition is evaluated once per step
+    /// (at the block's first lane), and each step is one loop over the
+    /// lanes for the other leaves, so that its reads are of one element
+    /// for every lane.
+    fn write_uniform(
+        &self,
+        g: &mut ExpGen<'_>,
+        (lo, hi): (&str, &str),
+        at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
+        obufs: &[String],
+        pos: &dyn Fn(&str) -> String,
+        uniform: &Varies,
+    ) {
+        let flag = g.optimistic.clone();
+        let pragma = |g: &mut ExpGen<'_>| match &flag {
+            Some(f) => g.line(&format!("#pragma omp simd reduction(|:{f})")),
+            None => g.line("#pragma omp simd"),
+        };
+        let stop = |g: &mut ExpGen<'_>| {
+            if let Some(f) = &flag {
+                g.line(&format!("if ({f}) break;"));
+            }
+        };
+        let (first, (s0, lanes)) = g.aside(|g| {
+            pragma(g);
+            g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+            let p = g.bind(ScalarTy::I64, "j0 + q");
+            let x = at(g, &p);
+            let mut env = self.env(g, x);
+            let s0 = g.exp(self.init, &mut env);
+            let lanes: Vec<String> = s0.leaves.iter().map(|_| g.fresh("lane")).collect();
+            for (l, v) in lanes.iter().zip(&s0.leaves) {
+                g.line(&format!("{l}[q] = {v};"));
+            }
+            g.close("}");
+            (s0, lanes)
+        });
+        let tys = s0.ty.leaves();
+        g.line(&format!("int64_t j0 = {lo};"));
+        let mut leaves = Vec::new();
+        let fits = uniform.uniform_leaves(&s0.ty, &mut leaves).is_some() && leaves.len() == tys.len();
+        let uniform = leaves;
+        if !fits {
+            // the analysis and the state disagree on the leaves (not
+            // expected): every element one at a time
+            return;
+        }
+        g.open(&format!("for (; j0 + {LANES} <= {hi}; j0 += {LANES}) {{"));
+        for (l, t) in lanes.iter().zip(&tys) {
+            g.line(&format!("{} {l}[{LANES}];", c_type(*t)));
+        }
+        g.push_code(&first);
+        // the uniform leaves as scalars, from the first lane
+        let scalars: Vec<Option<String>> = lanes
+            .iter()
+            .zip(&tys)
+            .zip(uniform)
+            .map(|((l, t), u)| u.then(|| g.bind(*t, &format!("{l}[0]"))))
+            .collect();
+        // the state of lane q: scalars for uniform leaves
+        let state = |g: &mut ExpGen<'_>, q: &str| {
+            let leaves = lanes
+                .iter()
+                .zip(&tys)
+                .zip(&scalars)
+                .map(|((l, t), s)| match s {
+                    Some(s) => s.clone(),
+                    None => g.bind(*t, &format!("{l}[{q}]")),
+                })
+                .collect();
+            CVal { ty: s0.ty.clone(), leaves }
+        };
+        g.open("for (;;) {");
+        // the condition, the same in every lane: at the first
+        g.open("{");
+        let x = at(g, "j0");
+        let env = self.env(g, x);
+        let cur = state(g, "0");
+        let c = self.apply(g, self.cond, &env, &cur);
+        g.line(&format!("if (!{}) break;", c.leaves[0]));
+        g.close("}");
+        stop(g);
+        // the step of the other leaves, every lane
+        pragma(g);
+        g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+        let p = g.bind(ScalarTy::I64, "j0 + q");
+        let x = at(g, &p);
+        let env = self.env(g, x);
+        let cur = state(g, "q");
+        let next = self.apply(g, self.body, &env, &cur);
+        for ((l, n), s) in lanes.iter().zip(&next.leaves).zip(&scalars) {
+            if s.is_none() {
+                g.line(&format!("{l}[q] = {n};"));
+            }
+        }
+        g.close("}");
+        // the step of the uniform leaves, at the first lane (they read no
+        // other leaf, so the first lane's new state serves)
+        g.open("{");
+        let x = at(g, "j0");
+        let env = self.env(g, x);
+        let cur = state(g, "0");
+        let next = self.apply(g, self.body, &env, &cur);
+        for (n, s) in next.leaves.iter().zip(&scalars) {
+            if let Some(s) = s {
+                g.line(&format!("{s} = {n};"));
+            }
+        }
+        g.close("}");
+        stop(g);
+        g.close("}");
+        // the results
+        pragma(g);
+        g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+        let p = g.bind(ScalarTy::I64, "j0 + q");
+        let leaves =
+            lanes.iter().zip(&scalars).map(|(l, s)| s.clone().unwrap_or_else(|| format!("{l}[q]"))).collect();
+        let mut r = CVal { ty: s0.ty.clone(), leaves };
+        for &i in &self.path {
+            r = project(r, i);
+        }
+        store(g, obufs, &pos(&p), &r);
+        g.close("}");
+        g.close("}");
+    }
+}
+
+// Note [Uniform loops]
+// A loop whose steps and reads do not depend on the element runs the
+// same number of iterations in every lane and reads the same array
+// elements there: k-means' nearest centroid folds every point over the
+// same centroids (`sfoldl` over a vector, an index counting from 0 to
+// its length), so in lockstep each step is one load of a centroid for
+// all lanes and vector arithmetic, where one element at a time was a
+// scalar loop of compares and branches. Uniformity is found as GPU
+// compilers find divergence: a value depends on the element if it is
+// computed from the element's argument or from a loop state leaf that
+// does; a state leaf does if its initial value does or its step reads
+// one that does (to a fixed point, at most one round per leaf). The loop
+// is uniform when its condition and the indices of all its reads depend
+// only on leaves that do not.
+
+/// Which parts of a value depend on the element (Note [Uniform loops]).
+#[derive(Clone, Debug, PartialEq)]
+enum Varies {
+    Leaf(bool),
+    Tuple(Vec<Varies>),
+}
+
+impl Varies {
+    fn any(&self) -> bool {
+        match self {
+            Varies::Leaf(v) => *v,
+            Varies::Tuple(xs) => xs.iter().any(Varies::any),
+        }
+    }
+
+    fn or(&self, other: &Varies) -> Varies {
+        match (self, other) {
+            (Varies::Tuple(xs), Varies::Tuple(ys)) if xs.len() == ys.len() => {
+                Varies::Tuple(xs.iter().zip(ys).map(|(x, y)| x.or(y)).collect())
+            }
+            // a whole tuple (a constant, say) against its components
+            (Varies::Leaf(v), Varies::Tuple(xs)) | (Varies::Tuple(xs), Varies::Leaf(v)) => {
+                Varies::Tuple(xs.iter().map(|x| x.or(&Varies::Leaf(*v))).collect())
+            }
+            _ => Varies::Leaf(self.any() || other.any()),
+        }
+    }
+
+    /// Whether each leaf of a value of type `ty` is the same in every
+    /// lane, or `None` where the structure does not match the type.
+    fn uniform_leaves(&self, ty: &EltTy, out: &mut Vec<bool>) -> Option<()> {
+        match (self, ty) {
+            (Varies::Leaf(v), _) => out.extend(ty.leaves().iter().map(|_| !*v)),
+            (Varies::Tuple(xs), EltTy::Tuple(ts)) if xs.len() == ts.len() => {
+                for (x, t) in xs.iter().zip(ts) {
+                    x.uniform_leaves(t, out)?;
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+}
+
+/// Which leaves of the state of the loop `while cond body init`, in an
+/// element function whose argument is followed by the `let`s bound to
+/// `binds`, are the same in every lane, if the loop is uniform (Note
+/// [Uniform loops]).
+fn uniform_loop(binds: &[&OpenExp], cond: &Fun, body: &Fun, init: &OpenExp) -> Option<Varies> {
+    let mut env = vec![Varies::Leaf(true)];
+    for b in binds {
+        let v = varies(b, &mut env, &mut false);
+        env.push(v);
+    }
+    let mut state = varies(init, &mut env, &mut false);
+    let steps = |f: &Fun, env: &[Varies], state: &Varies, read_varies: &mut bool| {
+        let mut scope = env.to_vec();
+        scope.push(state.clone());
+        varies(&f.body, &mut scope, read_varies)
+    };
+    // to a fixed point: each round makes at least one more leaf vary
+    loop {
+        let next = state.or(&steps(body, &env, &state, &mut false));
+        if next == state {
+            break;
+        }
+        state = next;
+    }
+    let mut read_varies = false;
+    let c = steps(cond, &env, &state, &mut read_varies);
+    steps(body, &env, &state, &mut read_varies);
+    (!c.any() && !read_varies).then_some(state)
+}
+
+/// Which parts of `e` depend on the element, where `env` says so of its
+/// variables; sets `read_varies` when an array read's index does.
+fn varies(e: &OpenExp, env: &mut Vec<Varies>, read_varies: &mut bool) -> Varies {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+        ExpKind::Var(i) => env.len().checked_sub(i + 1).map_or(Varies::Leaf(true), |p| env[p].clone()),
+        ExpKind::Const(_) | ExpKind::Shape { .. } => Varies::Leaf(false),
+        ExpKind::Let(b, body) => {
+            let v = varies(b, env, read_varies);
+            env.push(v);
+            let r = varies(body, env, read_varies);
+            env.pop();
+            r
+        }
+        ExpKind::Tuple(xs) => Varies::Tuple(xs.iter().map(|x| varies(x, env, read_varies)).collect()),
+        ExpKind::Prj(i, t) => match varies(t, env, read_varies) {
+            Varies::Tuple(mut xs) if *i < xs.len() => xs.swap_remove(*i),
+            other => Varies::Leaf(other.any()),
+        },
+        ExpKind::Cond(c, t, x) => {
+            let c = varies(c, env, read_varies).any();
+            let (t, x) = (varies(t, env, read_varies), varies(x, env, read_varies));
+            if c {
+                Varies::Leaf(true)
+            } else {
+                t.or(&x)
+            }
+        }
+        ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => {
+            let v = varies(index, env, read_varies).any();
+            *read_varies |= v;
+            Varies::Leaf(v)
+        }
+        ExpKind::Prim(_, args) => {
+            let mut v = false;
+            for a in args {
+                v |= varies(a, env, read_varies).any();
+            }
+            Varies::Leaf(v)
+        }
+        // not followed: a nested loop is refused before, a nested array
+        // is lifted away before code generation
+        ExpKind::While { .. } | ExpKind::ALet(..) => {
+            *read_varies = true;
+            Varies::Leaf(true)
+        }
+    })
 }
 
 /// Does a term contain a `while` loop?
