@@ -238,21 +238,16 @@ fn position_steps(p: &Abs) -> [Step; N] {
 /// memory better a block of neighbouring rows at a time, a row per lane
 /// (Note [Column blocks] in `cpu/fold.rs`): some read is far along a
 /// row, and every read is contiguous or invariant across rows (along the
-/// last but one component).
-pub(crate) fn column_blocks_pay(d: &DelayedArray) -> bool {
-    steps(d).is_some_and(|reads| {
-        reads.iter().any(|[_, _, k]| *k == Step::Far) && reads.iter().all(|[_, j, _]| *j != Step::Far)
-    })
-}
-
-/// Whether such blocks pay further as tiles of several runs of rows (Note
-/// [Column blocks]): some read that is far along a row is the same for
-/// every run (invariant along the third component from last), so that a
-/// tile reads it once for all its runs.
-pub(crate) fn column_tiles_pay(d: &DelayedArray) -> bool {
-    d.rank() >= 3
-        && steps(d)
-            .is_some_and(|reads| reads.iter().any(|[i, _, k]| *k == Step::Far && *i == Step::Invariant))
+/// last but one component). And whether such blocks pay further as tiles
+/// of several runs of rows: some read that is far along a row is the same
+/// for every run (invariant along the third component from last), so
+/// that a tile reads it once for all its runs.
+pub(crate) fn column_blocks_pay(d: &DelayedArray) -> (bool, bool) {
+    let Some(reads) = steps(d) else { return (false, false) };
+    let far = |s: &Step| *s == Step::Far;
+    let blocks = reads.iter().any(|[_, _, k]| far(k)) && reads.iter().all(|[_, j, _]| !far(j));
+    let tiles = blocks && d.rank() >= 3 && reads.iter().any(|[i, _, k]| far(k) && *i == Step::Invariant);
+    (blocks, tiles)
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@
 
 use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
 use super::kernel::{KernelGen, Row};
-use crate::c::access::{column_blocks_pay, column_tiles_pay};
+use crate::c::access::column_blocks_pay;
 use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::unravel;
 use crate::c::kernel::KernelCore;
@@ -139,7 +139,7 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         let (columns, tiles) = match src {
-            Source::Delayed(d) => (column_blocks_pay(d), column_tiles_pay(d)),
+            Source::Delayed(d) => column_blocks_pay(d),
             Source::Manifest(_) => (false, false),
         };
         let first = if any_order && columns {

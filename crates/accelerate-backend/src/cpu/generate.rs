@@ -254,6 +254,32 @@ impl<'f> Lockstep<'f> {
         g.without_errors(|g| self.write(g, range, at, obufs, pos)).is_some()
     }
 
+    /// The loop that sets every lane's initial state (after `pragma`),
+    /// generated aside to learn the state's type first: its code, the
+    /// first lane's state (for its type) and the lanes' arrays.
+    fn initial_states(
+        &self,
+        g: &mut ExpGen<'_>,
+        at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
+        pragma: &dyn Fn(&mut ExpGen<'_>),
+    ) -> (String, CVal, Vec<String>) {
+        let (code, (s0, lanes)) = g.aside(|g| {
+            pragma(g);
+            g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+            let p = g.bind(ScalarTy::I64, "j0 + q");
+            let x = at(g, &p);
+            let mut env = self.env(g, x);
+            let s0 = g.exp(self.init, &mut env);
+            let lanes: Vec<String> = s0.leaves.iter().map(|_| g.fresh("lane")).collect();
+            for (l, v) in lanes.iter().zip(&s0.leaves) {
+                g.line(&format!("{l}[q] = {v};"));
+            }
+            g.close("}");
+            (s0, lanes)
+        });
+        (code, s0, lanes)
+    }
+
     /// Writes the blocks of `LANES` positions from `range.0` while they
     /// fit before `range.1`, leaving `j0` at the first position not done.
     /// `at` gives the element function's argument at a position, `pos` an
@@ -279,21 +305,7 @@ impl<'f> Lockstep<'f> {
         };
         g.line(&format!("int64_t j0 = {lo};"));
         g.open(&format!("for (; j0 + {LANES} <= {hi}; j0 += {LANES}) {{"));
-        // the initial states, generated aside to learn their type first
-        let (first, (s0, lanes)) = g.aside(|g| {
-            pragma(g, None);
-            g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
-            let p = g.bind(ScalarTy::I64, "j0 + q");
-            let x = at(g, &p);
-            let mut env = self.env(g, x);
-            let s0 = g.exp(self.init, &mut env);
-            let lanes: Vec<String> = s0.leaves.iter().map(|_| g.fresh("lane")).collect();
-            for (l, v) in lanes.iter().zip(&s0.leaves) {
-                g.line(&format!("{l}[q] = {v};"));
-            }
-            g.close("}");
-            (s0, lanes)
-        });
+        let (first, s0, lanes) = self.initial_states(g, at, &|g| pragma(g, None));
         for (l, t) in lanes.iter().zip(s0.ty.leaves()) {
             g.line(&format!("{} {l}[{LANES}];", c_type(t)));
         }
@@ -360,20 +372,7 @@ impl Lockstep<'_> {
                 g.line(&format!("if ({f}) break;"));
             }
         };
-        let (first, (s0, lanes)) = g.aside(|g| {
-            pragma(g);
-            g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
-            let p = g.bind(ScalarTy::I64, "j0 + q");
-            let x = at(g, &p);
-            let mut env = self.env(g, x);
-            let s0 = g.exp(self.init, &mut env);
-            let lanes: Vec<String> = s0.leaves.iter().map(|_| g.fresh("lane")).collect();
-            for (l, v) in lanes.iter().zip(&s0.leaves) {
-                g.line(&format!("{l}[q] = {v};"));
-            }
-            g.close("}");
-            (s0, lanes)
-        });
+        let (first, s0, lanes) = self.initial_states(g, at, &pragma);
         let tys = s0.ty.leaves();
         g.line(&format!("int64_t j0 = {lo};"));
         let mut leaves = Vec::new();
