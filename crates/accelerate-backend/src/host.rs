@@ -118,11 +118,21 @@ pub(crate) trait Machine {
     fn upload(&self, a: Arc<ArrayData>) -> Result<Self::Array>;
     /// The same elements under another shape of the same size.
     fn reshaped(&self, a: &Self::Array, dims: Vec<usize>) -> Self::Array;
+    /// The arrays of the components of an array of tuples (`Cmd::Unzip`):
+    /// its buffers, moved when nothing else holds them (a kernel's fresh
+    /// result), else copied.
+    fn unzip(&self, a: Self::Array) -> Result<Vec<Self::Array>>;
     /// Runs kernel `k` in the environment `env`: its result.
     fn kernel(&self, k: &Self::Kernel, env: &Env<Self::Array>) -> Result<Self::Array>;
     /// The array variables a launch of `k` reads
     /// (`plan::Kernel::arrays_used`).
     fn uses<'k>(&self, k: &'k Self::Kernel) -> &'k [usize];
+}
+
+/// `Machine::unzip` of an array on the host.
+pub(crate) fn unzip_host(a: Arc<ArrayData>) -> Result<Vec<Arc<ArrayData>>> {
+    let parts = a.unzip().ok_or_else(|| Error::Internal("unzip of an array of no tuples".into()))?;
+    Ok(parts.into_iter().map(Arc::new).collect())
 }
 
 /// Runs a plan's host program on its arguments (its parameters' values,
@@ -160,6 +170,10 @@ impl<M: Machine> Walker<'_, M> {
             Cmd::Prj(i, t) => match self.cmd(t)? {
                 Value::Tuple(mut vs) if *i < vs.len() => Ok(vs.swap_remove(*i)),
                 _ => Err(Error::Internal(format!("array projection {i} of a non-tuple"))),
+            },
+            Cmd::Unzip(t) => match self.cmd(t)? {
+                Value::Array(a) => Ok(Value::Tuple(self.m.unzip(a)?.into_iter().map(Value::Array).collect())),
+                Value::Tuple(_) => Err(Error::Internal("unzip of a tuple of arrays".into())),
             },
             Cmd::Use(d) => Ok(Value::Array(self.m.upload(d.clone())?)),
             Cmd::Unit(e, elt) => {
@@ -280,7 +294,7 @@ impl<M: Machine> Walker<'_, M> {
                 Cmd::Let(..) | Cmd::Use(_) => {}
                 Cmd::Var(v) => out.extend(v.checked_sub(depth)),
                 Cmd::Tuple(ts) => ts.iter().for_each(|t| self.arrays_used(t, depth, out)),
-                Cmd::Prj(_, t) => self.arrays_used(t, depth, out),
+                Cmd::Prj(_, t) | Cmd::Unzip(t) => self.arrays_used(t, depth, out),
                 Cmd::Unit(e, _) => exp(e, depth, out),
                 Cmd::Reshape { shape, array, .. } => {
                     exp(shape, depth, out);

@@ -101,6 +101,7 @@ impl Dot {
                 let args: Vec<(&OpenAcc, Option<&str>)> = match &a.kind {
                     AccKind::Tuple(ts) => ts.iter().map(|t| (t, None)).collect(),
                     AccKind::Prj(_, t)
+                    | AccKind::Unzip(t)
                     | AccKind::Reshape { array: t, .. }
                     | AccKind::Map { array: t, .. }
                     | AccKind::Backpermute { array: t, .. }

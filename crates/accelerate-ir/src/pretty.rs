@@ -163,6 +163,10 @@ impl Printer {
                 let _ = write!(out, "prj{i} ");
                 self.acc_arg(t, indent, out);
             }
+            AccKind::Unzip(t) => {
+                out.push_str("unzip ");
+                self.acc_arg(t, indent, out);
+            }
             AccKind::Use(d) => {
                 let _ = write!(out, "use (Array {:?} {})", d.shape(), d.elt_ty());
             }

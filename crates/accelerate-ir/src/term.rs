@@ -98,6 +98,11 @@ pub enum AccKind {
     Var(usize),
     Tuple(Vec<OpenAcc>),
     Prj(usize, Box<OpenAcc>),
+    /// The arrays of the components of an array of tuples, as a tuple of
+    /// arrays of its shape: struct-of-arrays storage makes it a move. The
+    /// clustering phase's multi-output kernels compute a tuple per element
+    /// and unzip it (Note [Multi-output kernels] in `opt/cluster`).
+    Unzip(Box<OpenAcc>),
     /// An array supplied by the host.
     Use(Arc<ArrayData>),
     /// A rank-0 array of one value.
@@ -317,6 +322,7 @@ impl OpenAcc {
             AccKind::Var(_) => "var",
             AccKind::Tuple(_) => "tuple",
             AccKind::Prj(..) => "prj",
+            AccKind::Unzip(_) => "unzip",
             AccKind::Use(_) => "use",
             AccKind::Unit(_) => "unit",
             AccKind::Reshape { .. } => "reshape",
@@ -421,6 +427,7 @@ impl Drop for OpenAcc {
                 AccKind::Let(a, b) => accs.extend([*a, *b]),
                 AccKind::Tuple(ts) => accs.extend(ts),
                 AccKind::Prj(_, t)
+                | AccKind::Unzip(t)
                 | AccKind::Reshape { array: t, .. }
                 | AccKind::Map { array: t, .. }
                 | AccKind::Backpermute { array: t, .. }

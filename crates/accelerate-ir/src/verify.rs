@@ -15,7 +15,8 @@
 //!    (`PrimFun::result_ty`) accepts.
 //! 5. `Cond` has a `bool` condition and branches of one type; `While` has a
 //!    condition function to `bool` and a body function from and to the type
-//!    of its initial value; `Prj` indexes within its tuple.
+//!    of its initial value; `Prj` indexes within its tuple; `Unzip`
+//!    takes one array whose elements are tuples.
 //! 6. Every array operation's functions have the number and types of
 //!    parameters the operation passes them and return what it needs:
 //!    `map`/`zip_with` functions take the elements of their arrays;
@@ -179,6 +180,10 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<Ar
         AccKind::Prj(i, t) => match acc_ty(t, aenv)? {
             ArraysTy::Tuple(ts) if *i < ts.len() => Ok(ts[*i].clone()),
             other => Err(at(acc, format!("projection {i} out of {other}"))),
+        },
+        AccKind::Unzip(t) => match acc_ty(t, aenv)? {
+            ArraysTy::Array(a) if a.unzipped().is_some() => Ok(a.unzipped().expect("tuples")),
+            other => Err(at(acc, format!("unzip of {other}, not an array of tuples"))),
         },
         AccKind::Use(data) => {
             let expect: usize = data.shape().iter().product();

@@ -106,6 +106,7 @@ pub fn each_exp(a: &OpenAcc, mut f: impl FnMut(&OpenExp)) {
         | AccKind::Var(_)
         | AccKind::Tuple(_)
         | AccKind::Prj(..)
+        | AccKind::Unzip(_)
         | AccKind::Use(_)
         | AccKind::Awhile { .. } => {}
         AccKind::Unit(e) => f(e),
@@ -173,6 +174,7 @@ pub fn acc_children(a: &OpenAcc) -> Vec<&OpenAcc> {
         AccKind::Delayed(_) => vec![],
         AccKind::Tuple(ts) => ts.iter().collect(),
         AccKind::Prj(_, t)
+        | AccKind::Unzip(t)
         | AccKind::Reshape { array: t, .. }
         | AccKind::Map { array: t, .. }
         | AccKind::Backpermute { array: t, .. }

@@ -29,7 +29,7 @@ pub fn parts_mut(a: &mut OpenAcc) -> Vec<Part<'_>> {
         AccKind::Let(b, body) => vec![Acc(b, 0), Acc(body, 1)],
         AccKind::Var(_) | AccKind::Use(_) => vec![],
         AccKind::Tuple(ts) => ts.iter_mut().map(|t| Acc(t, 0)).collect(),
-        AccKind::Prj(_, t) => vec![Acc(t, 0)],
+        AccKind::Prj(_, t) | AccKind::Unzip(t) => vec![Acc(t, 0)],
         AccKind::Unit(e) => vec![Exp(e)],
         AccKind::Reshape { shape, array } => vec![Exp(shape), Acc(array, 0)],
         AccKind::Generate { shape, f } => vec![Exp(shape), Fun(f)],

@@ -202,6 +202,7 @@ fn shallow_ty(a: &OpenAcc, args: &[ArraysTy], env: &[ArraysTy]) -> std::result::
             Some(ArraysTy::Tuple(ts)) if *i < ts.len() => Ok(ts[*i].clone()),
             _ => Err("lifting: a projection of no tuple".into()),
         },
+        AccKind::Unzip(_) => arg(0)?.unzipped().ok_or_else(|| "lifting: an unzip of no tuples".into()),
         AccKind::Use(d) => Ok(ArraysTy::Array(d.ty())),
         AccKind::Unit(x) => arr(0, exp(x)?),
         AccKind::Reshape { shape, .. } => arr(exp(shape)?.shape_rank().unwrap_or(0), arg(0)?.elt),

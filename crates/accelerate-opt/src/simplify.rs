@@ -88,7 +88,7 @@ fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
             }
             AccKind::Var(_) | AccKind::Use(_) => {}
             AccKind::Tuple(ts) => ts.iter_mut().for_each(simplify_acc),
-            AccKind::Prj(_, t) => simplify_acc(t),
+            AccKind::Prj(_, t) | AccKind::Unzip(t) => simplify_acc(t),
             AccKind::Unit(e) => simplify_exp(e),
             AccKind::Reshape { shape, array } => {
                 simplify_exp(shape);

@@ -9,7 +9,7 @@
 //! schedules do:
 //!
 //! - the **host program** (`Cmd`): let, variables, tuples, `use`, `unit`,
-//!   `reshape`, `acond`, `awhile` and kernel launches, with the array
+//!   `reshape`, `unzip`, `acond`, `awhile` and kernel launches, with the array
 //!   variables of the IR (de Bruijn indices: Note [Two environments]);
 //! - the **kernel specifications** (`Kernel`): for each launch, its
 //!   skeleton (`Skeleton`: generate, fold, scan, fold_seg, permute,
@@ -59,6 +59,9 @@ pub enum Cmd {
     Var(usize),
     Tuple(Vec<Cmd>),
     Prj(usize, Box<Cmd>),
+    /// The arrays of the components of an array of tuples: a
+    /// multi-output kernel's results (`ir::AccKind::Unzip`).
+    Unzip(Box<Cmd>),
     Use(Arc<ArrayData>),
     /// A rank-0 array of a closed expression, evaluated on the host.
     Unit(OpenExp, EltTy),
@@ -94,6 +97,7 @@ impl Clone for Cmd {
             Cmd::Var(v) => Cmd::Var(*v),
             Cmd::Tuple(cs) => Cmd::Tuple(cs.clone()),
             Cmd::Prj(i, c) => Cmd::Prj(*i, c.clone()),
+            Cmd::Unzip(c) => Cmd::Unzip(c.clone()),
             Cmd::Use(d) => Cmd::Use(d.clone()),
             Cmd::Unit(e, t) => Cmd::Unit(e.clone(), t.clone()),
             Cmd::Reshape { shape, array, loc } => {
@@ -117,7 +121,7 @@ impl Drop for Cmd {
         let take = |c: &mut Cmd, stack: &mut Vec<Cmd>| match c {
             Cmd::Let(a, b) => stack.extend([leaf(a), leaf(b)]),
             Cmd::Tuple(cs) => stack.append(cs),
-            Cmd::Prj(_, c) | Cmd::Reshape { array: c, .. } => stack.push(leaf(c)),
+            Cmd::Prj(_, c) | Cmd::Unzip(c) | Cmd::Reshape { array: c, .. } => stack.push(leaf(c)),
             Cmd::Acond { then_, else_, .. } => stack.extend([leaf(then_), leaf(else_)]),
             Cmd::Awhile { pred, body, init } => stack.extend([leaf(pred), leaf(body), leaf(init)]),
             Cmd::Var(_) | Cmd::Use(_) | Cmd::Unit(..) | Cmd::Kernel(_) => {}

@@ -101,6 +101,11 @@ impl Printer {
                 self.cmd(c, deeper, out);
                 out.push(')');
             }
+            Cmd::Unzip(c) => {
+                out.push_str("unzip (");
+                self.cmd(c, deeper, out);
+                out.push(')');
+            }
             Cmd::Use(d) => {
                 let _ = write!(out, "use (Array {:?} {})", d.shape(), d.elt_ty());
             }

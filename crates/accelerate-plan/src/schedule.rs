@@ -76,6 +76,14 @@ impl Scheduler {
                 };
                 (Cmd::Prj(*i, Box::new(c)), ty)
             }
+            AccKind::Unzip(t) => {
+                let (c, ty) = self.acc(t)?;
+                let ty = match ty.array().and_then(ArrayTy::unzipped) {
+                    Some(t) => t,
+                    None => return Err(internal(format!("unzip of {ty}"))),
+                };
+                (Cmd::Unzip(Box::new(c)), ty)
+            }
             AccKind::Use(d) => (Cmd::Use(d.clone()), ArraysTy::Array(d.ty())),
             AccKind::Unit(e) => {
                 let elt = exp_ty(e, &mut Vec::new(), &self.aenv).map_err(internal)?;

@@ -70,6 +70,10 @@ impl Verifier<'_> {
                 ArraysTy::Tuple(ts) if *i < ts.len() => Ok(ts[*i].clone()),
                 other => Err(format!("projection {i} out of {other}")),
             },
+            Cmd::Unzip(c) => match self.cmd(c)? {
+                ArraysTy::Array(a) if a.unzipped().is_some() => Ok(a.unzipped().expect("tuples")),
+                other => Err(format!("unzip of {other}, not an array of tuples")),
+            },
             Cmd::Use(d) => {
                 let n: usize = d.shape().iter().product();
                 if d.buffers().len() != d.elt_ty().leaves().len() || d.buffers().iter().any(|b| b.len() != n)

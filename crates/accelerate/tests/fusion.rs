@@ -13,8 +13,10 @@ use accelerate::{compile_with, explain_with, run_with, stats_with, Config, Stats
 use accelerate_programs::dotp;
 use common::callput;
 
+/// Fusion alone: clustering siblings into multi-output kernels, the
+/// phase after it, has its own tests (`tests/clusters.rs`).
 fn fused() -> Config {
-    Config::default()
+    Config::default().with_clusters(false)
 }
 
 fn unfused() -> Config {

@@ -173,6 +173,42 @@ impl<D: Device> Machine for OnDevice<'_, D> {
         DeviceArray { shape: dims, elt: a.elt.clone(), stored: a.stored.clone(), host }
     }
 
+    fn unzip(&self, a: DeviceArray<D>) -> Result<Vec<DeviceArray<D>>> {
+        let EltTy::Tuple(parts) = a.elt.clone() else {
+            return Err(Error::Internal("unzip of an array of no tuples".into()));
+        };
+        let host = a.host.get().cloned();
+        match Arc::try_unwrap(a.stored) {
+            // a kernel's fresh result: its buffers are shared out
+            Ok(mut stored) => {
+                let mut bufs = std::mem::take(&mut stored.bufs).into_iter();
+                let host_parts = match host {
+                    Some(h) => crate::host::unzip_host(h)?.into_iter().map(Some).collect(),
+                    None => vec![None; parts.len()],
+                };
+                Ok(parts
+                    .into_iter()
+                    .zip(host_parts)
+                    .map(|(elt, h)| {
+                        let own = bufs.by_ref().take(elt.leaves().len()).collect();
+                        let host = Arc::new(OnceLock::new());
+                        if let Some(h) = h {
+                            let _ = host.set(h);
+                        }
+                        let stored = Arc::new(Stored { mem: stored.mem.clone(), bufs: own });
+                        DeviceArray { shape: a.shape.clone(), elt, stored, host }
+                    })
+                    .collect())
+            }
+            // held elsewhere too: through the host
+            Err(stored) => {
+                let whole = DeviceArray { shape: a.shape, elt: a.elt, stored, host: a.host };
+                let h = whole.host()?.clone();
+                crate::host::unzip_host(h)?.into_iter().map(|p| self.upload(p)).collect()
+            }
+        }
+    }
+
     fn kernel(&self, k: &Kernel, env: &Env<DeviceArray<D>>) -> Result<DeviceArray<D>> {
         let inputs = k.inputs.iter().map(|&v| env.array(v).cloned()).collect::<Result<Vec<_>>>()?;
         let grid = lock(self.mem).device().blocks() as usize;

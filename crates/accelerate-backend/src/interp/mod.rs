@@ -194,6 +194,19 @@ impl Interp {
                 ArraysVal::Tuple(mut vs) if *i < vs.len() => Ok(vs.swap_remove(*i)),
                 _ => Err(Error::Internal(format!("array projection {i} of a non-tuple"))),
             },
+            AccKind::Unzip(t) => match self.acc(t)? {
+                ArraysVal::Array(a) => {
+                    // a kernel's tuples were written as its components
+                    let counted = self.written.arrays.iter().rposition(|w| Arc::ptr_eq(w, &a));
+                    counted.map(|i| self.written.arrays.remove(i));
+                    let parts = crate::host::unzip_host(a)?;
+                    if counted.is_some() {
+                        self.written.arrays.extend(parts.iter().cloned());
+                    }
+                    Ok(ArraysVal::Tuple(parts.into_iter().map(ArraysVal::Array).collect()))
+                }
+                ArraysVal::Tuple(_) => Err(Error::Internal("unzip of a tuple of arrays".into())),
+            },
             AccKind::Use(d) => Ok(ArraysVal::Array(d.clone())),
             AccKind::Unit(e) => {
                 let v = self.scalars().eval(e, &mut Vec::new())?;

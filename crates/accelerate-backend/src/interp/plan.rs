@@ -67,6 +67,10 @@ impl Machine for Interpreted {
         Ok(a)
     }
 
+    fn unzip(&self, a: Arc<ArrayData>) -> Result<Vec<Arc<ArrayData>>> {
+        crate::host::unzip_host(a)
+    }
+
     fn reshaped(&self, a: &Arc<ArrayData>, dims: Vec<usize>) -> Arc<ArrayData> {
         Arc::new(a.reshaped(dims))
     }

@@ -176,6 +176,23 @@ pub struct ArrayTy {
     pub elt: EltTy,
 }
 
+impl ArrayTy {
+    /// The type of `unzip` of an array of this type: the arrays of its
+    /// elements' components, of its rank. `None` unless the elements are
+    /// tuples.
+    pub fn unzipped(&self) -> Option<ArraysTy> {
+        match &self.elt {
+            EltTy::Tuple(parts) => Some(ArraysTy::Tuple(
+                parts
+                    .iter()
+                    .map(|elt| ArraysTy::Array(ArrayTy { rank: self.rank, elt: elt.clone() }))
+                    .collect(),
+            )),
+            EltTy::Scalar(_) => None,
+        }
+    }
+}
+
 impl fmt::Display for ArrayTy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Array DIM{} {}", self.rank, self.elt)

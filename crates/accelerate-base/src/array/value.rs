@@ -489,6 +489,26 @@ impl ArrayData {
         std::mem::take(&mut self.buffers)
     }
 
+    /// The arrays of the components of its (tuple) elements, of its shape:
+    /// its buffers, split by the components' leaves (struct-of-arrays
+    /// storage makes this a move, Note [Multi-output kernels] in
+    /// `opt/cluster`). `None` unless the elements are tuples.
+    pub fn unzip(self: Arc<Self>) -> Option<Vec<ArrayData>> {
+        let EltTy::Tuple(parts) = self.elt.clone() else { return None };
+        // a fresh kernel result has no other owner: its buffers move
+        let (shape, buffers) = match Arc::try_unwrap(self) {
+            Ok(d) => (d.shape.clone(), d.into_buffers()),
+            Err(shared) => (shared.shape.clone(), shared.buffers.clone()),
+        };
+        let mut out = Vec::with_capacity(parts.len());
+        let mut rest = buffers.into_iter();
+        for p in parts {
+            let bufs: Vec<Buffer> = rest.by_ref().take(p.leaves().len()).collect();
+            out.push(ArrayData::from_buffers(shape.clone(), p, bufs)?);
+        }
+        Some(out)
+    }
+
     pub fn len(&self) -> usize {
         self.shape.iter().product()
     }

@@ -424,10 +424,16 @@ impl Cunctation {
         if self.is_done() {
             return self.compute(loc);
         }
+        OpenAcc::new(AccKind::Delayed(self.into_delayed(rank, loc)), loc)
+    }
+
+    /// The delayed array of its elements, for an array of `rank`
+    /// dimensions (of a manifest array too: reads of it).
+    pub(crate) fn into_delayed(self, rank: usize, loc: SrcLoc) -> DelayedArray {
         let shape = self.shape(loc);
         let index = Fun { params: vec![EltTy::shape(rank)], body: self.index_at(var(0, loc), loc) };
         let linear = self.into_linear_fun(rank, loc);
-        OpenAcc::new(AccKind::Delayed(DelayedArray { shape, index, linear }), loc)
+        DelayedArray { shape, index, linear }
     }
 
     /// The function from a row-major position to the element, for an

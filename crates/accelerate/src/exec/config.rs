@@ -14,12 +14,15 @@
 //!   recovery), `no-exp-sharing` (no scalar sharing recovery),
 //!   `no-simplify` (no simplifier), `no-cse` (no common-subexpression
 //!   elimination in the simplifier), `no-fusion` (no array fusion: every
-//!   operation writes its result to memory). For ablations only: without
+//!   operation writes its result to memory), `no-ilp` (no clustering of
+//!   sibling operations into multi-output kernels, `trafo::cluster`:
+//!   fusion as ICFP'13 has it). For ablations only: without
 //!   sharing recovery, shared work is repeated. And `fast-math`
 //!   (`Config::with_fast_math`): the CPU backend relaxes the float rules
 //!   as docs/semantics.md says ("Fast-math mode").
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
-//!   `fusion`, `plan`, or `all`) whose IR (or plan) is printed to standard error; `c` prints
+//!   `fusion`, `cluster`, `plan`, or `all`) whose IR (or plan) is printed to standard error;
+//!   `ilp` prints each clustering problem's size, solve time and outcome; `c` prints
 //!   the C source the CPU backend generates, `cuda` the CUDA backend's.
 //!
 //! Each backend has its own options (`CpuOptions`, `CudaOptions`), carried
@@ -51,6 +54,7 @@ pub use crate::backend::cpu::CpuOptions;
 #[cfg(feature = "cuda")]
 pub use crate::backend::cuda::{CudaDevice, CudaOptions};
 use crate::backend::CacheDir;
+use crate::trafo::cluster::ClusterOptions;
 use accelerate_embed::SharingOptions;
 use std::path::PathBuf;
 
@@ -107,6 +111,9 @@ pub struct Config {
     pub cse: bool,
     /// Run array fusion (`trafo::fusion`).
     pub fusion: bool,
+    /// Cluster sibling operations into multi-output kernels after fusion
+    /// (`trafo::cluster`); its solver's settings.
+    pub cluster: Option<ClusterOptions>,
     /// Phases whose IR is printed to standard error.
     pub dump: Vec<String>,
     /// The CPU backend's options.
@@ -129,6 +136,7 @@ impl Default for Config {
             simplify: true,
             cse: true,
             fusion: true,
+            cluster: Some(ClusterOptions::default()),
             dump: Vec::new(),
             cpu,
             #[cfg(feature = "cuda")]
@@ -271,10 +279,11 @@ impl Config {
                 "no-simplify" => c.simplify = false,
                 "no-cse" => c.cse = false,
                 "no-fusion" => c.fusion = false,
+                "no-ilp" => c.cluster = None,
                 "fast-math" => c = c.with_fast_math(true),
                 other => {
                     return Err(Error::Config(format!(
-                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion, fast-math)"
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion, no-ilp, fast-math)"
                     )))
                 }
             }
@@ -300,6 +309,13 @@ impl Config {
 
     pub fn with_fusion(mut self, on: bool) -> Config {
         self.fusion = on;
+        self
+    }
+
+    /// Clustering into multi-output kernels on (with the default solver
+    /// settings) or off (`no-ilp`).
+    pub fn with_clusters(mut self, on: bool) -> Config {
+        self.cluster = on.then(ClusterOptions::default);
         self
     }
 

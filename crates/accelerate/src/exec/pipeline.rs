@@ -1,6 +1,6 @@
 //! The compiler pipeline, as one visible list of phases (Note [The
 //! pipeline]): graph -> sharing recovery -> lifting (only for nested data
-//! parallelism) -> simplify -> fusion -> schedule -> plan. Each phase's output is verified, timed, and can be dumped.
+//! parallelism) -> simplify -> fusion -> cluster -> schedule -> plan. Each phase's output is verified, timed, and can be dumped.
 //!
 //! Note [The pipeline]
 //! sharing recovery (trafo::convert, ICFP'13 §3), the lifting
@@ -9,7 +9,9 @@
 //! simplification
 //! (trafo::simplify, with common-subexpression elimination, trafo::cse),
 //! array fusion (trafo::fusion, ICFP'13 §4, followed by the simplifier
-//! again): functions from IR to IR; then scheduling (plan::schedule), from
+//! again), clustering of siblings into multi-output kernels
+//! (trafo::cluster, the optimal fusion thesis; after fusion, unless
+//! `no-ilp`): functions from IR to IR; then scheduling (plan::schedule), from
 //! the fused IR to the plan that every backend consumes (code generation
 //! is the backend's). Every phase is listed in `compile_graph`, in order.
 
@@ -85,6 +87,19 @@ pub(crate) fn compile_graph(
             prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
         }
         finish(&mut phases, "fusion", prog, t, config)?;
+        if let Some(opts) = &config.cluster {
+            let t = Instant::now();
+            let prog = phases.last().map(|p| p.ir.clone()).expect("fusion ran");
+            let (mut prog, report) = crate::trafo::cluster::cluster_program(prog, opts)?;
+            if config.dumps("ilp") {
+                eprint!("== ilp ==\n{report}");
+            }
+            if config.simplify && report.clusters > 0 {
+                // members read the same elements: one read, by CSE
+                prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
+            }
+            finish(&mut phases, "cluster", prog, t, config)?;
+        }
     }
     let t = Instant::now();
     let plan = plan::schedule(&phases.last().expect("sharing recovery ran").ir)?;

@@ -1,0 +1,186 @@
+//! Clustering into multi-output kernels (`trafo::cluster`, the optimal
+//! fusion thesis): sibling operations over one loop share a kernel, the
+//! clustering chosen by an ILP. Each program is checked with clustering
+//! and without (`no-ilp`, ICFP'13 fusion alone) against plain Rust, with
+//! the kernels and intermediate bytes `stats` counts; the plans are
+//! snapshots.
+//!
+//! The whole property suite also runs with clustering on (the default)
+//! and, in `.ci/run`, with `ACCELERATE_FLAGS=no-ilp`.
+
+use accelerate::prelude::*;
+use accelerate::{compile_with, explain_with, stats_with, Config, Stats};
+
+fn ilp() -> Config {
+    Config::from_env().unwrap().with_clusters(true)
+}
+
+fn no_ilp() -> Config {
+    Config::from_env().unwrap().with_clusters(false)
+}
+
+fn vector(n: usize, f: impl Fn(usize) -> f32) -> Vector<f32> {
+    Vector::from_elems((0..n).map(f).collect())
+}
+
+/// The plan's text.
+fn plan<A: Arrays>(acc: &Acc<A>) -> String {
+    let all = explain_with(acc, &ilp()).unwrap();
+    all.split("== plan ==").nth(1).expect("a plan").to_string()
+}
+
+fn sum_and_squares(xs: &Acc<Vector<f32>>) -> Acc<(Scalar<f32>, Scalar<f32>)> {
+    let s = xs.sum();
+    let s2 = xs.map(|x| x * x).sum();
+    lift_acc((s, s2))
+}
+
+#[test]
+fn mean_and_variance_read_the_vector_once() {
+    // small integers: every partial sum is exact in f32, whatever the order
+    let xs = vector(100_000, |i| (i % 9) as f32);
+    let acc = sum_and_squares(&use_array(xs.clone()));
+    let on = stats_with(&acc, &ilp()).unwrap();
+    let off = stats_with(&acc, &no_ilp()).unwrap();
+    assert_eq!(on, Stats { kernels: 1, launches: 1, intermediate_arrays: 0, intermediate_bytes: 0 });
+    assert_eq!(off, Stats { kernels: 2, launches: 2, intermediate_arrays: 0, intermediate_bytes: 0 });
+    insta::assert_snapshot!(plan(&acc));
+    let want: (f32, f32) = (xs.to_vec().iter().sum(), xs.to_vec().iter().map(|x| x * x).sum());
+    for config in [ilp(), no_ilp()] {
+        let p = compile_with(|xs: Acc<Vector<f32>>| sum_and_squares(&xs), config).unwrap();
+        let (s, s2) = p.run(&xs).unwrap();
+        assert_eq!((s.value(), s2.value()), want);
+        // and on every size, empty included
+        for n in [0, 1, 17, 1000] {
+            let ys = vector(n, |i| (i % 5) as f32);
+            let (s, s2) = p.run(&ys).unwrap();
+            let v = ys.to_vec();
+            assert_eq!((s.value(), s2.value()), (v.iter().sum(), v.iter().map(|x| x * x).sum()), "n = {n}");
+        }
+    }
+}
+
+#[test]
+fn two_maps_of_one_array_are_one_loop() {
+    let xs = vector(1000, |i| i as f32);
+    let f = |xs: Acc<Vector<f32>>| lift_acc((xs.map(|x| x * 2.0), xs.map(|x| x + 1.0)));
+    let acc = f(use_array(xs.clone()));
+    let on = stats_with(&acc, &ilp()).unwrap();
+    let off = stats_with(&acc, &no_ilp()).unwrap();
+    assert_eq!((on.kernels, off.kernels), (1, 2));
+    for config in [ilp(), no_ilp()] {
+        let p = compile_with(f, config).unwrap();
+        let (a, b) = p.run(&xs).unwrap();
+        let v = xs.to_vec();
+        assert_eq!(a.to_vec(), v.iter().map(|x| x * 2.0).collect::<Vec<_>>());
+        assert_eq!(b.to_vec(), v.iter().map(|x| x + 1.0).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_fold_that_needs_its_sibling_is_not_in_its_loop() {
+    // both fold xs, but the second reads the first's result
+    let f = |xs: Acc<Vector<f32>>| {
+        let s = xs.sum();
+        let total = s.clone();
+        let t = xs.map(move |x| x / total.the()).sum();
+        lift_acc((s, t))
+    };
+    let xs = vector(64, |i| (i % 4) as f32);
+    let acc = f(use_array(xs.clone()));
+    assert_eq!(stats_with(&acc, &ilp()).unwrap().kernels, 2);
+    let p = compile_with(f, ilp()).unwrap();
+    let (s, t) = p.run(&xs).unwrap();
+    let total: f32 = xs.to_vec().iter().sum();
+    assert_eq!(s.value(), total);
+    assert_eq!(t.value(), xs.to_vec().iter().map(|x| x / total).sum::<f32>());
+}
+
+/// The thesis' `normalise2` (§4, Figure 4): its optimal clustering puts
+/// `ys1` and `ys2` in one loop; the scan, a consumer, stays a kernel.
+fn normalise2(xs: &Acc<Vector<f32>>) -> Acc<(Vector<f32>, Vector<f32>)> {
+    let sum1 = xs.sum();
+    let scn = xs.scanl(0.0, |a, b| a + b);
+    let sum2 = scn.sum();
+    let ys1 = xs.map(move |x| x / sum1.the());
+    let ys2 = xs.map(move |x| x / sum2.the());
+    lift_acc((ys1, ys2))
+}
+
+#[test]
+fn normalise2_maps_share_a_loop() {
+    // small integers: the sums and prefix sums are exact in f32
+    let xs = vector(100, |i| ((i * 7) % 10) as f32);
+    let acc = normalise2(&use_array(xs.clone()));
+    let on = stats_with(&acc, &ilp()).unwrap();
+    let off = stats_with(&acc, &no_ilp()).unwrap();
+    assert_eq!((on.kernels, off.kernels), (4, 5), "{on:?} {off:?}");
+    assert!(on.intermediate_bytes <= off.intermediate_bytes);
+    let v = xs.to_vec();
+    let sum1: f32 = v.iter().sum();
+    let mut run = 0.0;
+    let scn: Vec<f32> = std::iter::once(0.0)
+        .chain(v.iter().map(|x| {
+            run += x;
+            run
+        }))
+        .collect();
+    let sum2: f32 = scn.iter().sum();
+    for config in [ilp(), no_ilp()] {
+        let p = compile_with(|xs: Acc<Vector<f32>>| normalise2(&xs), config).unwrap();
+        let (a, b) = p.run(&xs).unwrap();
+        assert_eq!(a.to_vec(), v.iter().map(|x| x / sum1).collect::<Vec<_>>());
+        assert_eq!(b.to_vec(), v.iter().map(|x| x / sum2).collect::<Vec<_>>());
+    }
+}
+
+/// `steps` rounds of a sum and a sum of squares of a vector, then the
+/// vector scaled by both: 3 operations a round, a sibling pair in each.
+fn rounds(xs: &Acc<Vector<f32>>, steps: usize) -> Acc<Vector<f32>> {
+    let mut x = xs.clone();
+    for _ in 0..steps {
+        let s = x.sum();
+        let q = x.map(|v| v * v).sum();
+        x = x.map(move |v| v * 0.5 + s.the() * 0.25 - q.the() * 0.125);
+    }
+    x
+}
+
+/// The clustering phase run on the fused IR of a program (compiled with
+/// `no-ilp`), with its report.
+fn cluster_report(
+    f: impl Fn(Acc<Vector<f32>>) -> Acc<Vector<f32>>,
+    opts: &accelerate::trafo::cluster::ClusterOptions,
+) -> accelerate::trafo::cluster::Report {
+    let p = compile_with(f, no_ilp().with_backend(accelerate::Backend::Interpreter)).unwrap();
+    let fused = p.phases().last().unwrap().ir.clone();
+    let (clustered, report) = accelerate::trafo::cluster::cluster_program(fused, opts).unwrap();
+    accelerate::ir::verify::verify_program(&clustered, "cluster").unwrap();
+    report
+}
+
+#[test]
+fn solve_times_of_synthetic_programs_and_the_greedy_fallback() {
+    use accelerate::trafo::cluster::ClusterOptions;
+    let opts = ClusterOptions::default();
+    // 80 rounds, 240 candidates: the ILP
+    let r = cluster_report(|xs| rounds(&xs, 80), &opts);
+    println!("80 rounds:\n{r}");
+    assert_eq!(r.clusters, 80, "{r}");
+    assert!(r.blocks.iter().all(|b| b.candidates <= opts.max_ilp && b.variables > 0), "{r}");
+    // 170 rounds, 510 operations: over the ILP's size, greedily
+    let r = cluster_report(|xs| rounds(&xs, 170), &opts);
+    println!("170 rounds:\n{r}");
+    assert_eq!(r.clusters, 170, "{r}");
+    assert!(r.blocks.iter().all(|b| b.outcome.starts_with("greedy")), "{r}");
+    // no time for the solver: the greedy clustering, and the same clusters
+    let none = ClusterOptions { time_limit: std::time::Duration::ZERO, ..ClusterOptions::default() };
+    let r = cluster_report(|xs| rounds(&xs, 20), &none);
+    assert_eq!(r.clusters, 20, "{r}");
+    assert!(r.blocks.iter().all(|b| b.outcome.starts_with("greedy")), "{r}");
+    // and the program runs the same either way
+    let xs = vector(300, |i| (i % 3) as f32);
+    let want = compile_with(|xs: Acc<Vector<f32>>| rounds(&xs, 6), no_ilp()).unwrap().run(&xs).unwrap();
+    let got = compile_with(|xs: Acc<Vector<f32>>| rounds(&xs, 6), ilp()).unwrap().run(&xs).unwrap();
+    assert_eq!(got.to_vec(), want.to_vec());
+}
