@@ -11,12 +11,15 @@
 use accelerate::prelude::*;
 use accelerate::{compile_with, explain_with, stats_with, Config, Stats};
 
+/// The environment's backend, with fusion and clustering on whatever
+/// `ACCELERATE_FLAGS` says (CI runs this file with `no-fusion` and with
+/// `no-ilp` too).
 fn ilp() -> Config {
-    Config::from_env().unwrap().with_clusters(true)
+    Config::from_env().unwrap().with_fusion(true).with_clusters(true)
 }
 
 fn no_ilp() -> Config {
-    Config::from_env().unwrap().with_clusters(false)
+    Config::from_env().unwrap().with_fusion(true).with_clusters(false)
 }
 
 fn vector(n: usize, f: impl Fn(usize) -> f32) -> Vector<f32> {
@@ -183,4 +186,47 @@ fn solve_times_of_synthetic_programs_and_the_greedy_fallback() {
     let want = compile_with(|xs: Acc<Vector<f32>>| rounds(&xs, 6), no_ilp()).unwrap().run(&xs).unwrap();
     let got = compile_with(|xs: Acc<Vector<f32>>| rounds(&xs, 6), ilp()).unwrap().run(&xs).unwrap();
     assert_eq!(got.to_vec(), want.to_vec());
+}
+
+/// Kernels and intermediate bytes of a program with clustering and
+/// without.
+fn both<A: Arrays>(acc: &Acc<A>) -> (Stats, Stats) {
+    (stats_with(acc, &ilp()).unwrap(), stats_with(acc, &no_ilp()).unwrap())
+}
+
+#[test]
+fn no_corpus_program_has_more_kernels_or_intermediate_bytes_with_clusters() {
+    use accelerate_programs as progs;
+    let v = |n: usize| use_array(vector(n, |i| (i % 17) as f32 - 8.0));
+    let m = |r: usize, c: usize| {
+        let elems = (0..r * c).map(|i| (i % 13) as f32).collect();
+        use_array(Matrix::from_vec(Snoc(Snoc(Z, r as i64), c as i64), elems).unwrap())
+    };
+    let points = use_array(Vector::from_elems(progs::kmeans::clustered_points(500, 4, 1)));
+    let init = use_array(Vector::from_elems(progs::kmeans::initial_centroids(
+        &progs::kmeans::clustered_points(500, 4, 1),
+        4,
+    )));
+    let bodies = use_array(Vector::from_elems(progs::nbody::initial_bodies(64, 2)));
+    let options = use_array(Vector::from_elems(progs::blackscholes::random_options(100)));
+    let mut seen = Vec::new();
+    let mut check = |name: &str, (on, off): (Stats, Stats)| {
+        assert!(
+            on.kernels <= off.kernels && on.intermediate_bytes <= off.intermediate_bytes,
+            "{name}: {on:?} against {off:?}"
+        );
+        seen.push(format!("{name}: {} -> {} kernels", off.kernels, on.kernels));
+    };
+    check("dotp", both(&progs::dotp::dotp(&v(100), &v(100))));
+    check("saxpy", both(&progs::saxpy::saxpy(2.0, &v(100), &v(100))));
+    check("black_scholes", both(&progs::blackscholes::black_scholes(&options)));
+    check("nbody", both(&progs::nbody::step(&bodies, progs::nbody::PARAMS)));
+    check("figure_3", both(&progs::figure3::figure_3(&m(8, 8), 8)));
+    check("softmax", both(&progs::softmax::softmax(&m(6, 9))));
+    check("matmul", both(&progs::matmul::matmul(&m(5, 7), &m(7, 3))));
+    check("kmeans", both(&progs::kmeans::kmeans(&points, &init)));
+    check("histogram", both(&progs::histogram::histogram(&v(300), 16)));
+    check("filter", both(&progs::filter::filter_above(&v(300), 0.5)));
+    check("jacobi", both(&progs::stencil::jacobi_step(&m(9, 9))));
+    println!("{}", seen.join("\n"));
 }
