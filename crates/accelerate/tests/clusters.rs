@@ -230,3 +230,20 @@ fn no_corpus_program_has_more_kernels_or_intermediate_bytes_with_clusters() {
     check("jacobi", both(&progs::stencil::jacobi_step(&m(9, 9))));
     println!("{}", seen.join("\n"));
 }
+
+#[test]
+fn a_histograms_counts_and_ranges_are_one_pass() {
+    use accelerate_programs::histogram::{histogram, histogram_ref, histogram_values};
+    let xs = Vector::from_elems(histogram_values(5000, 7));
+    let acc = histogram(&use_array(xs.clone()), 16);
+    let (on, off) = both(&acc);
+    // one permute (and the tuples of its defaults) against two of each
+    assert_eq!((on.kernels, off.kernels), (2, 4), "{on:?} {off:?}");
+    let (counts, ranges) = histogram_ref(&xs.to_vec(), 16);
+    for config in [ilp(), no_ilp()] {
+        let p = compile_with(|xs: Acc<Vector<f32>>| histogram(&xs, 16), config).unwrap();
+        let (c, r) = p.run(&xs).unwrap();
+        assert_eq!(c.to_vec(), counts);
+        assert_eq!(r.to_vec(), ranges);
+    }
+}

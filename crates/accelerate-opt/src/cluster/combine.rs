@@ -16,20 +16,43 @@ pub(crate) enum Kind {
     Fold { seeded: bool },
     /// A producer computed over its own shape.
     Generate,
+    /// A permute over its source's shape, into defaults of one shape by
+    /// one index function (so that its members send each element to the
+    /// same place, and fail together).
+    Permute,
 }
 
-/// The loop a candidate runs, as a delayed array over the shape it
-/// iterates: a fold's source, a producer's own elements. `rank` is the
-/// rank of the candidate's result. Only operations whose elements raise
-/// no error of their own are candidates (Note [Clusters and errors]).
-pub(crate) fn loop_of(a: &OpenAcc, rank: usize) -> Option<(Kind, DelayedArray)> {
-    let (kind, lp) = loop_any(a, rank)?;
-    let mut code = vec![&lp.index.body];
-    if let AccKind::Fold { f, seed, .. } = &a.kind {
-        code.push(&f.body);
-        code.extend(seed);
+/// The loop a candidate runs.
+pub(crate) struct Loop {
+    pub kind: Kind,
+    /// What it iterates, as a delayed array: a fold's or a permute's
+    /// source, a producer's own elements.
+    pub src: DelayedArray,
+    /// Scalar terms that must be the same for members of one cluster,
+    /// besides the loop's shape: a permute's index function and the shape
+    /// of its defaults.
+    pub same: Vec<OpenExp>,
+    /// A permute's defaults, as a delayed array.
+    pub defaults: Option<DelayedArray>,
+}
+
+/// The loop of a candidate whose result has rank `rank`. Only operations
+/// whose elements raise no error of their own are candidates (Note
+/// [Clusters and errors]); a permute's index function may, since its
+/// siblings have the same one.
+pub(crate) fn loop_of(a: &OpenAcc, rank: usize) -> Option<Loop> {
+    let lp = loop_any(a, rank)?;
+    let mut code = vec![&lp.src.index.body];
+    code.extend(lp.defaults.iter().map(|d| &d.index.body));
+    match &a.kind {
+        AccKind::Fold { f, seed, .. } => {
+            code.push(&f.body);
+            code.extend(seed);
+        }
+        AccKind::Permute { combine, .. } => code.push(&combine.body),
+        _ => {}
     }
-    (!code.into_iter().any(raises_in)).then_some((kind, lp))
+    (!code.into_iter().any(raises_in)).then_some(lp)
 }
 
 /// Whether a scalar term has an operation that can raise an error.
@@ -44,32 +67,49 @@ fn raises_in(e: &OpenExp) -> bool {
     false
 }
 
-fn loop_any(a: &OpenAcc, rank: usize) -> Option<(Kind, DelayedArray)> {
+/// A manifest producer, or an array variable, as a delayed array.
+fn delayed(a: &OpenAcc, rank: usize) -> Option<DelayedArray> {
+    match &a.kind {
+        AccKind::Delayed(d) => Some(d.clone()),
+        _ => Cunctation::of_manifest(a.clone()).ok().map(|c| c.into_delayed(rank, a.loc)),
+    }
+}
+
+fn loop_any(a: &OpenAcc, rank: usize) -> Option<Loop> {
+    let plain = |kind, src| Some(Loop { kind, src, same: Vec::new(), defaults: None });
     match &a.kind {
         AccKind::Fold { seed, array, .. } => {
-            let src = match &array.kind {
-                AccKind::Delayed(d) => d.clone(),
-                AccKind::Var(v) => Cunctation::Done(*v).into_delayed(rank + 1, array.loc),
-                _ => return None,
-            };
-            Some((Kind::Fold { seeded: seed.is_some() }, src))
+            plain(Kind::Fold { seeded: seed.is_some() }, delayed(array, rank + 1)?)
         }
         AccKind::Generate { .. } | AccKind::Map { .. } | AccKind::Backpermute { .. } => {
             match Cunctation::of_manifest(a.clone()) {
-                Ok(c) if !c.is_done() => Some((Kind::Generate, c.into_delayed(rank, a.loc))),
+                Ok(c) if !c.is_done() => plain(Kind::Generate, c.into_delayed(rank, a.loc)),
                 _ => None,
             }
+        }
+        AccKind::Permute { defaults, index, source, .. } => {
+            // a source in a variable has a rank this does not know
+            let AccKind::Delayed(src) = &source.kind else { return None };
+            let defaults = delayed(defaults, rank)?;
+            let same = vec![index.body.clone(), defaults.shape.clone()];
+            Some(Loop { kind: Kind::Permute, src: src.clone(), same, defaults: Some(defaults) })
         }
         _ => None,
     }
 }
 
-/// Members of one kind over one shape (`loop_of` of each, in order) as
-/// one operation whose elements are the tuples of theirs.
-pub(crate) fn combine(kind: Kind, members: Vec<(OpenAcc, DelayedArray)>) -> OpenAcc {
+/// Members of one kind over one shape (each with its `loop_of`, in
+/// order) as one operation whose elements are the tuples of theirs.
+pub(crate) fn combine(kind: Kind, members: Vec<(OpenAcc, Loop)>) -> OpenAcc {
     let loc = members[0].0.loc;
-    let (terms, loops): (Vec<OpenAcc>, Vec<DelayedArray>) = members.into_iter().unzip();
-    let joined = zip(loops, loc);
+    let (terms, loops): (Vec<OpenAcc>, Vec<Loop>) = members.into_iter().unzip();
+    let mut defaults = Vec::new();
+    let mut srcs = Vec::new();
+    for lp in loops {
+        srcs.push(lp.src);
+        defaults.extend(lp.defaults);
+    }
+    let joined = zip(srcs, loc);
     let kind = match kind {
         Kind::Generate => AccKind::Generate { shape: joined.shape, f: joined.index },
         Kind::Fold { .. } => {
@@ -83,6 +123,23 @@ pub(crate) fn combine(kind: Kind, members: Vec<(OpenAcc, DelayedArray)>) -> Open
             let seed = (!seeds.is_empty()).then(|| OpenExp::new(ExpKind::Tuple(seeds), loc));
             let array = Box::new(OpenAcc::new(AccKind::Delayed(joined), loc));
             AccKind::Fold { f: tuple_fun(fs, loc), seed, array }
+        }
+        Kind::Permute => {
+            let (mut cs, mut index) = (Vec::new(), None);
+            for t in terms {
+                if let AccKind::Permute { combine, index: i, .. } = t.kind_owned() {
+                    cs.push(combine);
+                    index.get_or_insert(i);
+                }
+            }
+            let d = zip(defaults, loc);
+            let defaults = Box::new(OpenAcc::new(AccKind::Generate { shape: d.shape, f: d.index }, loc));
+            AccKind::Permute {
+                combine: tuple_fun(cs, loc),
+                defaults,
+                index: index.expect("a member"),
+                source: Box::new(OpenAcc::new(AccKind::Delayed(joined), loc)),
+            }
         }
     };
     OpenAcc::new(AccKind::Unzip(Box::new(OpenAcc::new(kind, loc))), loc)

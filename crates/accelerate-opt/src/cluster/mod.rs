@@ -5,17 +5,20 @@
 //! which has already fused every producer into its consumers where that
 //! repeats no work, so what is left to share is the loop of *siblings*:
 //! two folds of one array (a sum and a sum of squares), two maps of one
-//! array.
+//! array, two permutes of one array to the same places (a histogram's
+//! counts and ranges).
 //!
 //! Steps, for each block (a chain of lets: the program's body, an
 //! `acond` branch, an `awhile` function):
 //!
-//! 1. The candidates: each let-bound fold, and each producer left
-//!    manifest (`map`, `backpermute`, `generate`), with the loop it runs
-//!    (`combine::loop_of`: a fold's source, a producer's own shape) and
-//!    the arrays it reads. Two candidates of one kind whose loops have the
-//!    same shape (the same expression of the same arrays) and that read
-//!    an array in common are a *pair*: fusing them reads that array once.
+//! 1. The candidates: each let-bound fold and permute, and each producer
+//!    left manifest (`map`, `backpermute`, `generate`), with the loop it
+//!    runs (`combine::loop_of`: a fold's or permute's source, a
+//!    producer's own shape) and the arrays it reads. Two candidates of one
+//!    kind whose loops have the same shape (the same expression of the
+//!    same arrays; for permutes also the same index function and shape of
+//!    defaults) and that read an array in common are a *pair*: fusing them
+//!    reads that array once.
 //! 2. The problem (`ilp::Problem`): the pairs, and which candidates reach
 //!    which through the block's dependences; solved by the ILP of Note
 //!    [The clustering ILP] (`ilp::solve`, microlp behind `solver::Solver`)
@@ -38,7 +41,9 @@
 //! of tuples keeps one accumulator per member (its combining function is
 //! the members' functions side by side, commutative when each is, so the
 //! CPU backend's lanes still apply); a generate of tuples computes each
-//! member's element at each index. Every backend runs these as it runs
+//! member's element at each index; a permute of tuples sends each source
+//! element's tuple where the members' common index function says, into
+//! the tuples of their defaults. Every backend runs these as it runs
 //! any fold or generate: the only new command is `unzip`.
 //!
 //! Note [Clusters and errors]
@@ -168,8 +173,9 @@ struct Cx<'a> {
 struct Candidate {
     pos: usize,
     kind: Kind,
-    /// Its loop's shape, its array variables as levels (the same text for
-    /// the same shape anywhere in the block).
+    /// Its loop's shape (and what else must be the same: `Loop::same`),
+    /// its array variables as levels (the same text for the same terms
+    /// anywhere in the block).
     key: String,
     /// The array levels it reads, sorted.
     reads: Vec<usize>,
@@ -270,9 +276,14 @@ impl Cx<'_> {
         let mut cands: Vec<Candidate> = Vec::new();
         for (pos, (b, t)) in binds.iter().zip(tys).enumerate() {
             let found = t.array().and_then(|t| combine::loop_of(b, t.rank));
-            if let Some((kind, lp)) = found.filter(|_| cands.len() < MAX_CANDIDATES) {
-                let key = shape_key(&lp.shape, base + pos);
-                cands.push(Candidate { pos, kind, key, reads: levels_read(b, base + pos) });
+            if let Some(lp) = found.filter(|_| cands.len() < MAX_CANDIDATES) {
+                let size = base + pos;
+                let mut key = shape_key(&lp.src.shape, size);
+                for e in &lp.same {
+                    key.push('|');
+                    key.push_str(&shape_key(e, size));
+                }
+                cands.push(Candidate { pos, kind: lp.kind, key, reads: levels_read(b, size) });
             }
         }
         // pairs: one kind, one loop shape, an array read in common
@@ -495,8 +506,8 @@ fn rewrite(
             let mut b = slots[j].take().expect("each binding once");
             renumber(&mut b, base + j, here);
             let rank = tys[j].array().map_or(0, |t| t.rank);
-            let (k, lp) = combine::loop_of(&b, rank).expect("a candidate");
-            kind = k;
+            let lp = combine::loop_of(&b, rank).expect("a candidate");
+            kind = lp.kind;
             parts.push((b, lp));
         }
         out.push((combine::combine(kind, parts), locs[ms[0]]));
