@@ -19,8 +19,14 @@ fn check(name: &str) {
     let mut bench = (b.bench)(Size::Tiny).unwrap_or_else(|e| panic!("building {name}: {e}"));
     if b.compile.is_some() {
         let names: Vec<&str> = bench.variants.iter().map(|v| v.name).collect();
-        for want in ["accelerate", "accelerate-no-fusion", "accelerate-no-sharing", "rust-seq", "rust-rayon"]
-        {
+        for want in [
+            "accelerate",
+            "accelerate-no-fusion",
+            "accelerate-no-ilp",
+            "accelerate-no-sharing",
+            "rust-seq",
+            "rust-rayon",
+        ] {
             assert!(names.contains(&want), "{name} lacks {want}: {names:?}");
         }
     }
@@ -35,6 +41,11 @@ fn triad_variants_match_reference() {
 #[test]
 fn dotp_variants_match_reference() {
     check("dotp");
+}
+
+#[test]
+fn moments_variants_match_reference() {
+    check("moments");
 }
 
 #[test]
@@ -144,6 +155,7 @@ fn every_benchmark_is_tested_here() {
         "segsum",
         "stencil",
         "floyd",
+        "moments",
     ];
     for b in programs::ALL {
         assert!(tested.contains(&b.name), "add a test for {}", b.name);

@@ -37,6 +37,7 @@ pub mod histogram;
 pub mod kmeans;
 pub mod mandelbrot;
 pub mod matmul;
+pub mod moments;
 pub mod nbody;
 pub mod radixsort;
 pub mod rng;

@@ -33,6 +33,7 @@ pub mod kmeans;
 pub mod mandelbrot;
 pub mod matmul;
 pub mod matvec;
+pub mod moments;
 pub mod nbody;
 pub mod radixsort;
 pub mod rowsolve;
@@ -65,6 +66,7 @@ pub struct Benchmark {
 pub const ALL: &[Benchmark] = &[
     Benchmark { name: "triad", bench: triad::bench, compile: None },
     Benchmark { name: "dotp", bench: dotp::bench, compile: Some(dotp::compile_probe) },
+    Benchmark { name: "moments", bench: moments::bench, compile: Some(moments::compile_probe) },
     Benchmark { name: "saxpy", bench: saxpy::bench, compile: Some(saxpy::compile_probe) },
     Benchmark {
         name: "blackscholes",
@@ -96,13 +98,14 @@ pub fn find(name: &str) -> Option<&'static Benchmark> {
 /// the CPU backend, unless `ACCELERATE_BACKEND` names another (CI's
 /// passes on the interpreter run the tests' check of every program
 /// there). The compile-time probe compiles for the CPU backend always.
-pub fn accelerate_configs() -> [(&'static str, Config); 3] {
+pub fn accelerate_configs() -> [(&'static str, Config); 4] {
     let named = std::env::var("ACCELERATE_BACKEND").is_ok_and(|b| !b.is_empty());
     let backend = if named { Config::from_env().map_or(Backend::Cpu, |c| c.backend) } else { Backend::Cpu };
     let config = Config::default().with_backend(backend);
     [
         ("accelerate", config.clone()),
         ("accelerate-no-fusion", config.clone().with_fusion(false)),
+        ("accelerate-no-ilp", config.clone().with_clusters(false)),
         ("accelerate-no-sharing", config.with_sharing(false, false)),
     ]
 }
@@ -121,7 +124,7 @@ pub fn add_nested_variant<A: ProgramArgs + 'static, R: Arrays>(
     Ok(())
 }
 
-/// Adds ours and its two ablations to `bench`: `compile` converts the
+/// Adds ours and its three ablations to `bench`: `compile` converts the
 /// program for a configuration, `run` runs it on the benchmark's inputs,
 /// `check` compares its result with the reference.
 pub fn add_accelerate_variants<A: ProgramArgs + 'static, R: Arrays>(
