@@ -10,7 +10,7 @@ use accelerate_base::error::SrcLoc;
 use accelerate_ir::{AccKind, DelayedArray, ExpKind, Fun, OpenAcc, OpenExp};
 
 /// The loops a candidate may share.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Kind {
     /// A fold (with a seed or not) over its source's shape.
     Fold { seeded: bool },

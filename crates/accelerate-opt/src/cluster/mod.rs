@@ -169,6 +169,9 @@ struct Cx<'a> {
     report: Report,
 }
 
+/// Positions in a block: a cluster's members, or what a binding reads.
+type Group = Vec<usize>;
+
 /// A candidate of a block.
 struct Candidate {
     pos: usize,
@@ -260,7 +263,7 @@ impl Cx<'_> {
         let tys = env.split_off(base);
         r?;
         let entries = match self.clusters(&binds, &tys, base) {
-            Some(groups) => rewrite(binds, locs, &mut body, &tys, base, groups),
+            Some((groups, deps)) => rewrite(binds, locs, &mut body, &tys, base, groups, &deps),
             None => binds.into_iter().zip(locs).collect(),
         };
         *a = entries
@@ -271,8 +274,14 @@ impl Cx<'_> {
     }
 
     /// The clusters of a block's bindings, as groups of positions in the
-    /// block (clusters of two or more), or `None` when there are none.
-    fn clusters(&mut self, binds: &[OpenAcc], tys: &[ArraysTy], base: usize) -> Option<Vec<Vec<usize>>> {
+    /// block (clusters of two or more), with the positions each binding
+    /// reads (`deps`); `None` when there are no clusters.
+    fn clusters(
+        &mut self,
+        binds: &[OpenAcc],
+        tys: &[ArraysTy],
+        base: usize,
+    ) -> Option<(Vec<Group>, Vec<Group>)> {
         let mut cands: Vec<Candidate> = Vec::new();
         for (pos, (b, t)) in binds.iter().zip(tys).enumerate() {
             let found = t.array().and_then(|t| combine::loop_of(b, t.rank));
@@ -287,9 +296,9 @@ impl Cx<'_> {
             }
         }
         // pairs: one kind, one loop shape, an array read in common
-        let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+        let mut groups: BTreeMap<(Kind, String), Vec<usize>> = BTreeMap::new();
         for (i, c) in cands.iter().enumerate() {
-            let g = groups.entry((format!("{:?}", c.kind), c.key.clone())).or_default();
+            let g = groups.entry((c.kind, c.key.clone())).or_default();
             if g.len() < MAX_GROUP {
                 g.push(i);
             }
@@ -308,14 +317,22 @@ impl Cx<'_> {
         if pairs.is_empty() {
             return None;
         }
-        // which candidates reach each binding
+        // what each binding reads (a candidate's reads known already), and
+        // which candidates reach it
         let n = cands.len();
         let mut cand_at = vec![usize::MAX; binds.len()];
         cands.iter().enumerate().for_each(|(i, c)| cand_at[c.pos] = i);
+        let in_block = |levels: &[usize]| levels.iter().filter_map(|l| l.checked_sub(base)).collect();
+        let deps: Vec<Vec<usize>> = (0..binds.len())
+            .map(|pos| match cand_at[pos] {
+                usize::MAX => in_block(&levels_read(&binds[pos], base + pos)),
+                c => in_block(&cands[c].reads),
+            })
+            .collect();
         let mut anc_all: Vec<Bits> = Vec::with_capacity(binds.len());
-        for (pos, b) in binds.iter().enumerate() {
+        for ds in &deps {
             let mut s = Bits::new(n);
-            for d in deps(b, base, pos) {
+            for &d in ds {
                 let a = anc_all[d].clone();
                 s.union_with(&a);
                 if cand_at[d] != usize::MAX {
@@ -335,7 +352,7 @@ impl Cx<'_> {
         let groups: Vec<Vec<usize>> = by_root.into_values().filter(|g| g.len() > 1).collect();
         self.report.clusters += groups.len();
         self.report.members += groups.iter().map(Vec::len).sum::<usize>();
-        (!groups.is_empty()).then_some(groups)
+        (!groups.is_empty()).then_some((groups, deps))
     }
 }
 
@@ -395,11 +412,6 @@ fn levels_read(a: &OpenAcc, size: usize) -> Vec<usize> {
     out
 }
 
-/// The positions in its block of the bindings a binding at `pos` reads.
-fn deps(a: &OpenAcc, base: usize, pos: usize) -> Vec<usize> {
-    levels_read(a, base + pos).into_iter().filter_map(|l| l.checked_sub(base)).collect()
-}
-
 /// A shape expression at environment size `size` as text, its array
 /// variables as levels and without source locations: equal for the same
 /// shape of the same arrays anywhere in a block.
@@ -426,7 +438,8 @@ fn one_loc() -> SrcLoc {
 
 /// The block's bindings in a topological order of its clusters, each
 /// cluster bound as one operation and then each member as its part; the
-/// body's variables renumbered.
+/// body's variables renumbered. `deps[j]`: the positions binding `j` reads.
+#[allow(clippy::too_many_arguments)]
 fn rewrite(
     binds: Vec<OpenAcc>,
     locs: Vec<SrcLoc>,
@@ -434,6 +447,7 @@ fn rewrite(
     tys: &[ArraysTy],
     base: usize,
     groups: Vec<Vec<usize>>,
+    deps: &[Vec<usize>],
 ) -> Vec<(OpenAcc, SrcLoc)> {
     let n = binds.len();
     // every binding's group: a cluster, or itself
@@ -449,8 +463,8 @@ fn rewrite(
     // it can (the group whose first member comes first goes first)
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut indeg = vec![0usize; n];
-    for (j, b) in binds.iter().enumerate() {
-        for d in deps(b, base, j) {
+    for (j, ds) in deps.iter().enumerate() {
+        for &d in ds {
             let (gd, gj) = (group_of[d], group_of[j]);
             if gd != gj {
                 succ[gd].push(gj);
@@ -501,15 +515,14 @@ fn rewrite(
         // the cluster's operation, at the position before its members
         let here = base + new_pos[ms[0]] - 1;
         let mut parts = Vec::new();
-        let mut kind = Kind::Generate;
         for &j in ms {
             let mut b = slots[j].take().expect("each binding once");
             renumber(&mut b, base + j, here);
             let rank = tys[j].array().map_or(0, |t| t.rank);
             let lp = combine::loop_of(&b, rank).expect("a candidate");
-            kind = lp.kind;
             parts.push((b, lp));
         }
+        let kind = parts[0].1.kind;
         out.push((combine::combine(kind, parts), locs[ms[0]]));
         for (i, &j) in ms.iter().enumerate() {
             let loc = locs[j];
