@@ -122,8 +122,10 @@ pub(crate) trait Machine {
     /// its buffers, moved when nothing else holds them (a kernel's fresh
     /// result), else copied.
     fn unzip(&self, a: Self::Array) -> Result<Vec<Self::Array>>;
-    /// Runs kernel `k` in the environment `env`: its result.
-    fn kernel(&self, k: &Self::Kernel, env: &Env<Self::Array>) -> Result<Self::Array>;
+    /// Runs kernel `k` in the environment `env`: its result (an array,
+    /// or the pair of arrays of a fold that keeps its source's elements:
+    /// `plan::Kernel::result_ty`).
+    fn kernel(&self, k: &Self::Kernel, env: &Env<Self::Array>) -> Result<Value<Self::Array>>;
     /// The array variables a launch of `k` reads
     /// (`plan::Kernel::arrays_used`).
     fn uses<'k>(&self, k: &'k Self::Kernel) -> &'k [usize];
@@ -225,7 +227,7 @@ impl<M: Machine> Walker<'_, M> {
                     x = next?;
                 }
             }
-            Cmd::Kernel(k) => Ok(Value::Array(self.m.kernel(&self.kernels[*k], &self.env)?)),
+            Cmd::Kernel(k) => self.m.kernel(&self.kernels[*k], &self.env),
         }
     }
 

@@ -108,6 +108,7 @@ impl Dot {
                     | AccKind::Replicate { array: t, .. }
                     | AccKind::Slice { array: t, .. }
                     | AccKind::Fold { array: t, .. }
+                    | AccKind::FoldKeep { array: t, .. }
                     | AccKind::Scan { array: t, .. } => vec![(t, None)],
                     AccKind::ZipWith { a: x, b: y, .. } => vec![(x, None), (y, None)],
                     AccKind::FoldSeg { array, offsets, .. } => {

@@ -220,8 +220,11 @@ impl Printer {
                 out.push(' ');
                 self.exp_arg(slix, out);
             }
-            AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
-                let _ = write!(out, "{} ", a.op_name());
+            AccKind::Fold { f, seed, array }
+            | AccKind::FoldKeep { f, seed, array }
+            | AccKind::Scan { f, seed, array, .. } => {
+                let keep = if matches!(a.kind, AccKind::FoldKeep { .. }) { "_keep" } else { "" };
+                let _ = write!(out, "{}{keep} ", a.op_name());
                 self.fun_at(f, indent, out);
                 if let Some(z) = seed {
                     out.push(' ');

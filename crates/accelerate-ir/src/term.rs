@@ -148,6 +148,16 @@ pub enum AccKind {
         seed: Option<OpenExp>,
         array: Box<OpenAcc>,
     },
+    /// A fold that also keeps what it reads: the argument's elements are
+    /// pairs `(k, x)`, and the result is the pair of arrays `(map fst
+    /// array, fold f seed (map snd array))`. The clustering phase's
+    /// diagonal clusters (Note [Diagonal clusters] in `opt/cluster`): a
+    /// producer written in the loop of a fold that consumes it.
+    FoldKeep {
+        f: Fun,
+        seed: Option<OpenExp>,
+        array: Box<OpenAcc>,
+    },
     /// Reduce each segment of the innermost dimension: segment `i` of a row
     /// is its elements `offsets[i] .. offsets[i+1]`; `offsets` is a vector
     /// of `nseg + 1` non-decreasing positions from 0 to the row length.
@@ -334,6 +344,9 @@ impl OpenAcc {
             AccKind::Slice { .. } => "slice",
             AccKind::Fold { seed: Some(_), .. } => "fold",
             AccKind::Fold { seed: None, .. } => "fold1",
+            // named as the fold the user wrote (its errors are that fold's)
+            AccKind::FoldKeep { seed: Some(_), .. } => "fold",
+            AccKind::FoldKeep { seed: None, .. } => "fold1",
             AccKind::FoldSeg { seed: Some(_), .. } => "fold_seg",
             AccKind::FoldSeg { seed: None, .. } => "fold1_seg",
             AccKind::Scan { dir: Direction::Left, seed: Some(_), .. } => "scanl",
@@ -434,6 +447,7 @@ impl Drop for OpenAcc {
                 | AccKind::Replicate { array: t, .. }
                 | AccKind::Slice { array: t, .. }
                 | AccKind::Fold { array: t, .. }
+                | AccKind::FoldKeep { array: t, .. }
                 | AccKind::Scan { array: t, .. } => accs.push(*t),
                 AccKind::ZipWith { a, b, .. } => accs.extend([*a, *b]),
                 AccKind::FoldSeg { array, offsets, .. } => accs.extend([*array, *offsets]),

@@ -22,7 +22,8 @@
 //!    `map`/`zip_with` functions take the elements of their arrays;
 //!    `generate` and `backpermute` functions take an index of the result
 //!    rank, and `backpermute`'s returns an index of the source rank; `fold`
-//!    and scan operators are `(e, e) -> e` with a seed of type `e`;
+//!    and scan operators are `(e, e) -> e` with a seed of type `e`
+//!    (`fold_keep`'s argument has elements `(k, e)`);
 //!    `permute`'s combiner is `(e, e) -> e`, its index function takes a
 //!    source index and returns `(bool, index of the defaults' rank)`.
 //! 7. Shapes given to `generate`, `reshape` and `backpermute` are shapes
@@ -38,7 +39,7 @@
 //!    maps it to itself; `Let` binds and `Tuple`/`Prj` are well formed.
 //! 9. `Use` holds data whose buffers match its element type and shape.
 //! 10. A `Delayed` array (Note [Delayed arrays]) appears only as the array
-//!     argument of a consumer (`fold`, `fold_seg`'s array, a scan,
+//!     argument of a consumer (`fold`, `fold_keep`, `fold_seg`'s array, a scan,
 //!     `permute`'s source, a stencil's argument); its shape is a shape, its
 //!     index function maps an index of that rank, and its linear function
 //!     an `i64` position, to one element type.
@@ -273,6 +274,23 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<Ar
             check_operator(f, seed.as_ref(), &a.elt, aenv).map_err(|m| at(acc, m))?;
             let rank = if matches!(acc.kind, AccKind::Fold { .. }) { a.rank - 1 } else { a.rank };
             arr(ArrayTy { rank, elt: a.elt })
+        }
+        AccKind::FoldKeep { f, seed, array } => {
+            let a = arg(array, aenv, "the argument")?;
+            if a.rank == 0 {
+                return Err(at(acc, "the argument must have rank at least 1"));
+            }
+            let EltTy::Tuple(kx) = &a.elt else {
+                return Err(at(acc, format!("the argument's elements must be pairs, found {}", a.elt)));
+            };
+            let [k, x] = &kx[..] else {
+                return Err(at(acc, format!("the argument's elements must be pairs, found {}", a.elt)));
+            };
+            check_operator(f, seed.as_ref(), x, aenv).map_err(|m| at(acc, m))?;
+            Ok(ArraysTy::Tuple(vec![
+                ArraysTy::Array(ArrayTy { rank: a.rank, elt: k.clone() }),
+                ArraysTy::Array(ArrayTy { rank: a.rank - 1, elt: x.clone() }),
+            ]))
         }
         AccKind::FoldSeg { f, seed, array, offsets } => {
             let a = arg(array, aenv, "the argument")?;

@@ -118,6 +118,7 @@ pub fn each_exp(a: &OpenAcc, mut f: impl FnMut(&OpenExp)) {
         AccKind::Map { f: g, .. } | AccKind::ZipWith { f: g, .. } => fun(g, &mut f),
         AccKind::Replicate { slix, .. } | AccKind::Slice { slix, .. } => f(slix),
         AccKind::Fold { f: g, seed, array }
+        | AccKind::FoldKeep { f: g, seed, array }
         | AccKind::Scan { f: g, seed, array, .. }
         | AccKind::FoldSeg { f: g, seed, array, .. } => {
             fun(g, &mut f);
@@ -181,6 +182,7 @@ pub fn acc_children(a: &OpenAcc) -> Vec<&OpenAcc> {
         | AccKind::Replicate { array: t, .. }
         | AccKind::Slice { array: t, .. }
         | AccKind::Fold { array: t, .. }
+        | AccKind::FoldKeep { array: t, .. }
         | AccKind::Scan { array: t, .. } => vec![t],
         AccKind::ZipWith { a, b, .. } => vec![a, b],
         AccKind::FoldSeg { array, offsets, .. } => vec![array, offsets],
@@ -205,6 +207,7 @@ pub fn is_kernel(a: &OpenAcc) -> bool {
             | AccKind::Replicate { .. }
             | AccKind::Slice { .. }
             | AccKind::Fold { .. }
+            | AccKind::FoldKeep { .. }
             | AccKind::FoldSeg { .. }
             | AccKind::Scan { .. }
             | AccKind::Permute { .. }

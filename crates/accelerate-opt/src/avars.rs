@@ -39,7 +39,9 @@ pub fn parts_mut(a: &mut OpenAcc) -> Vec<Part<'_>> {
         AccKind::Replicate { slix, array, .. } | AccKind::Slice { slix, array, .. } => {
             vec![Exp(slix), Acc(array, 0)]
         }
-        AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
+        AccKind::Fold { f, seed, array }
+        | AccKind::FoldKeep { f, seed, array }
+        | AccKind::Scan { f, seed, array, .. } => {
             let mut v = vec![Fun(f)];
             v.extend(seed.iter_mut().map(Exp));
             v.push(Acc(array, 0));

@@ -225,6 +225,16 @@ fn shallow_ty(a: &OpenAcc, args: &[ArraysTy], env: &[ArraysTy]) -> std::result::
             let t = arg(0)?;
             arr(t.rank.saturating_sub(1), t.elt)
         }
+        AccKind::FoldKeep { .. } => {
+            let t = arg(0)?;
+            match &t.elt {
+                EltTy::Tuple(kx) if kx.len() == 2 => Ok(ArraysTy::Tuple(vec![
+                    ArraysTy::Array(ArrayTy { rank: t.rank, elt: kx[0].clone() }),
+                    ArraysTy::Array(ArrayTy { rank: t.rank.saturating_sub(1), elt: kx[1].clone() }),
+                ])),
+                _ => Err("lifting: a fold_keep of no pairs".into()),
+            }
+        }
         AccKind::Scan { .. } | AccKind::FoldSeg { .. } => Ok(ArraysTy::Array(arg(0)?)),
         AccKind::Permute { .. } => Ok(ArraysTy::Array(arg(0)?)),
         AccKind::Stencil { f, args: sargs } => {

@@ -117,7 +117,9 @@ fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
                 simplify_exp(slix);
                 simplify_acc(array);
             }
-            AccKind::Fold { f, seed, array } | AccKind::Scan { f, seed, array, .. } => {
+            AccKind::Fold { f, seed, array }
+            | AccKind::FoldKeep { f, seed, array }
+            | AccKind::Scan { f, seed, array, .. } => {
                 fun(f);
                 seed.iter_mut().for_each(simplify_exp);
                 simplify_acc(array);

@@ -188,12 +188,17 @@ pub struct Generate {
 }
 
 /// Reduction of the innermost dimension; without a seed (`fold1`) a row
-/// must not be empty.
+/// must not be empty. With `keep` (`ir::AccKind::FoldKeep`, a diagonal
+/// cluster) the source's elements are pairs `(k, x)`: the `x`s are
+/// reduced and the `k`s written to a second result of the source's
+/// shape, as the loop reads them; the kernel's value is then the pair
+/// `(kept, folded)` and `Kernel::out` the folded array.
 #[derive(Clone, Debug)]
 pub struct Fold {
     pub f: Fun,
     pub seed: Option<OpenExp>,
     pub src: Arg,
+    pub keep: bool,
 }
 
 /// An inclusive scan along the innermost dimension (with a seed, one more
@@ -311,6 +316,7 @@ impl Skeleton {
     pub fn name(&self) -> &'static str {
         match self {
             Skeleton::Generate(_) => "generate",
+            Skeleton::Fold(f) if f.keep => "fold_keep",
             Skeleton::Fold(_) => "fold",
             Skeleton::Scan(_) => "scan",
             Skeleton::FoldSeg(_) => "fold_seg",
@@ -343,6 +349,29 @@ impl Kernel {
         out
     }
 
+    /// The array a fold with `keep` writes besides its result: the
+    /// source's shape, the first components of its elements.
+    pub fn kept(&self) -> Option<ArrayTy> {
+        match &self.skeleton {
+            Skeleton::Fold(f) if f.keep => match &f.src.ty.elt {
+                EltTy::Tuple(kx) if kx.len() == 2 => {
+                    Some(ArrayTy { rank: f.src.ty.rank, elt: kx[0].clone() })
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The type of a launch's value: `out`, or the pair `(kept, out)` of
+    /// a fold with `keep`.
+    pub fn result_ty(&self) -> ArraysTy {
+        match self.kept() {
+            Some(k) => ArraysTy::Tuple(vec![ArraysTy::Array(k), ArraysTy::Array(self.out.clone())]),
+            None => ArraysTy::Array(self.out.clone()),
+        }
+    }
+
     /// The type of an input variable.
     pub fn input_ty(&self, v: usize) -> Option<&ArrayTy> {
         // scheduling sorts the inputs by variable; a plan made otherwise
@@ -372,6 +401,9 @@ impl Kernel {
                 Source::Manifest(v) => AccKind::Var(*v),
                 Source::Delayed(d) => AccKind::Generate { shape: d.shape.clone(), f: d.index.clone() },
             },
+            Skeleton::Fold(s) if s.keep => {
+                AccKind::FoldKeep { f: s.f.clone(), seed: s.seed.clone(), array: arg(&s.src) }
+            }
             Skeleton::Fold(s) => AccKind::Fold { f: s.f.clone(), seed: s.seed.clone(), array: arg(&s.src) },
             Skeleton::Scan(s) => {
                 AccKind::Scan { dir: s.dir, f: s.f.clone(), seed: s.seed.clone(), array: arg(&s.src) }

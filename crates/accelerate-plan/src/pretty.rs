@@ -154,7 +154,7 @@ impl Printer {
                 None => format!("a?{v}"),
             }
         };
-        let _ = write!(out, "{} = {} -> {} ({}", k.name, k.skeleton.name(), k.out, k.op);
+        let _ = write!(out, "{} = {} -> {} ({}", k.name, k.skeleton.name(), k.result_ty(), k.op);
         if self.locations {
             let _ = write!(out, " at {}", k.loc);
         }

@@ -145,7 +145,15 @@ impl Scheduler {
     /// A kernel whose array arguments are variables or delayed arrays.
     fn kernel(&mut self, a: &OpenAcc) -> Result<(Cmd, ArraysTy)> {
         let ty = acc_ty(a, &mut self.aenv).map_err(internal)?;
-        let ArraysTy::Array(out) = ty.clone() else { return Err(internal("a kernel of tuple type".into())) };
+        let out = match (&ty, &a.kind) {
+            (ArraysTy::Array(out), _) => out.clone(),
+            // a fold that keeps its source: the kernel's result is the fold's
+            (ArraysTy::Tuple(ts), AccKind::FoldKeep { .. }) if ts.len() == 2 => match &ts[1] {
+                ArraysTy::Array(out) => out.clone(),
+                other => return Err(internal(format!("fold_keep of {other}"))),
+            },
+            _ => return Err(internal("a kernel of tuple type".into())),
+        };
         let loc = a.loc;
         let op = a.op_name();
         let var = |x: &OpenAcc| match x.kind {
@@ -200,7 +208,11 @@ impl Scheduler {
             }
             AccKind::Fold { f, seed, array } => {
                 let src = self.arg(array)?;
-                Skeleton::Fold(Fold { f: f.clone(), seed: seed.clone(), src })
+                Skeleton::Fold(Fold { f: f.clone(), seed: seed.clone(), src, keep: false })
+            }
+            AccKind::FoldKeep { f, seed, array } => {
+                let src = self.arg(array)?;
+                Skeleton::Fold(Fold { f: f.clone(), seed: seed.clone(), src, keep: true })
             }
             AccKind::Scan { dir, f, seed, array } => {
                 let src = self.arg(array)?;
@@ -263,7 +275,7 @@ fn manifest_args(a: &mut OpenAcc) -> Vec<&mut OpenAcc> {
         | AccKind::Replicate { array, .. }
         | AccKind::Slice { array, .. } => vec![&mut **array],
         AccKind::ZipWith { a, b, .. } => vec![&mut **a, &mut **b],
-        AccKind::Fold { array, .. } | AccKind::Scan { array, .. } => {
+        AccKind::Fold { array, .. } | AccKind::FoldKeep { array, .. } | AccKind::Scan { array, .. } => {
             if delayed(array) {
                 vec![]
             } else {

@@ -141,7 +141,7 @@ impl Verifier<'_> {
                 self.kernel(*k, kernel).map_err(|m| {
                     format!("in kernel {} ({} at {}): {m}", kernel.name, kernel.op, kernel.loc)
                 })?;
-                Ok(ArraysTy::Array(kernel.out.clone()))
+                Ok(kernel.result_ty())
             }
         }
     }
@@ -188,9 +188,12 @@ impl Verifier<'_> {
                 return Err(format!("an argument of {t} recorded as {}", a.ty));
             }
         }
+        if matches!(&k.skeleton, crate::Skeleton::Fold(f) if f.keep) && k.kept().is_none() {
+            return Err(format!("a fold that keeps its source's elements reads {}, not pairs", k.out));
+        }
         let t = acc_ty(&k.to_ir(), &mut self.aenv)?;
-        if t != ArraysTy::Array(k.out.clone()) {
-            return Err(format!("it computes {t}, recorded as {}", k.out));
+        if t != k.result_ty() {
+            return Err(format!("it computes {t}, recorded as {}", k.result_ty()));
         }
         Ok(())
     }

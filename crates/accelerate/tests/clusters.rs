@@ -247,3 +247,102 @@ fn a_histograms_counts_and_ranges_are_one_pass() {
         assert_eq!(r.to_vec(), ranges);
     }
 }
+
+/// The paper's Figure 3 (ICFP'13): `p1` is needed by a fold (`c1`) and
+/// by `p2`, so fusion keeps it manifest; clustered, `p1` is computed and
+/// written in the loop of the fold that consumes it (a diagonal cluster).
+#[test]
+fn figure_3s_p1_is_written_in_the_loop_that_folds_it() {
+    use accelerate_programs::figure3::figure_3;
+    for n in [1usize, 4, 33, 300] {
+        let elems = (0..n * n).map(|i| ((i * 7) % 23) as f32).collect();
+        let xs = Matrix::from_vec(dim2(n, n), elems).unwrap();
+        let acc = figure_3(&use_array(xs.clone()), n as i64);
+        let (on, off) = both(&acc);
+        // p1 is still written (p2 reads it), but read once, not twice
+        assert_eq!((on.kernels, off.kernels), (2, 3), "{on:?} {off:?}");
+        assert_eq!(on.intermediate_bytes, off.intermediate_bytes);
+        if n == 4 {
+            insta::assert_snapshot!(plan(&acc));
+        }
+        let run = |config: Config| {
+            let p = compile_with(move |xs: Acc<Matrix<f32>>| figure_3(&xs, n as i64), config).unwrap();
+            let (c1, c2) = p.run(&xs).unwrap();
+            (c1.to_vec(), c2.to_vec())
+        };
+        assert_eq!(run(ilp()), run(no_ilp()), "n = {n}");
+    }
+}
+
+/// A map that is a result and is summed, with its squares, along rows:
+/// one loop writes the map and both sums.
+fn kept_and_summed(xs: &Acc<Matrix<f32>>) -> Acc<(Matrix<f32>, Vector<f32>, Vector<f32>)> {
+    let ys = xs.map(|x| x + 1.0);
+    lift_acc((ys.clone(), ys.sum(), ys.map(|y| y * y).sum()))
+}
+
+#[test]
+fn a_map_kept_and_summed_is_one_loop_on_every_kind_of_row() {
+    // no rows, empty rows, short rows, many rows, few long rows (cut into
+    // pieces), one long row; small integers: every sum is exact in f32
+    for (r, c) in [(0, 5), (3, 0), (1, 1), (7, 33), (1000, 7), (3, 200_000), (1, 1 << 20)] {
+        let xs = Matrix::from_vec(dim2(r, c), (0..r * c).map(|i| (i % 5) as f32).collect()).unwrap();
+        let (on, off) = both(&kept_and_summed(&use_array(xs.clone())));
+        assert_eq!((on.kernels, off.kernels), (1, 3), "{r} x {c}: {on:?} {off:?}");
+        let v = xs.to_vec();
+        let ys: Vec<f32> = v.iter().map(|x| x + 1.0).collect();
+        let rows = |f: fn(f32) -> f32| -> Vec<f32> {
+            (0..r).map(|i| ys[i * c..(i + 1) * c].iter().map(|&y| f(y)).sum()).collect()
+        };
+        let want = (ys.clone(), rows(|y| y), rows(|y| y * y));
+        for config in [ilp(), no_ilp()] {
+            let p = compile_with(|xs: Acc<Matrix<f32>>| kept_and_summed(&xs), config).unwrap();
+            let (a, b, q) = p.run(&xs).unwrap();
+            assert_eq!((a.to_vec(), b.to_vec(), q.to_vec()), want, "{r} x {c}");
+            assert_eq!(a.dims(), &[r, c]);
+        }
+    }
+}
+
+#[test]
+fn a_transposed_map_kept_and_summed_reads_down_columns() {
+    // the loop reads `xs` down its columns: the CPU backend's column blocks
+    let f = |xs: Acc<Matrix<f32>>| {
+        let t = xs.transpose().map(|x| x * 2.0);
+        lift_acc((t.clone(), t.sum()))
+    };
+    let (r, c) = (300, 257);
+    let xs = Matrix::from_vec(dim2(r, c), (0..r * c).map(|i| (i % 11) as f32).collect()).unwrap();
+    let (on, off) = both(&f(use_array(xs.clone())));
+    assert_eq!((on.kernels, off.kernels), (1, 2), "{on:?} {off:?}");
+    let v = xs.to_vec();
+    let t: Vec<f32> = (0..c * r).map(|k| 2.0 * v[(k % r) * c + k / r]).collect();
+    let sums: Vec<f32> = (0..c).map(|j| t[j * r..(j + 1) * r].iter().sum()).collect();
+    for config in [ilp(), no_ilp()] {
+        let (a, b) = compile_with(f, config).unwrap().run(&xs).unwrap();
+        assert_eq!((a.to_vec(), b.to_vec()), (t.clone(), sums.clone()));
+    }
+}
+
+/// A `fold1` fails on empty rows; a producer in its loop would fail with
+/// it, where alone it succeeds (Note [Clusters and errors]): producers
+/// share loops with folds that have a seed only.
+#[test]
+fn a_map_and_its_fold1_are_not_one_loop() {
+    let f = |xs: Acc<Matrix<f32>>| {
+        let ys = xs.map(|x| x * 3.0);
+        lift_acc((ys.clone(), ys.maximum()))
+    };
+    let line = line!() - 2;
+    let (on, off) = both(&f(use_array(Matrix::from_vec(dim2(2, 3), vec![0.0; 6]).unwrap())));
+    assert_eq!((on.kernels, off.kernels), (2, 2));
+    let empty = Matrix::from_vec(dim2(4, 0), Vec::new()).unwrap();
+    for config in [ilp(), no_ilp()] {
+        let err = compile_with(f, config).unwrap().run(&empty).unwrap_err().to_string();
+        assert!(err.contains(&format!("clusters.rs:{line}:")) && err.contains("fold1"), "{err}");
+    }
+    let xs = Matrix::from_vec(dim2(2, 3), vec![1.0, -4.0, 2.0, 0.5, 0.25, -1.0]).unwrap();
+    let (ys, m) = compile_with(f, ilp()).unwrap().run(&xs).unwrap();
+    assert_eq!(ys.to_vec(), vec![3.0, -12.0, 6.0, 1.5, 0.75, -3.0]);
+    assert_eq!(m.to_vec(), vec![6.0, 1.5]);
+}

@@ -53,7 +53,10 @@ fn nbody_accelerations_are_one_fold_over_the_delayed_interactions() {
 #[test]
 fn figure_3_is_p1_manifest_and_two_folds() {
     let n = 5usize;
-    let p = compile_with(move |xs: Acc<Matrix<f32>>| accelerate_programs::figure_3(&xs, n as i64), fused())
+    // ICFP'13 fusion alone: clustering then computes p1 in c1's loop
+    // (tests/clusters.rs)
+    let config = fused().with_clusters(false);
+    let p = compile_with(move |xs: Acc<Matrix<f32>>| accelerate_programs::figure_3(&xs, n as i64), config)
         .unwrap();
     assert_eq!(kinds(p.plan()), ["generate", "fold", "fold"]);
     insta::assert_snapshot!(plan_text(p.plan()));

@@ -87,7 +87,8 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
         }
         plan::Skeleton::Fold(s) => {
             T::fold(&mut g, source, k, s);
-            Skeleton::Fold { seed: s.seed.is_some(), source: shape(&s.src), op: k.op }
+            let keep = k.kept().map(|t| t.elt);
+            Skeleton::Fold { seed: s.seed.is_some(), source: shape(&s.src), op: k.op, keep }
         }
         plan::Skeleton::Scan(s) => {
             T::scan(&mut g, source, k, s);

@@ -39,11 +39,14 @@ pub(crate) enum Skeleton {
     Generate {
         shape: ShapeOf,
     },
-    /// Reduction of the innermost dimension.
+    /// Reduction of the innermost dimension; `keep`: the type of the
+    /// first components of the source's pairs, written to a second
+    /// result of the source's shape (`plan::Fold::keep`).
     Fold {
         seed: bool,
         source: ShapeOf,
         op: &'static str,
+        keep: Option<EltTy>,
     },
     /// Segmented reduction; `offsets` is the variable of the offsets.
     FoldSeg {

@@ -125,13 +125,19 @@ impl Machine for Cpu<'_> {
         Arc::new(a.reshaped(dims))
     }
 
-    fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Arc<ArrayData>> {
-        self.launch(k, env).map(Arc::new)
+    fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
+        let launch = self.prepare(k, env)?;
+        if let Skeleton::Fold { seed, source, op, keep: Some(kept) } = &k.skeleton {
+            let (out, kept) = fold::launch_keep(&launch, env, *seed, source, op, kept)?;
+            return Ok(Value::Tuple(vec![Value::Array(Arc::new(kept)), Value::Array(Arc::new(out))]));
+        }
+        self.launch(&launch, env).map(|a| Value::Array(Arc::new(a)))
     }
 }
 
 impl Cpu<'_> {
-    fn launch(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<ArrayData> {
+    /// A launch of `k`: its input buffers and extents.
+    fn prepare<'a>(&'a self, k: &'a Kernel, env: &Env<Arc<ArrayData>>) -> Result<Launch<'a>> {
         let inputs = k.inputs.iter().map(|&v| env.array(v)).collect::<Result<Vec<_>>>()?;
         let mut bufs: Vec<*mut c_void> = Vec::new();
         let mut extents: Vec<i64> = Vec::new();
@@ -150,18 +156,21 @@ impl Cpu<'_> {
             extents.extend(a.shape().iter().map(|&d| d as i64));
         }
         let workers = self.pool.current_num_threads();
-        let launch = Launch { k, module: self.module, pool: self.pool, workers, bufs, extents };
-        match &k.skeleton {
-            Skeleton::Generate { shape } => generate::launch(&launch, env, shape),
-            Skeleton::Fold { seed, source, op } => fold::launch(&launch, env, *seed, source, op),
-            Skeleton::Scan { seed, source, op, .. } => scan::launch(&launch, env, *seed, source, op),
+        Ok(Launch { k, module: self.module, pool: self.pool, workers, bufs, extents })
+    }
+
+    fn launch(&self, launch: &Launch<'_>, env: &Env<Arc<ArrayData>>) -> Result<ArrayData> {
+        match &launch.k.skeleton {
+            Skeleton::Generate { shape } => generate::launch(launch, env, shape),
+            Skeleton::Fold { seed, source, op, .. } => fold::launch(launch, env, *seed, source, op),
+            Skeleton::Scan { seed, source, op, .. } => scan::launch(launch, env, *seed, source, op),
             Skeleton::FoldSeg { seed, source, offsets, op } => {
-                fold_seg::launch(&launch, env, *seed, source, *offsets, op)
+                fold_seg::launch(launch, env, *seed, source, *offsets, op)
             }
             Skeleton::Permute { defaults, source, atomic, overwrite } => {
-                permute::launch(&launch, env, *defaults, source, (*atomic, *overwrite))
+                permute::launch(launch, env, *defaults, source, (*atomic, *overwrite))
             }
-            Skeleton::Stencil { sources, extents } => stencil::launch(&launch, env, sources, extents),
+            Skeleton::Stencil { sources, extents } => stencil::launch(launch, env, sources, extents),
         }
     }
 }

@@ -65,7 +65,7 @@
 //! 10^3 to 10^6 elements).
 
 use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
-use super::kernel::{KernelGen, Row};
+use super::kernel::{Kept, KernelGen, Row};
 use crate::c::access::column_blocks_pay;
 use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::unravel;
@@ -100,18 +100,51 @@ pub(super) fn launch(
     source: &ShapeOf,
     op: &'static str,
 ) -> Result<ArrayData> {
+    run(launch, env, seed, source, op, None).map(|(out, _)| out)
+}
+
+/// `launch` of a fold that keeps its source's first components (of type
+/// `kept`, `plan::Fold::keep`): the fold's result and the kept array, of
+/// the source's shape, which `_rows` and `_part` write as they read.
+pub(super) fn launch_keep(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+    kept: &EltTy,
+) -> Result<(ArrayData, ArrayData)> {
+    let (out, kept) = run(launch, env, seed, source, op, Some(kept))?;
+    Ok((out, kept.ok_or_else(|| accelerate_base::error::Error::Internal("fold_keep kept nothing".into()))?))
+}
+
+fn run(
+    launch: &Launch<'_>,
+    env: &Env<Arc<ArrayData>>,
+    seed: bool,
+    source: &ShapeOf,
+    op: &'static str,
+    keep: Option<&EltTy>,
+) -> Result<(ArrayData, Option<ArrayData>)> {
     let (k, seed) = (launch.k, &seed);
     let shape = shape_of(env, source)?;
     let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
     let mut out = alloc(&k.elt, &outer, k.loc)?;
+    let mut kept = match keep {
+        Some(t) => alloc(t, &shape, k.loc)?,
+        None => Vec::new(),
+    };
     let ext = dims_i64(&shape);
     if rows * n.max(1) < 2 * GRAIN || rows >= 2 * launch.workers || n < 2 * GRAIN {
         let grain = (GRAIN / n.max(1)).max(1);
-        launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
+        launch.run("_rows", &mut out, &mut kept, &ext, &[], &launch.uniform(rows, grain))?;
     } else {
         let piece = n.div_ceil(4 * launch.workers).max(GRAIN);
         let m = n.div_ceil(piece);
+        // the partials, then the kept buffers (`_part`'s `t` and `w`)
         let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
+        let ntmp = tmp.len();
+        tmp.append(&mut kept);
         launch.run(
             "_part",
             &mut out,
@@ -120,19 +153,27 @@ pub(super) fn launch(
             &[m as i64, piece as i64],
             &launch.uniform(rows * m, 1),
         )?;
+        kept = tmp.split_off(ntmp);
         launch.run("_combine", &mut out, &mut tmp, &ext, &[m as i64], &[0, rows])?;
     }
-    finish(out, &k.elt, outer, rows)
+    let kept = match keep {
+        Some(t) => Some(finish(kept, t, shape.clone(), rows * n)?),
+        None => None,
+    };
+    Ok((finish(out, &k.elt, outer, rows)?, kept))
 }
 
 /// The C functions `_rows`, `_part` and `_combine` of a fold kernel.
 pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Fold) {
     let (f, seed, src) = (&s.f, s.seed.as_ref(), &s.src.source);
     let (rank, elt, what, loc) = (s.src.ty.rank, &spec.out.elt, spec.op, spec.loc);
+    let kept_elt = spec.kept().map(|t| t.elt);
     // _rows: whole rows start..end
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "_rows", what, loc);
-        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let keep = kept_buffers(out, kept_elt.as_ref(), elt, next);
+        let keep = keep.as_ref();
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let any_order = k.any_order();
@@ -143,17 +184,19 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
             Source::Manifest(_) => (false, false),
         };
         let first = if any_order && columns {
-            column_blocks(&mut g, f, z.as_ref(), src, &sh, &obufs, elt, tiles, loc);
+            let block =
+                Block { f, seed: z.as_ref(), src, sh: &sh, lanes: &[], obufs: &obufs, elt, keep, loc };
+            column_blocks(&mut g, block, tiles);
             "r0"
         } else if any_order {
-            short_rows(&mut g, f, z.as_ref(), src, &sh, &obufs, elt, loc);
+            short_rows(&mut g, f, z.as_ref(), src, &sh, &obufs, elt, keep, loc);
             "r0"
         } else {
             "start"
         };
         g.open(&format!("for (int64_t r = {first}; r < end; r++) {{"));
         g.line(&format!("const int64_t base = r * {n};"));
-        let row = Row::new(&mut g, src, &sh, "r", "base");
+        let row = Row::new(&mut g, src, &sh, "r", "base").keeping(keep);
         let r = reduce_row(&mut g, f, z.as_ref(), src, &row, "0", &n, loc);
         store(&mut g, &obufs, "r", &r);
         g.close("}");
@@ -161,7 +204,7 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         k.close_function(out, parts);
     });
 
-    piece_totals(k, out, f, src, rank, elt, what, loc);
+    piece_totals(k, out, f, src, rank, elt, kept_elt.as_ref(), what, loc);
 
     // _combine: rows start..end from their P[0] partials each
     k.open_function(out, "_combine", what, loc);
@@ -187,6 +230,12 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
+}
+
+/// The buffers `w` of a fold's kept result (of type `kept`, from buffer
+/// `first`), whose reduced elements are of type `x`.
+fn kept_buffers(out: &mut String, kept: Option<&EltTy>, x: &EltTy, first: usize) -> Option<Kept> {
+    kept.map(|t| Kept { bufs: KernelGen::out_buffers(out, "w", t, first).0, x: x.clone() })
 }
 
 /// Rows at most this long are reduced `ROW_LANES` rows at a time, a row
@@ -223,6 +272,7 @@ fn short_rows(
     sh: &[String],
     obufs: &[String],
     elt: &EltTy,
+    keep: Option<&Kept>,
     loc: SrcLoc,
 ) {
     let n = &sh[sh.len() - 1];
@@ -238,7 +288,7 @@ fn short_rows(
     // row r0 + q of the block, in lane q: its start, and its element at k
     let element = |g: &mut ExpGen<'_>, k: &str| {
         g.line(&format!("const int64_t r = r0 + q, base = r * {n};"));
-        let row = Row::new(g, src, sh, "r", "base");
+        let row = Row::new(g, src, sh, "r", "base").keeping(keep);
         row.read(g, src, k, loc)
     };
     let from = match seed {
@@ -316,18 +366,8 @@ const TILE_RUNS: usize = 4;
 /// The blocks of neighbouring rows of `_rows` (Note [Column blocks]), from
 /// `start` to `end`, in tiles of `TILE_RUNS` runs where `tiles` and the
 /// range allow; leaves `r0` at `end`.
-#[allow(clippy::too_many_arguments)]
-fn column_blocks(
-    g: &mut ExpGen<'_>,
-    f: &Fun,
-    seed: Option<&CVal>,
-    src: &Source,
-    sh: &[String],
-    obufs: &[String],
-    elt: &EltTy,
-    tiles: bool,
-    loc: SrcLoc,
-) {
+fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
+    let (sh, elt) = (block.sh, block.elt);
     let rank = sh.len();
     let nj = &sh[rank - 2];
     g.line("int64_t r0 = start;");
@@ -341,7 +381,7 @@ fn column_blocks(
     for (l, t) in lanes.iter().zip(elt.leaves()) {
         g.line(&format!("{} {l}[{}];", c_type(t), runs * COLUMN_LANES));
     }
-    let block = Block { f, seed, src, sh, lanes: &lanes, obufs, elt, loc };
+    let block = Block { lanes: &lanes, ..block };
     if tiles {
         // TILE_RUNS whole runs from r0: tiles of TILE_RUNS x COLUMN_LANES
         let (ni, i0) = (&sh[rank - 3], &outer[rank - 3]);
@@ -383,6 +423,7 @@ struct Block<'a> {
     lanes: &'a [String],
     obufs: &'a [String],
     elt: &'a EltTy,
+    keep: Option<&'a Kept>,
     loc: SrcLoc,
 }
 
@@ -410,6 +451,7 @@ impl Block<'_> {
                 g.close("}");
             }
         };
+        let at = if runs > 1 { format!("{first} + p * {nj} + q") } else { format!("{first} + q") };
         // element k of lane (p, q)'s row
         let element = |g: &mut ExpGen<'_>, k: &str| {
             let mut ix = outer.to_vec();
@@ -418,7 +460,11 @@ impl Block<'_> {
             }
             ix[rank - 2] = g.bind(ScalarTy::I64, &format!("{} + q", outer[rank - 2]));
             ix.push(k.to_string());
-            read_ix(g, self.src, &ix, self.loc)
+            let v = read_ix(g, self.src, &ix, self.loc);
+            match self.keep {
+                Some(keep) => keep.split(g, &format!("({at}) * {n} + {k}"), v),
+                None => v,
+            }
         };
         let from = if self.seed.is_some() { "0" } else { "1" };
         over_lanes(g, &mut |g| {
@@ -436,7 +482,6 @@ impl Block<'_> {
             store(g, self.lanes, &slot, &v);
         });
         g.close("}");
-        let at = if runs > 1 { format!("{first} + p * {nj} + q") } else { format!("{first} + q") };
         over_lanes(g, &mut |g| store(g, self.obufs, &at, &lane));
     }
 }
@@ -465,13 +510,15 @@ pub(crate) fn piece_totals(
     src: &Source,
     rank: usize,
     elt: &EltTy,
+    kept: Option<&EltTy>,
     what: &str,
     loc: SrcLoc,
 ) {
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "_part", what, loc);
         let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-        let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+        let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
+        let keep = kept_buffers(out, kept, elt, next);
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let mut g = k.exp_gen(1);
@@ -479,7 +526,7 @@ pub(crate) fn piece_totals(
         g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
         g.line("const int64_t lo = (c % P[0]) * P[1];");
         g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-        let row = Row::new(&mut g, src, &sh, "row", "base");
+        let row = Row::new(&mut g, src, &sh, "row", "base").keeping(keep.as_ref());
         let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
         store(&mut g, &tbufs, "c", &r);
         g.close("}");

@@ -16,7 +16,7 @@
 //! `Kernel`, `Skeleton`, the readers and the statement helpers) is in
 //! `backend::c::kernel`.
 
-use crate::c::kernel::{read_at, read_ix, unravel, uses_from_index, KernelCore, KernelParts, Source};
+use crate::c::kernel::{read_at, read_ix, store, unravel, uses_from_index, KernelCore, KernelParts, Source};
 use crate::c::{Body, CVal, ExpGen};
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
@@ -195,6 +195,29 @@ pub(crate) fn open_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
 pub(crate) struct Row {
     pub base: String,
     outer: Option<Vec<String>>,
+    keep: Option<Kept>,
+}
+
+/// The second result of a fold that keeps its source's elements
+/// (`plan::Fold::keep`): its buffers, which the first components of the
+/// source's pairs are written to where they are read, and the type of
+/// the second components, which the fold reduces.
+#[derive(Clone)]
+pub(crate) struct Kept {
+    pub bufs: Vec<String>,
+    pub x: EltTy,
+}
+
+impl Kept {
+    /// An element `(k, x)` of the source read at position `pos`: `k`
+    /// written there, `x` returned.
+    pub fn split(&self, g: &mut ExpGen<'_>, pos: &str, v: CVal) -> CVal {
+        let nk = v.leaves.len() - self.x.leaves().len();
+        let mut leaves = v.leaves;
+        let x = leaves.split_off(nk);
+        store(g, &self.bufs, pos, &CVal { ty: EltTy::Tuple(Vec::new()), leaves });
+        CVal { ty: self.x.clone(), leaves: x }
+    }
 }
 
 impl Row {
@@ -204,26 +227,39 @@ impl Row {
         let outer = by_index.then(|| unravel(g, r, &sh[..sh.len() - 1]));
         g.loop_invariant.push(r.to_string());
         g.loop_invariant.extend(outer.iter().flatten().cloned());
-        Row { base: base.to_string(), outer }
+        Row { base: base.to_string(), outer, keep: None }
     }
 
     /// A row read by position only.
     pub fn at(base: &str) -> Row {
-        Row { base: base.to_string(), outer: None }
+        Row { base: base.to_string(), outer: None, keep: None }
+    }
+
+    /// The row of a fold that keeps what it reads: each element read is
+    /// the source's second component, its first written to `keep`.
+    pub fn keeping(self, keep: Option<&Kept>) -> Row {
+        Row { keep: keep.cloned(), ..self }
     }
 
     /// The element at offset `k` (a C atom) of the row.
     pub fn read(&self, g: &mut ExpGen<'_>, src: &Source, k: &str, loc: SrcLoc) -> CVal {
-        match &self.outer {
+        let (v, p) = match &self.outer {
             Some(outer) => {
                 let mut ix = outer.clone();
                 ix.push(k.to_string());
-                read_ix(g, src, &ix, loc)
+                (read_ix(g, src, &ix, loc), None)
             }
             None => {
                 let p = g.bind(ScalarTy::I64, &format!("{} + {k}", self.base));
-                read_at(g, src, &p, loc)
+                (read_at(g, src, &p, loc), Some(p))
             }
+        };
+        match &self.keep {
+            Some(keep) => {
+                let p = p.unwrap_or_else(|| format!("{} + {k}", self.base));
+                keep.split(g, &p, v)
+            }
+            None => v,
         }
     }
 }

@@ -26,7 +26,7 @@ use super::memory::{BufId, MemoryError, MemoryManager};
 use super::{fold, fold_seg, generate, permute, scan, stencil};
 use crate::c::host::AccErr;
 use crate::c::kernel::{Kernel, Skeleton};
-use crate::host::{Env, HostArray, Machine};
+use crate::host::{Env, HostArray, Machine, Value};
 use accelerate_base::array::{ArrayData, Buffer, EltTy};
 use accelerate_base::error::{Error, Result, SrcLoc};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -209,13 +209,20 @@ impl<D: Device> Machine for OnDevice<'_, D> {
         }
     }
 
-    fn kernel(&self, k: &Kernel, env: &Env<DeviceArray<D>>) -> Result<DeviceArray<D>> {
+    fn kernel(&self, k: &Kernel, env: &Env<DeviceArray<D>>) -> Result<Value<DeviceArray<D>>> {
         let inputs = k.inputs.iter().map(|&v| env.array(v).cloned()).collect::<Result<Vec<_>>>()?;
         let grid = lock(self.mem).device().blocks() as usize;
         let launch = Launch { k, on: self, inputs, grid };
-        match &k.skeleton {
+        let one = match &k.skeleton {
             Skeleton::Generate { shape } => generate::launch(&launch, env, shape),
-            Skeleton::Fold { seed, source, op } => fold::launch(&launch, env, *seed, source, op),
+            Skeleton::Fold { seed, source, op, keep } => {
+                match fold::launch(&launch, env, *seed, source, op, keep.as_ref())? {
+                    (out, Some(kept)) => {
+                        return Ok(Value::Tuple(vec![Value::Array(kept), Value::Array(out)]))
+                    }
+                    (out, None) => Ok(out),
+                }
+            }
             Skeleton::Scan { seed, source, op } => scan::launch(&launch, env, *seed, source, op),
             Skeleton::FoldSeg { seed, source, offsets, op } => {
                 fold_seg::launch(&launch, env, *seed, source, *offsets, op)
@@ -224,7 +231,8 @@ impl<D: Device> Machine for OnDevice<'_, D> {
                 permute::launch(&launch, env, *defaults, source, *atomic)
             }
             Skeleton::Stencil { sources, extents } => stencil::launch(&launch, env, sources, extents),
-        }
+        };
+        one.map(Value::Array)
     }
 }
 

@@ -43,7 +43,7 @@ use crate::c::kernel::{assign, commutative, declare, read_at, store};
 use crate::c::product;
 use crate::c::{CVal, ExpGen};
 use crate::host::Env;
-use accelerate_base::array::ScalarTy;
+use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::Result;
 use accelerate_plan as plan;
 
@@ -64,29 +64,35 @@ pub(super) fn launch<D: Device>(
     seed: bool,
     source: &ShapeOf,
     op: &'static str,
-) -> Result<DeviceArray<D>> {
+    keep: Option<&EltTy>,
+) -> Result<(DeviceArray<D>, Option<DeviceArray<D>>)> {
     let (k, seed) = (launch.k, &seed);
     let shape = shape_of(env, source)?;
     let (outer, n, rows) = rows_of(k, &shape, *seed, op)?;
     let out = launch.on.alloc(&k.elt, &outer, k.loc)?;
+    // a fold that keeps its source's first components writes them to `w`,
+    // after the output and the partials (plan::Fold::keep)
+    let kept = keep.map(|t| launch.on.alloc(t, &shape, k.loc)).transpose()?;
+    let w: Vec<&DeviceArray<D>> = kept.iter().collect();
     if rows == 0 {
-        return Ok(out);
+        return Ok((out, kept));
     }
     // a block per row, unless the rows are too few to fill the
     // device and long enough to cut (fold.rs)
     let piece = (8 * BLOCK as usize).max(n.div_ceil(launch.grid.div_ceil(rows)));
     if n <= SHORT_ROW {
-        launch.run("_warps", launch.blocks(32 * rows), &out, &[], &shape, &[])?;
+        launch.run("_warps", launch.blocks(32 * rows), &out, &w, &shape, &[])?;
     } else if rows >= launch.grid || n <= piece {
-        launch.run("_rows", rows.min(launch.grid) as u32, &out, &[], &shape, &[])?;
+        launch.run("_rows", rows.min(launch.grid) as u32, &out, &w, &shape, &[])?;
     } else {
         let m = n.div_ceil(piece);
         let t = launch.on.alloc(&k.elt, &[rows * m], k.loc)?;
         let p = [m as i64, piece as i64];
-        launch.run("_part", (rows * m).min(launch.grid) as u32, &out, &[&t], &shape, &p)?;
+        let tw: Vec<&DeviceArray<D>> = std::iter::once(&t).chain(kept.iter()).collect();
+        launch.run("_part", (rows * m).min(launch.grid) as u32, &out, &tw, &shape, &p)?;
         launch.run("_combine", rows.min(launch.grid) as u32, &out, &[&t], &shape, &p[..1])?;
     }
-    Ok(out)
+    Ok((out, kept))
 }
 
 /// The kernel functions `_rows`, `_warps`, `_part` and `_combine` of a
@@ -96,15 +102,32 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
     let (rank, elt, what, loc) = (s.src.ty.rank, &spec.out.elt, spec.op, spec.loc);
     let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
     let comm = commutative(f);
+    let kept = spec.kept().map(|t| t.elt);
+    // the element at position `base + k`; with a kept result `w`, the
+    // second component of the pair there, the first written to `w`
+    let reader = |w: Vec<String>| {
+        move |g: &mut ExpGen<'_>, k: &str| {
+            let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
+            let v = read_at(g, src, &p, loc);
+            if w.is_empty() {
+                return v;
+            }
+            let mut leaves = v.leaves;
+            let x = leaves.split_off(leaves.len() - elt.leaves().len());
+            store(g, &w, &p, &CVal { ty: EltTy::Tuple(Vec::new()), leaves });
+            CVal { ty: elt.clone(), leaves: x }
+        }
+    };
+    let kept_bufs = |out: &mut String, next: usize| match &kept {
+        Some(t) => KernelGen::out_buffers(out, "w", t, next).0,
+        None => Vec::new(),
+    };
 
     // _rows: a block per row; _warps: a warp per row (short rows)
-    let read = |g: &mut ExpGen<'_>, k: &str| {
-        let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
-        read_at(g, src, &p, loc)
-    };
     for (suffix, group) in [("_rows", Group::Block), ("_warps", Group::Warp)] {
         k.open_function(out, suffix, what, loc);
-        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let read = reader(kept_bufs(out, next));
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let mut g = k.exp_gen(1);
@@ -122,7 +145,8 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
     // _part: a block per piece
     k.open_function(out, "_part", what, loc);
     let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let (tbufs, _) = KernelGen::out_buffers(out, "t", elt, next);
+    let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
+    let read = reader(kept_bufs(out, next));
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);

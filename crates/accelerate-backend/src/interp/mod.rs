@@ -157,8 +157,15 @@ impl Interp {
         let v = stacker::maybe_grow(64 * 1024 + need, 1024 * 1024 + need, || self.acc_inner(a))?;
         if self.count && accelerate_ir::visit::is_kernel(a) {
             self.written.launches += 1;
-            if let ArraysVal::Array(d) = &v {
-                self.written.arrays.push(d.clone());
+            // a fold_keep writes both of its arrays
+            let parts = match &v {
+                ArraysVal::Tuple(vs) => vs.iter().collect(),
+                one => vec![one],
+            };
+            for p in parts {
+                if let ArraysVal::Array(d) = p {
+                    self.written.arrays.push(d.clone());
+                }
             }
         }
         Ok(v)
@@ -368,6 +375,53 @@ impl Interp {
                     }
                     Ok(acc)
                 })
+            }
+            AccKind::FoldKeep { f, seed, array: a } => {
+                // fold's loop, each element's first component kept
+                let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
+                let src = self.source(a)?;
+                let (outer, n) = split_inner(src.shape());
+                let rows: usize = outer.iter().product();
+                if seed.is_none() && n == 0 && rows > 0 {
+                    return Err(Error::EmptyReduction { loc, op: "fold1", shape: src.shape().to_vec() });
+                }
+                let (k_elt, x_elt) = match src.elt_ty() {
+                    EltTy::Tuple(kx) if kx.len() == 2 => (kx[0].clone(), kx[1].clone()),
+                    other => {
+                        return Err(Error::Internal(format!("fold_keep of elements {other}, not pairs")))
+                    }
+                };
+                let s = self.scalars();
+                let mut env = Vec::new();
+                let mut kept = reserve(&k_elt, src.shape(), loc)?;
+                let mut folded = reserve(&x_elt, &outer, loc)?;
+                let split = |v: Val, kept: &mut ArrayBuilder| match v {
+                    Val::Tuple(mut kx) if kx.len() == 2 => {
+                        let x = kx.pop().expect("a pair");
+                        kept.push(&kx[0]);
+                        Ok(x)
+                    }
+                    _ => Err(Error::Internal("fold_keep of an element that is not a pair".into())),
+                };
+                for r in 0..rows {
+                    let base = r * n;
+                    let mut acc = match &seed {
+                        Some(z) => z.clone(),
+                        None => split(src.get(&s, base, &mut env)?, &mut kept)?,
+                    };
+                    let start = if seed.is_some() { 0 } else { 1 };
+                    for k in start..n {
+                        let x = split(src.get(&s, base + k, &mut env)?, &mut kept)?;
+                        acc = s.apply(f, &[acc, x], &mut env)?;
+                    }
+                    folded.push(&acc);
+                }
+                let done = |b: ArrayBuilder, dims: Vec<usize>| {
+                    b.finish(dims).map(|d| ArraysVal::Array(Arc::new(d))).ok_or_else(|| {
+                        Error::Internal("array built with the wrong number of elements".into())
+                    })
+                };
+                Ok(ArraysVal::Tuple(vec![done(kept, src.shape().to_vec())?, done(folded, outer)?]))
             }
             AccKind::Scan { dir, f, seed, array: a } => {
                 let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;

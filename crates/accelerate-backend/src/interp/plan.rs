@@ -75,7 +75,7 @@ impl Machine for Interpreted {
         Arc::new(a.reshaped(dims))
     }
 
-    fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Arc<ArrayData>> {
+    fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
         // the interpreter's environment, outermost first: each variable the
         // kernel names, typed by its value, or (a failed binding, Note
         // [Deferred errors]) by what the plan records for it
@@ -97,10 +97,7 @@ impl Machine for Interpreted {
             })
             .collect();
         let mut it = Interp { aenv, count: false, written: Written::default() };
-        match it.acc(&k.node)? {
-            ArraysVal::Array(a) => Ok(a),
-            ArraysVal::Tuple(_) => Err(Error::Internal("a kernel computed a tuple".into())),
-        }
+        it.acc(&k.node).map(Value::from_host)
     }
 }
 

@@ -43,13 +43,18 @@ impl Bits {
 /// The clustering problem of a block: `n` candidates (operations that
 /// may share a loop), the pairs that may (each with what fusing it saves),
 /// and which candidates reach which through the block's dependences.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Problem {
     pub n: usize,
     /// `(a, b, saved)`, `a < b`: fusing them saves `saved` (arrays read).
     pub pairs: Vec<(usize, usize, f64)>,
     /// `anc[v]`: the candidates with a path of dependences to `v`.
     pub anc: Vec<Bits>,
+    /// The diagonal pairs, as `(producer, consumer)`, sorted: the consumer
+    /// reads the producer directly and through nothing else, so the two
+    /// may share a loop although one depends on the other (Note
+    /// [Diagonal clusters] in `cluster`).
+    pub along: Vec<(usize, usize)>,
 }
 
 /// How a block's clustering was found.
@@ -136,9 +141,16 @@ fn formulate(p: &Problem) -> (Ilp, Vec<usize>) {
     let m = p.n.saturating_sub(1) as f64;
     let hi = p.n.saturating_sub(1) as i32;
     let pi: Vec<usize> = (0..p.n).map(|_| ilp.var(Domain::Integer { lo: 0, hi }, 0.0)).collect();
+    let y_at: std::collections::HashMap<(usize, usize), usize> =
+        p.pairs.iter().zip(&ys).map(|(&(a, b, _), &y)| ((a, b), y)).collect();
+    let y_of = |a: usize, b: usize| y_at.get(&(a.min(b), a.max(b))).copied();
     for (v, preds) in immediate_predecessors(p).into_iter().enumerate() {
         for u in preds {
-            ilp.row(vec![(pi[v], 1.0), (pi[u], -1.0)], Cmp::Ge, 1.0);
+            // a diagonal pair fused runs in one loop: pi_v - pi_u >= 1 - y
+            match y_of(u, v).filter(|_| p.along.binary_search(&(u, v)).is_ok()) {
+                Some(y) => ilp.row(vec![(pi[v], 1.0), (pi[u], -1.0), (y, 1.0)], Cmp::Ge, 1.0),
+                None => ilp.row(vec![(pi[v], 1.0), (pi[u], -1.0)], Cmp::Ge, 1.0),
+            }
         }
     }
     for (&(a, b, _), &y) in p.pairs.iter().zip(&ys) {
@@ -222,15 +234,25 @@ fn saved(p: &Problem, cluster: &[usize]) -> f64 {
 }
 
 /// Whether a clustering can run: no member reaches another of its
-/// cluster, and the clusters' dependences have no cycle.
+/// cluster but along a diagonal pair, and
+/// the clusters' dependences have no cycle. Checked on the immediate
+/// dependences (which a path through a cluster outside would show as a
+/// cycle).
 pub(crate) fn runnable(p: &Problem, cluster: &[usize]) -> bool {
+    runnable_on(p, &immediate_predecessors(p), cluster)
+}
+
+fn runnable_on(p: &Problem, preds: &[Vec<usize>], cluster: &[usize]) -> bool {
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); p.n];
-    for v in 0..p.n {
-        for u in p.anc[v].iter() {
+    for (v, us) in preds.iter().enumerate() {
+        for &u in us {
             if cluster[u] == cluster[v] {
-                return false;
+                if p.along.binary_search(&(u, v)).is_err() {
+                    return false;
+                }
+            } else {
+                succ[cluster[u]].push(cluster[v]);
             }
-            succ[cluster[u]].push(cluster[v]);
         }
     }
     let roots: Vec<usize> = (0..p.n).filter(|&v| cluster[v] == v).collect();
@@ -256,8 +278,44 @@ pub(crate) fn runnable(p: &Problem, cluster: &[usize]) -> bool {
 
 /// Today's clustering, and the solver's first incumbent: pairs taken in
 /// order of what they save (then in block order), each fused when its
-/// two clusters do not reach each other.
+/// two clusters do not reach each other; then
+/// the diagonal pairs, each fused when the clustering can still run.
 pub(crate) fn greedy(p: &Problem) -> Vec<usize> {
+    let mut cluster = siblings(p);
+    let mut diagonal: Vec<usize> =
+        (0..p.pairs.len()).filter(|&i| p.along.binary_search(&edge(p, i)).is_ok()).collect();
+    if diagonal.is_empty() {
+        return cluster;
+    }
+    diagonal.sort_by(|&i, &j| p.pairs[j].2.total_cmp(&p.pairs[i].2).then(i.cmp(&j)));
+    let preds = immediate_predecessors(p);
+    for i in diagonal {
+        let (a, b, _) = p.pairs[i];
+        let (ca, cb) = (cluster[a], cluster[b]);
+        if ca == cb {
+            continue;
+        }
+        let (keep, gone) = (ca.min(cb), ca.max(cb));
+        let merged: Vec<usize> = cluster.iter().map(|&c| if c == gone { keep } else { c }).collect();
+        if runnable_on(p, &preds, &merged) {
+            cluster = merged;
+        }
+    }
+    cluster
+}
+
+/// A pair as the edge it would be: (producer, consumer) if diagonal.
+fn edge(p: &Problem, i: usize) -> (usize, usize) {
+    let (a, b, _) = p.pairs[i];
+    if p.along.binary_search(&(b, a)).is_ok() {
+        (b, a)
+    } else {
+        (a, b)
+    }
+}
+
+/// The greedy clustering of the pairs that are not diagonal.
+fn siblings(p: &Problem) -> Vec<usize> {
     let mut uf: Vec<usize> = (0..p.n).collect();
     let mut members: Vec<Bits> = (0..p.n)
         .map(|v| {
@@ -273,7 +331,8 @@ pub(crate) fn greedy(p: &Problem) -> Vec<usize> {
             desc[u].insert(v);
         }
     }
-    let mut order: Vec<usize> = (0..p.pairs.len()).collect();
+    let mut order: Vec<usize> =
+        (0..p.pairs.len()).filter(|&i| p.along.binary_search(&edge(p, i)).is_err()).collect();
     order.sort_by(|&i, &j| p.pairs[j].2.total_cmp(&p.pairs[i].2).then(i.cmp(&j)));
     for i in order {
         let (a, b, _) = p.pairs[i];
@@ -316,7 +375,7 @@ mod tests {
                 }
             }
         }
-        Problem { n, pairs: pairs.to_vec(), anc }
+        Problem { n, pairs: pairs.to_vec(), anc, along: Vec::new() }
     }
 
     #[test]
@@ -376,5 +435,26 @@ mod tests {
         let (c, r) = solve(&p, &Nothing, Duration::ZERO, 64);
         assert_eq!(c, greedy(&p));
         assert_eq!(r.outcome, "greedy: no time");
+    }
+
+    #[test]
+    fn a_diagonal_pair_shares_a_loop_unless_a_path_leaves_it() {
+        // 0 -> 1 diagonal (a fold of producer 0), 2 a sibling fold of 1
+        let mut p = problem(3, &[(0, 1, 1.0), (1, 2, 1.0), (0, 2, 1.0)], &[(0, 1), (0, 2)]);
+        p.along = vec![(0, 1), (0, 2)];
+        assert_eq!(greedy(&p), vec![0, 0, 0]);
+        let (c, r) = solve(&p, &MicroLp, Duration::from_secs(5), 64);
+        assert_eq!((c, r.saved), (vec![0, 0, 0], 3.0), "{r:?}");
+        // the same edge, but 1 also reads 2, which reads 0: fusing 0 and
+        // 1 would put 2 both after and before their loop
+        let mut p = problem(3, &[(0, 1, 1.0)], &[(0, 2), (2, 1), (0, 1)]);
+        p.along = vec![(0, 1)];
+        assert!(!runnable(&p, &[0, 0, 2]));
+        let (c, _) = solve(&p, &MicroLp, Duration::from_secs(5), 64);
+        assert_ne!(c[0], c[1]);
+        assert_ne!(greedy(&p)[0], greedy(&p)[1]);
+        // without the diagonal mark a dependence keeps them apart
+        let p = problem(2, &[(0, 1, 1.0)], &[(0, 1)]);
+        assert_eq!(greedy(&p), vec![0, 1]);
     }
 }

@@ -1,12 +1,14 @@
 //! Clustering: operations that read the same arrays over the same loop
 //! share one multi-output kernel, the clustering chosen by an integer
-//! linear program (the optimal fusion thesis, van Balen 2020: §4.1
-//! horizontal fusion, §4.3 the ILP). It runs after fusion (ICFP'13 §4),
-//! which has already fused every producer into its consumers where that
-//! repeats no work, so what is left to share is the loop of *siblings*:
-//! two folds of one array (a sum and a sum of squares), two maps of one
-//! array, two permutes of one array to the same places (a histogram's
-//! counts and ranges).
+//! linear program (the optimal fusion thesis, van Balen 2020: §3
+//! horizontal and diagonal fusion, §4.3 the ILP). It runs after fusion
+//! (ICFP'13 §4), which has already fused every producer into its
+//! consumers where that repeats no work, so what is left to share is the
+//! loop of *siblings* (two folds of one array: a sum and a sum of
+//! squares; two maps of one array; a map and a fold of one array; two
+//! permutes of one array to the same places: a histogram's counts and
+//! ranges) and of a producer that several consumers read and a fold of
+//! it (*diagonal*: Note [Diagonal clusters]).
 //!
 //! Steps, for each block (a chain of lets: the program's body, an
 //! `acond` branch, an `awhile` function):
@@ -14,19 +16,24 @@
 //! 1. The candidates: each let-bound fold and permute, and each producer
 //!    left manifest (`map`, `backpermute`, `generate`), with the loop it
 //!    runs (`combine::loop_of`: a fold's or permute's source, a
-//!    producer's own shape) and the arrays it reads. Two candidates of one
-//!    kind whose loops have the same shape (the same expression of the
-//!    same arrays; for permutes also the same index function and shape of
-//!    defaults) and that read an array in common are a *pair*: fusing them
-//!    reads that array once.
-//! 2. The problem (`ilp::Problem`): the pairs, and which candidates reach
-//!    which through the block's dependences; solved by the ILP of Note
-//!    [The clustering ILP] (`ilp::solve`, microlp behind `solver::Solver`)
-//!    from the greedy clustering, or greedily when the block is large.
+//!    producer's own shape) and the arrays it reads. Two candidates
+//!    whose loops have the same shape (the same expression of the same
+//!    arrays, a producer's shape read as the producer's own; for
+//!    permutes also the same index function and shape of defaults) are a
+//!    *pair* when they read an array in common (fusing them reads it
+//!    once) and are of one kind, or a producer and a fold with a seed;
+//!    or when the second is a fold with a seed that reads the first, a
+//!    producer, at its own index only (diagonal).
+//! 2. The problem (`ilp::Problem`): the pairs, the diagonal ones, and
+//!    which candidates reach which through the block's dependences;
+//!    solved by the ILP of Note [The clustering ILP] (`ilp::solve`,
+//!    microlp behind `solver::Solver`) from the greedy clustering, or
+//!    greedily when the block is large.
 //! 3. The rewrite: the block's lets in a topological order of the
 //!    clusters, each cluster's members let-bound together as one
-//!    operation over tuples (`combine`) and `unzip`ped into their arrays
-//!    (Note [Multi-output kernels]).
+//!    operation over tuples (`combine`; `fold_keep` for producers with
+//!    folds) and `unzip`ped or projected into their arrays (Note
+//!    [Multi-output kernels]).
 //!
 //! Keeps: the meaning (Note [Clusters and errors]); the verifier's
 //! invariants. Near-linear: a block with no pair is not rebuilt; the ILP
@@ -46,6 +53,26 @@
 //! the tuples of their defaults. Every backend runs these as it runs
 //! any fold or generate: the only new command is `unzip`.
 //!
+//! Note [Diagonal clusters]
+//! Fusion keeps a producer manifest when several consumers read it (the
+//! paper's Figure 3's `p1`, softmax's exponentials): it is written, then
+//! each fold of it reads it back. A fold with a seed that reads it only
+//! at the fold's own index (the element its loop is at) and through no
+//! other binding can compute it instead: one pass that computes the
+//! producer's element, writes it, and folds it. The cluster's operation
+//! is `fold_keep` (`AccKind::FoldKeep`), a fold whose source's elements
+//! are pairs, the first kept (written to a second result of the source's
+//! shape where the loop reads it), the second folded: its source is
+//! `\ix -> let p0 = P0 ix; .. in ((kept ps), (each fold's element, its
+//! reads of a producer replaced by that producer's p))`, so each
+//! producer's element is computed once. A producer that only its cluster
+//! reads is not kept (written) at all. In the ILP a diagonal pair's edge
+//! orders its two only when they are not fused (`pi_v - pi_u >= 1 - y`),
+//! and a clustering runs when each dependence inside a cluster is a
+//! diagonal pair's (`ilp::runnable`). The rewrite names the cluster's
+//! producers in its folds by `combine::PRODUCER + i`, which
+//! `combine_diagonal` replaces.
+//!
 //! Note [Clusters and errors]
 //! A cluster is one launch: if it fails, every member's binding fails,
 //! and a failed binding fails its uses (Note [Deferred errors]). So that
@@ -53,29 +80,34 @@
 //! elements raise no error of their own are candidates (no division of
 //! integers, no checked read or index conversion: `simplify::raises`);
 //! a `fold1` of empty rows fails, but its siblings are `fold1`s of the
-//! same shape, which fail with it. What remains is an input whose own
+//! same shape, which fail with it (a producer, which would not, pairs
+//! only with folds that have a seed). What remains is an input whose own
 //! binding failed: the cluster reads it for one member and fails for all
 //! (`docs/semantics.md`, "Clusters and errors").
 //!
 //! Note [The clustering ILP]
 //! Variables (§4.3, kept small as the thesis asks): a binary `y` per
-//! pair (1: fused), weighted by the arrays it saves reading; an integer
+//! pair (1: fused), weighted by the arrays it saves reading (a diagonal
+//! pair also saves reading its producer back); an integer
 //! `pi` per candidate in `0 ..= n-1`, the order of its cluster. The
 //! objective maximises the arrays saved. Constraints:
 //!   - a candidate `u` that reaches candidate `v` (through any operations
 //!     of the block) runs first: `pi_v - pi_u >= 1`, only for the `u`
-//!     that reach `v` through no other candidate (the rest follow);
+//!     that reach `v` through no other candidate (the rest follow); for
+//!     a diagonal pair `pi_v - pi_u >= 1 - y` (the thesis' fusible edge);
 //!   - a fused pair shares its order: `pi_a - pi_b + M y <= M` and
 //!     `pi_b - pi_a + M y <= M`, with `M = n - 1`, the largest difference.
 //!
 //! Clusters are the candidates joined by fused pairs. Since every member
-//! of a cluster has one order and each dependence increases it, no
-//! member reaches another and no two clusters reach each other: the
-//! clusters can be ordered, as in Megiddo and Sarkar's formulation. The
+//! of a cluster has one order and each dependence but a fused diagonal
+//! pair's increases it, no member reaches another but along such a pair
+//! and no two clusters reach each other: the clusters can be ordered, as
+//! in Megiddo and Sarkar's formulation. The
 //! shape and direction variables of the thesis are decided before: a
 //! pair exists only for candidates whose loops are provably the same.
-//! The solver starts from the greedy clustering (pairs by weight, each
-//! fused unless its clusters reach each other) and stops at the time
+//! The solver starts from the greedy clustering (sibling pairs by weight,
+//! each fused unless its clusters reach each other; then diagonal pairs,
+//! each fused if the clustering still runs) and stops at the time
 //! limit with the best it has; an answer that is infeasible, cannot run
 //! (`ilp::runnable`) or saves less is replaced by the greedy clustering.
 
@@ -87,11 +119,11 @@ use crate::avars::{exp_arrays_mut, parts_mut, shift_acc, Part};
 use accelerate_base::array::ArraysTy;
 use accelerate_base::error::{Error, SrcLoc};
 use accelerate_ir::verify::acc_ty;
-use accelerate_ir::{AccKind, ExpKind, OpenAcc, OpenExp, Program};
+use accelerate_ir::{AccKind, DelayedArray, ExpKind, OpenAcc, OpenExp, Program};
 use combine::Kind;
 use ilp::{Bits, Problem, Solve};
 use solver::{MicroLp, Solver};
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::time::{Duration, Instant};
 
 /// The clustering phase's settings.
@@ -182,6 +214,8 @@ struct Candidate {
     key: String,
     /// The array levels it reads, sorted.
     reads: Vec<usize>,
+    /// A fold's or permute's source.
+    src: Option<DelayedArray>,
 }
 
 impl Cx<'_> {
@@ -283,39 +317,25 @@ impl Cx<'_> {
         base: usize,
     ) -> Option<(Vec<Group>, Vec<Group>)> {
         let mut cands: Vec<Candidate> = Vec::new();
+        // each producer candidate's shape, canonical: the shape of a fold
+        // of it is its shape (so that a producer and its fold pair)
+        let mut shapes: HashMap<usize, OpenExp> = HashMap::new();
         for (pos, (b, t)) in binds.iter().zip(tys).enumerate() {
             let found = t.array().and_then(|t| combine::loop_of(b, t.rank));
             if let Some(lp) = found.filter(|_| cands.len() < MAX_CANDIDATES) {
                 let size = base + pos;
-                let mut key = shape_key(&lp.src.shape, size);
+                let shape = canonical_shape(&lp.src.shape, size, &shapes);
+                let mut key = format!("{:?}", shape.kind);
+                if lp.kind == Kind::Generate {
+                    shapes.insert(size, shape);
+                }
                 for e in &lp.same {
                     key.push('|');
-                    key.push_str(&shape_key(e, size));
+                    key.push_str(&format!("{:?}", canonical_shape(e, size, &shapes).kind));
                 }
-                cands.push(Candidate { pos, kind: lp.kind, key, reads: levels_read(b, size) });
+                let src = (lp.kind != Kind::Generate).then_some(lp.src);
+                cands.push(Candidate { pos, kind: lp.kind, key, reads: levels_read(b, size), src });
             }
-        }
-        // pairs: one kind, one loop shape, an array read in common
-        let mut groups: BTreeMap<(Kind, String), Vec<usize>> = BTreeMap::new();
-        for (i, c) in cands.iter().enumerate() {
-            let g = groups.entry((c.kind, c.key.clone())).or_default();
-            if g.len() < MAX_GROUP {
-                g.push(i);
-            }
-        }
-        let mut pairs = Vec::new();
-        for g in groups.values() {
-            for (x, &a) in g.iter().enumerate() {
-                for &b in &g[x + 1..] {
-                    let shared = common(&cands[a].reads, &cands[b].reads);
-                    if shared > 0 {
-                        pairs.push((a, b, shared as f64));
-                    }
-                }
-            }
-        }
-        if pairs.is_empty() {
-            return None;
         }
         // what each binding reads (a candidate's reads known already), and
         // which candidates reach it
@@ -341,7 +361,68 @@ impl Cx<'_> {
             }
             anc_all.push(s);
         }
-        let problem = Problem { n, pairs, anc: cands.iter().map(|c| anc_all[c.pos].clone()).collect() };
+        // pairs: one loop shape, an array read in common (siblings), or a
+        // producer read by a fold at its own index and through nothing
+        // else (diagonal)
+        // (candidates of one loop shape that read an array: at most
+        // MAX_GROUP of them pair through it, so that a block of many
+        // operations over one shape makes few pairs)
+        let mut loops: HashMap<(bool, &str), usize> = HashMap::new();
+        let loop_id: Vec<usize> = cands
+            .iter()
+            .map(|c| {
+                let next = loops.len();
+                *loops.entry((c.kind == Kind::Permute, c.key.as_str())).or_insert(next)
+            })
+            .collect();
+        let mut readers: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+        let mut shared: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        for (b, c) in cands.iter().enumerate() {
+            for &l in &c.reads {
+                let list = readers.entry((loop_id[b], l)).or_default();
+                for &a in list.iter() {
+                    *shared.entry((a, b)).or_default() += 1;
+                }
+                if list.len() < MAX_GROUP {
+                    list.push(b);
+                }
+                // a fold of a producer of its loop shape
+                let producer = l.checked_sub(base).map(|p| cand_at[p]).filter(|&a| a != usize::MAX);
+                if let Some(a) = producer.filter(|&a| loop_id[a] == loop_id[b]) {
+                    shared.entry((a, b)).or_default();
+                }
+            }
+        }
+        let (mut pairs, mut along) = (Vec::new(), Vec::new());
+        for (&(a, b), &common) in &shared {
+            let (ca, cb) = (&cands[a], &cands[b]);
+            let diagonal = match (ca.kind, cb.kind) {
+                (Kind::Generate, Kind::Fold { seeded: true }) => {
+                    diagonal(ca, cb, &binds[cb.pos], base, &deps[cb.pos], &anc_all, a)
+                }
+                (x, y) if x == y => Some(false),
+                // a fold and a producer after it: siblings unless the
+                // producer reads the fold
+                (Kind::Fold { seeded: true }, Kind::Generate) if !cb.reads.contains(&(base + ca.pos)) => {
+                    Some(false)
+                }
+                _ => None,
+            };
+            match diagonal {
+                Some(true) => {
+                    pairs.push((a, b, 1.0 + common as f64));
+                    along.push((a, b));
+                }
+                Some(false) if common > 0 => pairs.push((a, b, common as f64)),
+                _ => {}
+            }
+        }
+        if pairs.is_empty() {
+            return None;
+        }
+        along.sort_unstable();
+        let anc = cands.iter().map(|c| anc_all[c.pos].clone()).collect();
+        let problem = Problem { n, pairs, anc, along };
         let limit = self.deadline.saturating_duration_since(Instant::now());
         let (cluster, solve) = ilp::solve(&problem, self.solver, limit, self.opts.max_ilp);
         self.report.blocks.push(solve);
@@ -356,21 +437,30 @@ impl Cx<'_> {
     }
 }
 
-/// The number of elements two sorted lists share.
-fn common(a: &[usize], b: &[usize]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
+/// Whether producer `p` (candidate number `pc`) and fold `f` (bound to
+/// `fold`) are a diagonal pair (Note [Diagonal clusters]): `Some(true)`
+/// if the fold reads the producer only at its own index in its source,
+/// and through no other binding; `Some(false)` if it does not read it
+/// (so that they may be siblings); `None` if it reads it otherwise.
+fn diagonal(
+    p: &Candidate,
+    f: &Candidate,
+    fold: &OpenAcc,
+    base: usize,
+    f_deps: &[usize],
+    anc_all: &[Bits],
+    pc: usize,
+) -> Option<bool> {
+    if !f.reads.contains(&(base + p.pos)) {
+        return Some(false);
     }
-    n
+    let through = f_deps.iter().any(|&d| d != p.pos && anc_all[d].contains(pc));
+    let (src, AccKind::Fold { f: op, seed, .. }) = (f.src.as_ref()?, &fold.kind) else { return None };
+    // p's variable in the fold's scalar code
+    let var = f.pos - 1 - p.pos;
+    let mut in_op = Vec::new();
+    std::iter::once(&op.body).chain(seed).for_each(|e| accelerate_ir::visit::arrays_read(e, &mut in_op));
+    (!through && !in_op.contains(&var) && combine::reads_at_own_index(src, var)).then_some(true)
 }
 
 /// Calls `f` on every free array variable of `a` (as an index at its
@@ -412,22 +502,30 @@ fn levels_read(a: &OpenAcc, size: usize) -> Vec<usize> {
     out
 }
 
-/// A shape expression at environment size `size` as text, its array
-/// variables as levels and without source locations: equal for the same
-/// shape of the same arrays anywhere in a block.
-fn shape_key(e: &OpenExp, size: usize) -> String {
-    fn canon(e: &mut OpenExp, size: usize, at: SrcLoc) {
+/// A shape expression at environment size `size`, canonical: its array
+/// variables as levels, without source locations, and the shape of each
+/// producer candidate in `shapes` (by level) replaced by that producer's
+/// own canonical shape. The same text (`Debug`) for the same shape of the
+/// same arrays anywhere in a block.
+fn canonical_shape(e: &OpenExp, size: usize, shapes: &HashMap<usize, OpenExp>) -> OpenExp {
+    fn canon(e: &mut OpenExp, size: usize, at: SrcLoc, shapes: &HashMap<usize, OpenExp>) {
         e.loc = at;
+        if let ExpKind::Shape { array } = &e.kind {
+            if let Some(s) = shapes.get(&(size - 1 - *array)) {
+                *e = s.clone();
+                return;
+            }
+        }
         if let ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } | ExpKind::Shape { array } =
             &mut e.kind
         {
             *array = size - 1 - *array;
         }
-        crate::debruijn::for_each_child(e, |c| canon(c, size, at));
+        crate::debruijn::for_each_child(e, |c| canon(c, size, at, shapes));
     }
     let mut e = e.clone();
-    canon(&mut e, size, one_loc());
-    format!("{:?}", e.kind)
+    canon(&mut e, size, one_loc(), shapes);
+    e
 }
 
 /// One source location for every canonical shape.
@@ -450,6 +548,12 @@ fn rewrite(
     deps: &[Vec<usize>],
 ) -> Vec<(OpenAcc, SrcLoc)> {
     let n = binds.len();
+    // each cluster member's kind of loop
+    let mut kinds = vec![Kind::Generate; n];
+    for &j in groups.iter().flatten() {
+        let rank = tys[j].array().map_or(0, |t| t.rank);
+        kinds[j] = combine::loop_of(&binds[j], rank).expect("a candidate").kind;
+    }
     // every binding's group: a cluster, or itself
     let mut group_of: Vec<usize> = (0..n).collect();
     let mut members: Vec<Vec<usize>> = (0..n).map(|j| vec![j]).collect();
@@ -484,52 +588,106 @@ fn rewrite(
             }
         }
     }
-    // new positions: a cluster's operation, then its members
-    let mut new_pos = vec![0usize; n];
-    let mut at = 0;
+    // who reads each binding: a producer that only its cluster reads is
+    // computed in the cluster's loop and not kept (Note [Diagonal clusters])
+    let mut read_outside = vec![false; n];
+    for (j, ds) in deps.iter().enumerate() {
+        for &d in ds {
+            if group_of[d] != group_of[j] {
+                read_outside[d] = true;
+            }
+        }
+    }
+    for l in levels_read(body, base + n) {
+        if let Some(d) = l.checked_sub(base) {
+            read_outside[d] = true;
+        }
+    }
+    let mut layouts: Vec<Option<combine::Layout>> = (0..n).map(|_| None).collect();
     for &g in &order {
         if members[g].len() > 1 {
-            at += 1;
+            let kinds: Vec<Kind> = members[g].iter().map(|&j| kinds[j]).collect();
+            let kept: Vec<bool> = members[g].iter().map(|&j| read_outside[j]).collect();
+            layouts[g] = Some(combine::layout(&kinds, &kept));
         }
-        for &j in &members[g] {
-            new_pos[j] = at;
-            at += 1;
+    }
+    // new positions: a cluster's headers, then its members
+    let mut new_pos = vec![usize::MAX; n];
+    let mut at = 0;
+    for &g in &order {
+        match &layouts[g] {
+            None => {
+                new_pos[g] = at;
+                at += 1;
+            }
+            Some(l) => {
+                at += l.headers;
+                for (&j, r) in members[g].iter().zip(&l.members) {
+                    if r.is_some() {
+                        new_pos[j] = at;
+                        at += 1;
+                    }
+                }
+            }
         }
     }
     let total = at;
     let level = |l: usize| if l < base { l } else { base + new_pos[l - base] };
-    let renumber = |a: &mut OpenAcc, old: usize, new: usize| {
-        each_free(a, 0, &mut |v| *v = new - 1 - level(old - 1 - *v));
+    let renumber = |a: &mut OpenAcc, old: usize, new: usize, producers: &[usize]| {
+        each_free(a, 0, &mut |v| {
+            let l = old - 1 - *v;
+            *v = match producers.iter().position(|&p| base + p == l) {
+                Some(i) => combine::PRODUCER + i,
+                None => new - 1 - level(l),
+            }
+        });
     };
     let mut slots: Vec<Option<OpenAcc>> = binds.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(total);
     for &g in &order {
         let ms = &members[g];
-        if ms.len() == 1 {
+        let Some(layout) = &layouts[g] else {
             let j = ms[0];
             let mut b = slots[j].take().expect("each binding once");
-            renumber(&mut b, base + j, base + new_pos[j]);
+            renumber(&mut b, base + j, base + new_pos[j], &[]);
             out.push((b, locs[j]));
             continue;
-        }
-        // the cluster's operation, at the position before its members
-        let here = base + new_pos[ms[0]] - 1;
+        };
+        // the cluster's headers, at the positions before its members
+        let here = base + out.len();
+        let producers: Vec<usize> = ms.iter().copied().filter(|&j| kinds[j] == Kind::Generate).collect();
+        let diagonal = producers.len() < ms.len() && !producers.is_empty();
         let mut parts = Vec::new();
         for &j in ms {
             let mut b = slots[j].take().expect("each binding once");
-            renumber(&mut b, base + j, here);
+            renumber(&mut b, base + j, here, if diagonal { &producers } else { &[] });
             let rank = tys[j].array().map_or(0, |t| t.rank);
             let lp = combine::loop_of(&b, rank).expect("a candidate");
             parts.push((b, lp));
         }
-        let kind = parts[0].1.kind;
-        out.push((combine::combine(kind, parts), locs[ms[0]]));
-        for (i, &j) in ms.iter().enumerate() {
+        let headers = if diagonal {
+            let kept: Vec<bool> = ms.iter().map(|&j| read_outside[j]).collect();
+            combine::combine_diagonal(parts, &kept)
+        } else {
+            let kind = parts[0].1.kind;
+            vec![combine::combine(kind, parts)]
+        };
+        debug_assert_eq!(headers.len(), layout.headers);
+        // a fold's errors name it: a diagonal cluster is at its first fold
+        let first = ms.iter().find(|&&j| !diagonal || kinds[j] != Kind::Generate);
+        let loc = locs[*first.expect("a member")];
+        out.extend(headers.into_iter().map(|h| (h, loc)));
+        for (&j, r) in ms.iter().zip(&layout.members) {
+            let Some((h, prj)) = *r else { continue };
             let loc = locs[j];
-            let cluster = OpenAcc::new(AccKind::Var(i), loc);
-            out.push((OpenAcc::new(AccKind::Prj(i, Box::new(cluster)), loc), loc));
+            let var = OpenAcc::new(AccKind::Var(base + out.len() - 1 - (here + h)), loc);
+            let term = match prj {
+                Some(i) => OpenAcc::new(AccKind::Prj(i, Box::new(var)), loc),
+                None => var,
+            };
+            out.push((term, loc));
         }
     }
-    renumber(body, base + n, base + total);
+    renumber(body, base + n, base + total, &[]);
     out
 }
