@@ -280,11 +280,11 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<Ar
             if a.rank == 0 {
                 return Err(at(acc, "the argument must have rank at least 1"));
             }
-            let EltTy::Tuple(kx) = &a.elt else {
-                return Err(at(acc, format!("the argument's elements must be pairs, found {}", a.elt)));
-            };
-            let [k, x] = &kx[..] else {
-                return Err(at(acc, format!("the argument's elements must be pairs, found {}", a.elt)));
+            let (k, x) = match &a.elt {
+                EltTy::Tuple(kx) if kx.len() == 2 => (&kx[0], &kx[1]),
+                other => {
+                    return Err(at(acc, format!("the argument's elements must be pairs, found {other}")))
+                }
             };
             check_operator(f, seed.as_ref(), x, aenv).map_err(|m| at(acc, m))?;
             Ok(ArraysTy::Tuple(vec![

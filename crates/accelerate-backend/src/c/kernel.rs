@@ -276,6 +276,28 @@ pub(crate) fn store(g: &mut ExpGen<'_>, bufs: &[String], pos: &str, v: &CVal) {
     }
 }
 
+/// The second result of a fold that keeps its source's elements
+/// (`plan::Fold::keep`): its buffers, which the first components of the
+/// source's pairs are written to where they are read, and the type of
+/// the second components, which the fold reduces.
+#[derive(Clone)]
+pub(crate) struct Kept {
+    pub bufs: Vec<String>,
+    pub x: EltTy,
+}
+
+impl Kept {
+    /// An element `(k, x)` of the source read at position `pos`: `k`
+    /// written there, `x` returned.
+    pub fn split(&self, g: &mut ExpGen<'_>, pos: &str, v: CVal) -> CVal {
+        let nk = v.leaves.len() - self.x.leaves().len();
+        let mut leaves = v.leaves;
+        let x = leaves.split_off(nk);
+        store(g, &self.bufs, pos, &CVal { ty: EltTy::Tuple(Vec::new()), leaves });
+        CVal { ty: self.x.clone(), leaves: x }
+    }
+}
+
 /// Declares variables holding a copy of a value (an accumulator).
 pub(crate) fn declare(g: &mut ExpGen<'_>, base: &str, v: &CVal) -> CVal {
     let leaves =

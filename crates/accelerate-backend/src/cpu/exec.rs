@@ -126,18 +126,12 @@ impl Machine for Cpu<'_> {
     }
 
     fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
-        let launch = self.prepare(k, env)?;
-        if let Skeleton::Fold { seed, source, op, keep: Some(kept) } = &k.skeleton {
-            let (out, kept) = fold::launch_keep(&launch, env, *seed, source, op, kept)?;
-            return Ok(Value::Tuple(vec![Value::Array(Arc::new(kept)), Value::Array(Arc::new(out))]));
-        }
-        self.launch(&launch, env).map(|a| Value::Array(Arc::new(a)))
+        self.launch(k, env)
     }
 }
 
 impl Cpu<'_> {
-    /// A launch of `k`: its input buffers and extents.
-    fn prepare<'a>(&'a self, k: &'a Kernel, env: &Env<Arc<ArrayData>>) -> Result<Launch<'a>> {
+    fn launch(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
         let inputs = k.inputs.iter().map(|&v| env.array(v)).collect::<Result<Vec<_>>>()?;
         let mut bufs: Vec<*mut c_void> = Vec::new();
         let mut extents: Vec<i64> = Vec::new();
@@ -156,13 +150,18 @@ impl Cpu<'_> {
             extents.extend(a.shape().iter().map(|&d| d as i64));
         }
         let workers = self.pool.current_num_threads();
-        Ok(Launch { k, module: self.module, pool: self.pool, workers, bufs, extents })
-    }
-
-    fn launch(&self, launch: &Launch<'_>, env: &Env<Arc<ArrayData>>) -> Result<ArrayData> {
-        match &launch.k.skeleton {
+        let launch = &Launch { k, module: self.module, pool: self.pool, workers, bufs, extents };
+        let one = match &k.skeleton {
             Skeleton::Generate { shape } => generate::launch(launch, env, shape),
-            Skeleton::Fold { seed, source, op, .. } => fold::launch(launch, env, *seed, source, op),
+            Skeleton::Fold { seed, source, op, keep } => {
+                match fold::launch(launch, env, *seed, source, op, keep.as_ref())? {
+                    (out, Some(kept)) => {
+                        let (kept, out) = (Value::Array(Arc::new(kept)), Value::Array(Arc::new(out)));
+                        return Ok(Value::Tuple(vec![kept, out]));
+                    }
+                    (out, None) => Ok(out),
+                }
+            }
             Skeleton::Scan { seed, source, op, .. } => scan::launch(launch, env, *seed, source, op),
             Skeleton::FoldSeg { seed, source, offsets, op } => {
                 fold_seg::launch(launch, env, *seed, source, *offsets, op)
@@ -171,7 +170,8 @@ impl Cpu<'_> {
                 permute::launch(launch, env, *defaults, source, (*atomic, *overwrite))
             }
             Skeleton::Stencil { sources, extents } => stencil::launch(launch, env, sources, extents),
-        }
+        };
+        one.map(|a| Value::Array(Arc::new(a)))
     }
 }
 

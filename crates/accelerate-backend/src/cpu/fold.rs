@@ -65,13 +65,13 @@
 //! 10^3 to 10^6 elements).
 
 use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
-use super::kernel::{Kept, KernelGen, Row};
+use super::kernel::{KernelGen, Row};
 use crate::c::access::column_blocks_pay;
 use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::unravel;
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, commutative, declare, read_ix, store, Source};
+use crate::c::kernel::{assign, commutative, declare, read_ix, store, Kept, Source};
 use crate::c::{c_type, CVal, ExpGen};
 use crate::host::Env;
 use accelerate_base::array::ArrayData;
@@ -92,33 +92,10 @@ pub(crate) const FUNCTIONS: &[&str] = &["_rows", "_part", "_combine"];
 /// Launch: `_rows` over whole rows when there are many rows (or little
 /// work); else `_part` over `rows * m` pieces of `piece` elements
 /// (`P[0] = m`, `P[1] = piece`) into a temporary of partial results, then
-/// `_combine` over the rows (`P[0] = m`).
+/// `_combine` over the rows (`P[0] = m`). With `keep` (the type of the
+/// source's first components, `plan::Fold::keep`) also the kept array,
+/// of the source's shape, which `_rows` and `_part` write as they read.
 pub(super) fn launch(
-    launch: &Launch<'_>,
-    env: &Env<Arc<ArrayData>>,
-    seed: bool,
-    source: &ShapeOf,
-    op: &'static str,
-) -> Result<ArrayData> {
-    run(launch, env, seed, source, op, None).map(|(out, _)| out)
-}
-
-/// `launch` of a fold that keeps its source's first components (of type
-/// `kept`, `plan::Fold::keep`): the fold's result and the kept array, of
-/// the source's shape, which `_rows` and `_part` write as they read.
-pub(super) fn launch_keep(
-    launch: &Launch<'_>,
-    env: &Env<Arc<ArrayData>>,
-    seed: bool,
-    source: &ShapeOf,
-    op: &'static str,
-    kept: &EltTy,
-) -> Result<(ArrayData, ArrayData)> {
-    let (out, kept) = run(launch, env, seed, source, op, Some(kept))?;
-    Ok((out, kept.ok_or_else(|| accelerate_base::error::Error::Internal("fold_keep kept nothing".into()))?))
-}
-
-fn run(
     launch: &Launch<'_>,
     env: &Env<Arc<ArrayData>>,
     seed: bool,

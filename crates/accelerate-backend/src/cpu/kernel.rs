@@ -16,7 +16,7 @@
 //! `Kernel`, `Skeleton`, the readers and the statement helpers) is in
 //! `backend::c::kernel`.
 
-use crate::c::kernel::{read_at, read_ix, store, unravel, uses_from_index, KernelCore, KernelParts, Source};
+use crate::c::kernel::{read_at, read_ix, unravel, uses_from_index, Kept, KernelCore, KernelParts, Source};
 use crate::c::{Body, CVal, ExpGen};
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::SrcLoc;
@@ -196,28 +196,6 @@ pub(crate) struct Row {
     pub base: String,
     outer: Option<Vec<String>>,
     keep: Option<Kept>,
-}
-
-/// The second result of a fold that keeps its source's elements
-/// (`plan::Fold::keep`): its buffers, which the first components of the
-/// source's pairs are written to where they are read, and the type of
-/// the second components, which the fold reduces.
-#[derive(Clone)]
-pub(crate) struct Kept {
-    pub bufs: Vec<String>,
-    pub x: EltTy,
-}
-
-impl Kept {
-    /// An element `(k, x)` of the source read at position `pos`: `k`
-    /// written there, `x` returned.
-    pub fn split(&self, g: &mut ExpGen<'_>, pos: &str, v: CVal) -> CVal {
-        let nk = v.leaves.len() - self.x.leaves().len();
-        let mut leaves = v.leaves;
-        let x = leaves.split_off(nk);
-        store(g, &self.bufs, pos, &CVal { ty: EltTy::Tuple(Vec::new()), leaves });
-        CVal { ty: self.x.clone(), leaves: x }
-    }
 }
 
 impl Row {

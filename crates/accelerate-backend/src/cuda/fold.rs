@@ -39,7 +39,7 @@ use super::kernel::{block_stride, KernelGen};
 use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, commutative, declare, read_at, store};
+use crate::c::kernel::{assign, commutative, declare, read_at, store, Kept};
 use crate::c::product;
 use crate::c::{CVal, ExpGen};
 use crate::host::Env;
@@ -103,24 +103,20 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
     let op = |g: &mut ExpGen<'_>, a: &CVal, b: CVal| g.apply(f, vec![a.clone(), b]);
     let comm = commutative(f);
     let kept = spec.kept().map(|t| t.elt);
-    // the element at position `base + k`; with a kept result `w`, the
-    // second component of the pair there, the first written to `w`
-    let reader = |w: Vec<String>| {
+    // the element at position `base + k`; with a kept result, the second
+    // component of the pair there, the first written to `w`
+    let reader = |keep: Option<Kept>| {
         move |g: &mut ExpGen<'_>, k: &str| {
             let p = g.bind(ScalarTy::I64, &format!("base + {k}"));
             let v = read_at(g, src, &p, loc);
-            if w.is_empty() {
-                return v;
+            match &keep {
+                Some(keep) => keep.split(g, &p, v),
+                None => v,
             }
-            let mut leaves = v.leaves;
-            let x = leaves.split_off(leaves.len() - elt.leaves().len());
-            store(g, &w, &p, &CVal { ty: EltTy::Tuple(Vec::new()), leaves });
-            CVal { ty: elt.clone(), leaves: x }
         }
     };
-    let kept_bufs = |out: &mut String, next: usize| match &kept {
-        Some(t) => KernelGen::out_buffers(out, "w", t, next).0,
-        None => Vec::new(),
+    let kept_bufs = |out: &mut String, next: usize| {
+        kept.as_ref().map(|t| Kept { bufs: KernelGen::out_buffers(out, "w", t, next).0, x: elt.clone() })
     };
 
     // _rows: a block per row; _warps: a warp per row (short rows)

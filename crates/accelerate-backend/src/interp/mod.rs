@@ -352,77 +352,9 @@ impl Interp {
                     Ok(src.get(linear_index(src.shape(), &from).expect("within the source")))
                 })
             }
-            AccKind::Fold { f, seed, array: a } => {
-                let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
-                let src = self.source(a)?;
-                let (outer, n) = split_inner(src.shape());
-                if seed.is_none() && n == 0 && outer.iter().product::<usize>() > 0 {
-                    return Err(Error::EmptyReduction { loc, op: "fold1", shape: src.shape().to_vec() });
-                }
-                let elt = src.elt_ty().clone();
-                let mut row = 0;
-                self.build(&elt, &outer, loc, |s, _, env| {
-                    let base = row * n;
-                    row += 1;
-                    let mut acc = match &seed {
-                        Some(z) => z.clone(),
-                        None => src.get(s, base, env)?,
-                    };
-                    let start = if seed.is_some() { 0 } else { 1 };
-                    for k in start..n {
-                        let x = src.get(s, base + k, env)?;
-                        acc = s.apply(f, &[acc, x], env)?;
-                    }
-                    Ok(acc)
-                })
-            }
-            AccKind::FoldKeep { f, seed, array: a } => {
-                // fold's loop, each element's first component kept
-                let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
-                let src = self.source(a)?;
-                let (outer, n) = split_inner(src.shape());
-                let rows: usize = outer.iter().product();
-                if seed.is_none() && n == 0 && rows > 0 {
-                    return Err(Error::EmptyReduction { loc, op: "fold1", shape: src.shape().to_vec() });
-                }
-                let (k_elt, x_elt) = match src.elt_ty() {
-                    EltTy::Tuple(kx) if kx.len() == 2 => (kx[0].clone(), kx[1].clone()),
-                    other => {
-                        return Err(Error::Internal(format!("fold_keep of elements {other}, not pairs")))
-                    }
-                };
-                let s = self.scalars();
-                let mut env = Vec::new();
-                let mut kept = reserve(&k_elt, src.shape(), loc)?;
-                let mut folded = reserve(&x_elt, &outer, loc)?;
-                let split = |v: Val, kept: &mut ArrayBuilder| match v {
-                    Val::Tuple(mut kx) if kx.len() == 2 => {
-                        let x = kx.pop().expect("a pair");
-                        kept.push(&kx[0]);
-                        Ok(x)
-                    }
-                    _ => Err(Error::Internal("fold_keep of an element that is not a pair".into())),
-                };
-                for r in 0..rows {
-                    let base = r * n;
-                    let mut acc = match &seed {
-                        Some(z) => z.clone(),
-                        None => split(src.get(&s, base, &mut env)?, &mut kept)?,
-                    };
-                    let start = if seed.is_some() { 0 } else { 1 };
-                    for k in start..n {
-                        let x = split(src.get(&s, base + k, &mut env)?, &mut kept)?;
-                        acc = s.apply(f, &[acc, x], &mut env)?;
-                    }
-                    folded.push(&acc);
-                }
-                let done = |b: ArrayBuilder, dims: Vec<usize>| {
-                    b.finish(dims).map(|d| ArraysVal::Array(Arc::new(d))).ok_or_else(|| {
-                        Error::Internal("array built with the wrong number of elements".into())
-                    })
-                };
-                Ok(ArraysVal::Tuple(vec![done(kept, src.shape().to_vec())?, done(folded, outer)?]))
-            }
+            AccKind::Fold { f, seed, array: a } => self.fold(f, seed.as_ref(), a, loc, false),
+            // fold's loop, each element's first component kept
+            AccKind::FoldKeep { f, seed, array: a } => self.fold(f, seed.as_ref(), a, loc, true),
             AccKind::Scan { dir, f, seed, array: a } => {
                 let seed = seed.as_ref().map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
                 let src = self.source(a)?;
@@ -649,6 +581,70 @@ impl Interp {
         let r = self.acc(&f.body);
         self.aenv.pop();
         r
+    }
+
+    /// `fold` of `a`'s rows, or with `keep` `fold_keep`: the elements are
+    /// pairs, the first kept in an array of `a`'s shape, the second folded.
+    fn fold(
+        &mut self,
+        f: &Fun,
+        seed: Option<&OpenExp>,
+        a: &OpenAcc,
+        loc: SrcLoc,
+        keep: bool,
+    ) -> Result<ArraysVal> {
+        let seed = seed.map(|z| self.scalars().eval(z, &mut Vec::new())).transpose()?;
+        let src = self.source(a)?;
+        let (outer, n) = split_inner(src.shape());
+        let rows: usize = outer.iter().product();
+        if seed.is_none() && n == 0 && rows > 0 {
+            return Err(Error::EmptyReduction { loc, op: "fold1", shape: src.shape().to_vec() });
+        }
+        let (k_elt, x_elt) = match (keep, src.elt_ty()) {
+            (false, x) => (EltTy::Tuple(Vec::new()), x.clone()),
+            (true, EltTy::Tuple(kx)) if kx.len() == 2 => (kx[0].clone(), kx[1].clone()),
+            (true, other) => {
+                return Err(Error::Internal(format!("fold_keep of elements {other}, not pairs")))
+            }
+        };
+        let s = self.scalars();
+        let mut env = Vec::new();
+        let mut kept = reserve(&k_elt, if keep { src.shape() } else { &[0] }, loc)?;
+        let mut folded = reserve(&x_elt, &outer, loc)?;
+        let mut read = |at: usize, env: &mut Vec<Slot>| -> Result<Val> {
+            match src.get(&s, at, env)? {
+                Val::Tuple(mut kx) if keep && kx.len() == 2 => {
+                    let x = kx.pop().expect("a pair");
+                    kept.push(&kx[0]);
+                    Ok(x)
+                }
+                _ if keep => Err(Error::Internal("fold_keep of an element that is not a pair".into())),
+                x => Ok(x),
+            }
+        };
+        for r in 0..rows {
+            let base = r * n;
+            let mut acc = match &seed {
+                Some(z) => z.clone(),
+                None => read(base, &mut env)?,
+            };
+            let start = if seed.is_some() { 0 } else { 1 };
+            for k in start..n {
+                let x = read(base + k, &mut env)?;
+                acc = s.apply(f, &[acc, x], &mut env)?;
+            }
+            folded.push(&acc);
+        }
+        let done = |b: ArrayBuilder, dims: Vec<usize>| {
+            b.finish(dims)
+                .map(|d| ArraysVal::Array(Arc::new(d)))
+                .ok_or_else(|| Error::Internal("array built with the wrong number of elements".into()))
+        };
+        let folded = done(folded, outer)?;
+        match keep {
+            true => Ok(ArraysVal::Tuple(vec![done(kept, src.shape().to_vec())?, folded])),
+            false => Ok(folded),
+        }
     }
 
     /// Builds an array of shape `dims` whose element at each index (in
