@@ -14,6 +14,7 @@ use accelerate_base::array::{ArrayData, ArraysVal};
 use accelerate_base::error::{Error, Result};
 use accelerate_ir::OpenExp;
 use accelerate_plan::Cmd;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// An array as a backend holds it.
@@ -109,6 +110,10 @@ impl<A: HostArray> ArrayEnv for Env<A> {
     }
 }
 
+/// The members' values of a row group that ran (by kernel), or `None`
+/// where its members must run one by one (`Machine::rows`).
+pub(crate) type RowsRun<A> = Option<Vec<(usize, Value<A>)>>;
+
 /// What a backend does with the commands of a plan.
 pub(crate) trait Machine {
     type Array: HostArray;
@@ -129,6 +134,26 @@ pub(crate) trait Machine {
     /// The array variables a launch of `k` reads
     /// (`plan::Kernel::arrays_used`).
     fn uses<'k>(&self, k: &'k Self::Kernel) -> &'k [usize];
+    /// The row group (`plan::rows`) whose first member is kernel `k`, if
+    /// this backend runs it row by row.
+    fn row_group(&self, _k: usize) -> Option<usize> {
+        None
+    }
+    /// Runs row group `g` row by row: `items` are the commands of its
+    /// chain of lets from its first member's launch on (the chain's body
+    /// last), `env` the environment of that launch. Each member's value
+    /// (by kernel), or `None` where the members must run one by one (the
+    /// shapes do not allow it, or it would not pay, or a check failed:
+    /// the launches one by one then raise the errors as they would).
+    fn rows(
+        &self,
+        _g: usize,
+        _items: &[&Cmd],
+        _kernels: &[Self::Kernel],
+        _env: &Env<Self::Array>,
+    ) -> Result<RowsRun<Self::Array>> {
+        Ok(None)
+    }
 }
 
 /// `Machine::unzip` of an array on the host.
@@ -147,13 +172,16 @@ pub(crate) fn run<M: Machine>(
     args: Vec<Value<M::Array>>,
 ) -> Result<Value<M::Array>> {
     let env = Env { slots: args.into_iter().map(Ok).collect() };
-    Walker { m, kernels, env }.cmd(body)
+    Walker { m, kernels, env, ran: HashMap::new() }.cmd(body)
 }
 
 struct Walker<'m, M: Machine> {
     m: &'m M,
     kernels: &'m [M::Kernel],
     env: Env<M::Array>,
+    /// The values of kernels a row group has computed, until their
+    /// launches are reached.
+    ran: HashMap<usize, Value<M::Array>>,
 }
 
 impl<M: Machine> Walker<'_, M> {
@@ -227,8 +255,24 @@ impl<M: Machine> Walker<'_, M> {
                     x = next?;
                 }
             }
-            Cmd::Kernel(k) => self.m.kernel(&self.kernels[*k], &self.env),
+            Cmd::Kernel(k) => match self.ran.remove(k) {
+                Some(v) => Ok(v),
+                None => self.m.kernel(&self.kernels[*k], &self.env),
+            },
         }
+    }
+
+    /// Runs the row group that starts at `items[0]` if the machine has
+    /// one there and runs it row by row: its members' values wait in
+    /// `ran` for their launches.
+    fn row_group(&mut self, items: &[&Cmd]) -> Result<()> {
+        let Some(Cmd::Kernel(k)) = items.first() else { return Ok(()) };
+        if let Some(g) = self.m.row_group(*k) {
+            if let Some(vals) = self.m.rows(g, items, self.kernels, &self.env)? {
+                self.ran.extend(vals);
+            }
+        }
+        Ok(())
     }
 
     /// A chain of lets and its body, each binding's array freed after its
@@ -263,7 +307,9 @@ impl<M: Machine> Walker<'_, M> {
                 None => free_after[i].push(i),
             }
         }
+        let items: Vec<&Cmd> = binds.iter().copied().chain(std::iter::once(body)).collect();
         for (j, b) in binds.iter().enumerate() {
+            self.row_group(&items[j..])?;
             // Note [Deferred errors]: a failed binding fails only its uses
             let val = self.cmd(b);
             self.env.push(val);
@@ -274,6 +320,7 @@ impl<M: Machine> Walker<'_, M> {
         }
         let r = self.cmd(body);
         self.env.slots.truncate(base);
+        self.ran.clear();
         r
     }
 

@@ -62,4 +62,9 @@ pub trait Prepared: Send + Sync {
     fn phases(&self) -> &[(&'static str, Duration)] {
         &[]
     }
+    /// How many times its runs have run a row group row by row
+    /// (`plan::rows`), if the backend runs row groups.
+    fn rows_run(&self) -> Option<usize> {
+        None
+    }
 }

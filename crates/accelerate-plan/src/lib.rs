@@ -23,11 +23,13 @@
 //! streaming loops, foreign calls and multi-output clusters of later
 //! stages are further `Cmd`s and `Skeleton`s.
 //!
-//! Files: `schedule` (fused IR to plan), `verify` (the plan verifier,
+//! Files: `schedule` (fused IR to plan), `rows` (the row groups: kernels
+//! a backend may run row by row), `verify` (the plan verifier,
 //! whose module doc lists the invariants), `pretty` (the stable text form
 //! that `ACCELERATE_DUMP=plan`, `explain()` and the snapshot tests show).
 
 pub mod pretty;
+pub mod rows;
 mod schedule;
 pub mod verify;
 
@@ -47,6 +49,8 @@ pub struct Program {
     pub kernels: Vec<Kernel>,
     /// The type of the body's value.
     pub result: ArraysTy,
+    /// Kernels a backend may run row by row (`rows`).
+    pub row_groups: Vec<rows::RowGroup>,
 }
 
 /// A command of the host program.

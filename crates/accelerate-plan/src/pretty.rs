@@ -32,6 +32,10 @@ fn print(p: &Program, locations: bool) -> String {
     }
     pr.cmd(&p.body, 0, &mut out);
     out.push('\n');
+    for g in &p.row_groups {
+        let names: Vec<String> = g.kernels.iter().map(|k| format!("k{k}")).collect();
+        let _ = writeln!(out, "rows {}", names.join(" "));
+    }
     for (n, k) in p.kernels.iter().enumerate() {
         out.push('\n');
         pr.kernel(k, n, &mut out);

@@ -32,7 +32,8 @@ use accelerate_opt::fusion::Cunctation;
 pub fn schedule(p: &accelerate_ir::Program) -> Result<Program> {
     let mut s = Scheduler { aenv: p.params.clone(), kernels: Vec::new() };
     let (body, result) = s.acc(&p.body)?;
-    Ok(Program { params: p.params.clone(), body, kernels: s.kernels, result })
+    let row_groups = super::rows::row_groups(&body, &s.kernels);
+    Ok(Program { params: p.params.clone(), body, kernels: s.kernels, result, row_groups })
 }
 
 struct Scheduler {

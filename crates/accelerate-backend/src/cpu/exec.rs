@@ -10,21 +10,23 @@
 //! A space smaller than one grain runs on the calling thread.
 
 use super::compile::{KernelFn, Module};
+use super::rows::{self, GroupFn};
 use super::{fold, fold_seg, generate, permute, scan, stencil};
 use crate::c::host::AccErr;
 use crate::c::kernel::{Kernel, Skeleton};
-use crate::host::{self, Env, Machine, Value};
+use crate::host::{self, Env, Machine, RowsRun, Value};
 use accelerate_base::array::{ArrayData, ArraysVal, Buffer, EltTy};
 use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_plan::Cmd;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What a kernel reads in place of an empty input buffer: one element of
 /// any type, zero (kernels only read their inputs).
-static EMPTY_INPUT: [u64; 2] = [0; 2];
+pub(super) static EMPTY_INPUT: [u64; 2] = [0; 2];
 
 /// `acc_args` of the C prelude.
 #[repr(C)]
@@ -34,6 +36,25 @@ pub(crate) struct AccArgs {
     params: *const i64,
     consts: *const i64,
     err: *mut AccErr,
+}
+
+impl AccArgs {
+    /// The arguments of one call: the slices must outlive it.
+    pub(super) fn new(
+        bufs: &[*mut c_void],
+        extents: &[i64],
+        params: &[i64],
+        consts: &[i64],
+        err: *mut AccErr,
+    ) -> Self {
+        AccArgs {
+            bufs: bufs.as_ptr(),
+            extents: extents.as_ptr(),
+            params: params.as_ptr(),
+            consts: consts.as_ptr(),
+            err,
+        }
+    }
 }
 
 /// Elements per chunk below which splitting does not pay.
@@ -62,12 +83,22 @@ pub(crate) fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
 pub(crate) fn run(
     body: &Cmd,
     kernels: &[Kernel],
+    groups: &Groups,
     module: &Module,
     pool: &rayon::ThreadPool,
     args: Vec<ArraysVal>,
 ) -> Result<ArraysVal> {
     let args = args.into_iter().map(Value::from_host).collect();
-    host::run(&Cpu { module, pool }, body, kernels, args).map(Value::into_host)
+    host::run(&Cpu { module, pool, groups }, body, kernels, args).map(Value::into_host)
+}
+
+/// A program's row groups (`rows.rs`), and which starts at which kernel.
+#[derive(Default)]
+pub(crate) struct Groups {
+    pub fns: Vec<GroupFn>,
+    pub at: HashMap<usize, usize>,
+    /// How many times a group has run row by row.
+    pub runs: AtomicUsize,
 }
 
 /// The CPU as a `host::Machine`: arrays are host arrays, kernels run on
@@ -75,6 +106,7 @@ pub(crate) fn run(
 struct Cpu<'a> {
     module: &'a Module,
     pool: &'a rayon::ThreadPool,
+    groups: &'a Groups,
 }
 
 /// One kernel call, shared by the workers: the arguments point at buffers
@@ -127,6 +159,24 @@ impl Machine for Cpu<'_> {
 
     fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
         self.launch(k, env)
+    }
+
+    fn row_group(&self, k: usize) -> Option<usize> {
+        self.groups.at.get(&k).copied()
+    }
+
+    fn rows(
+        &self,
+        g: usize,
+        items: &[&Cmd],
+        kernels: &[Kernel],
+        env: &Env<Arc<ArrayData>>,
+    ) -> Result<RowsRun<Arc<ArrayData>>> {
+        let r = rows::launch(self.module, self.pool, &self.groups.fns[g], items, kernels, env)?;
+        if r.is_some() {
+            self.groups.runs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(r)
     }
 }
 
@@ -255,12 +305,12 @@ impl Launch<'_> {
 // chunks free, on a segment of that size if the thread has less.
 
 /// The stack a kernel function may use besides its chunks.
-const KERNEL_STACK: usize = 256 * 1024;
+pub(super) const KERNEL_STACK: usize = 256 * 1024;
 /// The stack one level of outlined chunks may use, with a margin.
 const STACK_PER_CHUNK: usize = 4 * 1024;
 
 /// Chunk boundaries for `0 .. n` on `workers` workers (Note [Chunks]).
-fn uniform(n: usize, grain: usize, workers: usize) -> Vec<usize> {
+pub(super) fn uniform(n: usize, grain: usize, workers: usize) -> Vec<usize> {
     if n == 0 {
         return vec![0, 0];
     }

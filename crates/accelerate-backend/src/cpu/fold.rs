@@ -211,7 +211,7 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
 
 /// The buffers `w` of a fold's kept result (of type `kept`, from buffer
 /// `first`), whose reduced elements are of type `x`.
-fn kept_buffers(out: &mut String, kept: Option<&EltTy>, x: &EltTy, first: usize) -> Option<Kept> {
+pub(super) fn kept_buffers(out: &mut String, kept: Option<&EltTy>, x: &EltTy, first: usize) -> Option<Kept> {
     kept.map(|t| Kept { bufs: KernelGen::out_buffers(out, "w", t, first).0, x: x.clone() })
 }
 

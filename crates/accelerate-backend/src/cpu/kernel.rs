@@ -79,6 +79,15 @@ impl KernelGen {
         }
     }
 
+    /// The code generation state of a kernel written as a block of the
+    /// function `function` of a row group (`rows.rs`): in fast form (its
+    /// checks set `acc_bad`), free to compute its elements in any order.
+    pub fn group_member(k: &plan::Kernel, function: String) -> KernelGen {
+        let mut g = KernelGen::new(k);
+        (g.fast, g.any_order, g.function) = (true, true, function);
+        g
+    }
+
     /// The kernel's inputs, sites and hoisted literals (`KernelCore::finish`).
     pub fn finish(self) -> KernelParts {
         self.core.finish()

@@ -25,6 +25,7 @@ mod fold_seg;
 mod generate;
 mod kernel;
 mod permute;
+mod rows;
 mod scan;
 mod stencil;
 
@@ -83,6 +84,7 @@ impl Prepare for Cpu {
 pub struct CpuProgram {
     body: Cmd,
     kernels: Vec<Kernel>,
+    groups: exec::Groups,
     module: Arc<compile::Module>,
     source: String,
     pool: Arc<rayon::ThreadPool>,
@@ -95,19 +97,28 @@ impl CpuProgram {
     /// compiled now).
     pub fn new(p: &plan::Program, options: &CpuOptions) -> Result<CpuProgram> {
         let t = Instant::now();
-        let l = write_kernels::<CpuTarget>(p);
+        let mut l = write_kernels::<CpuTarget>(p);
+        let mut groups = exec::Groups::default();
+        for (i, g) in p.row_groups.iter().enumerate() {
+            if let Some(f) = rows::write_group(p, g, i, &mut l.source) {
+                groups.at.insert(f.kernels[0], groups.fns.len());
+                groups.fns.push(f);
+            }
+        }
         let codegen = t.elapsed();
         let t = Instant::now();
-        let symbols: Vec<String> = l.kernels.iter().flat_map(symbols).collect();
+        let mut symbols: Vec<String> = l.kernels.iter().flat_map(symbols).collect();
+        symbols.extend(groups.fns.iter().map(|f| f.name.clone()));
         let module = compile::load(&l.source, &symbols, options)?;
         let phases = [("codegen", codegen), ("cc", t.elapsed())];
         let pool = exec::pool(options.threads);
-        Ok(CpuProgram { body: p.body.clone(), kernels: l.kernels, module, source: l.source, pool, phases })
+        let (body, kernels, source) = (p.body.clone(), l.kernels, l.source);
+        Ok(CpuProgram { body, kernels, groups, module, source, pool, phases })
     }
 
     /// Runs the program on its arguments.
     pub fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
-        exec::run(&self.body, &self.kernels, &self.module, &self.pool, args)
+        exec::run(&self.body, &self.kernels, &self.groups, &self.module, &self.pool, args)
     }
 
     /// The generated C of the program's kernels (without the prelude).
@@ -138,6 +149,9 @@ impl Prepared for CpuProgram {
     }
     fn phases(&self) -> &[(&'static str, Duration)] {
         &self.phases
+    }
+    fn rows_run(&self) -> Option<usize> {
+        Some(self.groups.runs.load(std::sync::atomic::Ordering::Relaxed))
     }
 }
 

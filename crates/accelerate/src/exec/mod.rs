@@ -203,6 +203,13 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
         self.exe.phases()
     }
 
+    /// How many times this program's runs have run a row group (kernels
+    /// over the rows of one shape, `plan::rows`) row by row, on the CPU
+    /// backend; `None` on a backend that runs every kernel by itself.
+    pub fn rows_run(&self) -> Option<usize> {
+        self.exe.rows_run()
+    }
+
     /// The number of kernels, and the intermediate arrays (and their bytes)
     /// a run on these arguments writes, measured by running the reference
     /// interpreter on them.
