@@ -34,7 +34,16 @@ fn print(p: &Program, locations: bool) -> String {
     out.push('\n');
     for g in &p.row_groups {
         let names: Vec<String> = g.kernels.iter().map(|k| format!("k{k}")).collect();
-        let _ = writeln!(out, "rows {}", names.join(" "));
+        let over = match g.over {
+            Some(o) => format!(
+                " (k{} over k{}'s {})",
+                g.kernels[o.member],
+                g.kernels[o.from],
+                if o.kept { "kept" } else { "result" }
+            ),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "rows {}{over}", names.join(" "));
     }
     for (n, k) in p.kernels.iter().enumerate() {
         out.push('\n');

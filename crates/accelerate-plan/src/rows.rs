@@ -46,7 +46,34 @@ use accelerate_ir::{DelayedArray, ExpKind, OpenExp, PrimFun};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowGroup {
     pub kernels: Vec<usize>,
+    /// A member that may write its result over an array of an earlier
+    /// member (Note [Writing over a dead row]).
+    pub over: Option<Over>,
 }
+
+/// Member `member` (a `generate`, by its place in the group) writes its
+/// result into the buffers of the array that member `from` computes (its
+/// result, or its kept array when `kept`): of the same element type, read
+/// by nothing after that member, which reads it at its own index only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Over {
+    pub member: usize,
+    pub from: usize,
+    pub kept: bool,
+}
+
+// Note [Writing over a dead row]
+// Softmax's last member divides each kept exponential by its row's sum,
+// and nothing reads the exponentials after it: run row by row, it can
+// write each quotient where its exponential was, so that the group writes
+// one array of the matrix's size instead of two (memory traffic: the
+// matrix read once, the result written once, as a hand-written softmax
+// does). A member may so write over an array of the group when it is a
+// `generate` of that array's element type, the array is a member's whole
+// result or whole kept array, and the member is the last command of the
+// chain to read it (`last_reads`): every other reader is an earlier
+// member, which has read the row before the member overwrites it. The
+// array's own binding then names no data: nothing reads it.
 
 /// The row groups of a host program.
 pub fn row_groups(body: &Cmd, kernels: &[Kernel]) -> Vec<RowGroup> {
@@ -62,9 +89,10 @@ pub fn row_groups(body: &Cmd, kernels: &[Kernel]) -> Vec<RowGroup> {
         // (a chain's body may be the group's last member)
         let chain: Vec<&Cmd> = binds.iter().copied().chain(std::iter::once(rest)).collect();
         let binds = chain;
+        let last = last_reads(&binds, kernels);
         let mut i = 0;
         while i < binds.len() {
-            match group_at(&binds, i, kernels) {
+            match group_at(&binds, i, kernels, &last) {
                 Some((g, end)) => {
                     out.push(g);
                     i = end;
@@ -97,7 +125,7 @@ fn loop_rank(k: &Kernel) -> Option<usize> {
 
 /// The group that starts at binding `i`, and the binding after its last
 /// member.
-fn group_at(binds: &[&Cmd], i: usize, kernels: &[Kernel]) -> Option<(RowGroup, usize)> {
+fn group_at(binds: &[&Cmd], i: usize, kernels: &[Kernel], last: &[usize]) -> Option<(RowGroup, usize)> {
     let Cmd::Kernel(first) = binds[i] else { return None };
     let rank = loop_rank(&kernels[*first])?;
     let mut members = vec![*first];
@@ -121,7 +149,116 @@ fn group_at(binds: &[&Cmd], i: usize, kernels: &[Kernel]) -> Option<(RowGroup, u
             break;
         }
     }
-    (members.len() >= 2).then_some((RowGroup { kernels: members }, end))
+    if members.len() < 2 {
+        return None;
+    }
+    let over = over(&binds[i..end], kernels, &last[i..end], i);
+    Some((RowGroup { kernels: members, over }, end))
+}
+
+/// For each command of a chain (its body last), the position of the last
+/// command of the chain that reads it (its own if none does; the body's
+/// if the body is it or returns it).
+fn last_reads(binds: &[&Cmd], kernels: &[Kernel]) -> Vec<usize> {
+    let mut last: Vec<usize> = (0..binds.len()).collect();
+    let mut reads = Vec::new();
+    for (j, c) in binds.iter().enumerate() {
+        reads.clear();
+        cmd_reads(c, 0, kernels, &mut reads);
+        for &v in &reads {
+            // variable v, read under the chain's first j commands
+            if let Some(i) = j.checked_sub(1 + v) {
+                last[i] = j;
+            }
+        }
+    }
+    if let Some(l) = last.last_mut() {
+        *l = usize::MAX;
+    }
+    last
+}
+
+/// The array variables a command reads (bound outside it, as seen from
+/// it under `depth` binders of its own), into `out`.
+fn cmd_reads(c: &Cmd, depth: usize, kernels: &[Kernel], out: &mut Vec<usize>) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        let exp = |e: &OpenExp, depth: usize, out: &mut Vec<usize>| {
+            let mut vs = Vec::new();
+            accelerate_ir::visit::arrays_read(e, &mut vs);
+            out.extend(vs.into_iter().filter_map(|v| v.checked_sub(depth)));
+        };
+        let (mut c, mut depth) = (c, depth);
+        while let Cmd::Let(b, body) = c {
+            cmd_reads(b, depth, kernels, out);
+            (c, depth) = (body, depth + 1);
+        }
+        match c {
+            Cmd::Let(..) | Cmd::Use(_) => {}
+            Cmd::Var(v) => out.extend(v.checked_sub(depth)),
+            Cmd::Tuple(ts) => ts.iter().for_each(|t| cmd_reads(t, depth, kernels, out)),
+            Cmd::Prj(_, t) | Cmd::Unzip(t) => cmd_reads(t, depth, kernels, out),
+            Cmd::Unit(e, _) => exp(e, depth, out),
+            Cmd::Reshape { shape, array, .. } => {
+                exp(shape, depth, out);
+                cmd_reads(array, depth, kernels, out);
+            }
+            Cmd::Acond { cond, then_, else_ } => {
+                exp(cond, depth, out);
+                cmd_reads(then_, depth, kernels, out);
+                cmd_reads(else_, depth, kernels, out);
+            }
+            Cmd::Awhile { pred, body, init } => {
+                cmd_reads(pred, depth + 1, kernels, out);
+                cmd_reads(body, depth + 1, kernels, out);
+                cmd_reads(init, depth, kernels, out);
+            }
+            Cmd::Kernel(k) => {
+                out.extend(kernels[*k].arrays_used().into_iter().filter_map(|v| v.checked_sub(depth)))
+            }
+        }
+    })
+}
+
+/// The member of a group (its commands `cmds`, from position `at` of the
+/// chain, with their last readers `last`) that may write over an array
+/// of the group (Note [Writing over a dead row]), the first found.
+fn over(cmds: &[&Cmd], kernels: &[Kernel], last: &[usize], at: usize) -> Option<Over> {
+    // each member's place in the group, by command
+    let mut member = vec![usize::MAX; cmds.len()];
+    let mut m = 0;
+    for (j, c) in cmds.iter().enumerate() {
+        if let Cmd::Kernel(_) = c {
+            member[j] = m;
+            m += 1;
+        }
+    }
+    for (i, c) in cmds.iter().enumerate() {
+        // the array: a generate's result, or a fold's whole kept array
+        let (from, kept, elt) = match c {
+            Cmd::Kernel(k) => match &kernels[*k].skeleton {
+                Skeleton::Generate(_) => (member[i], false, kernels[*k].out.elt.clone()),
+                _ => continue,
+            },
+            Cmd::Prj(0, v) => match **v {
+                Cmd::Var(v) if v < i && member[i - 1 - v] != usize::MAX => {
+                    let Cmd::Kernel(k) = cmds[i - 1 - v] else { continue };
+                    match kernels[*k].kept() {
+                        Some(t) => (member[i - 1 - v], true, t.elt),
+                        None => continue,
+                    }
+                }
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let Some(j) = last[i].checked_sub(at).filter(|&j| j > i && j < cmds.len()) else { continue };
+        if let Cmd::Kernel(k) = cmds[j] {
+            if matches!(kernels[*k].skeleton, Skeleton::Generate(_)) && kernels[*k].out.elt == elt {
+                return Some(Over { member: member[j], from, kept });
+            }
+        }
+    }
+    None
 }
 
 /// Whether a command only takes apart a value of the group (a variable

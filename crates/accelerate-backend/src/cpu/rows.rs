@@ -31,7 +31,8 @@ use crate::host::{Env, RowsRun, Value};
 use crate::interp::scalar::{ArrayEnv, ScalarEval};
 use accelerate_base::array::{ArrayData, Buffer, EltTy};
 use accelerate_base::error::{Error, Result};
-use accelerate_plan::{self as plan, rows::RowGroup, Cmd};
+use accelerate_plan::rows::{Over, RowGroup};
+use accelerate_plan::{self as plan, Cmd};
 use rayon::prelude::*;
 use std::ffi::c_void;
 use std::fmt::Write;
@@ -46,6 +47,9 @@ pub(crate) struct GroupFn {
     pub kernels: Vec<usize>,
     /// Each member's hoisted literals, as its block reads them.
     pub consts: Vec<Vec<i64>>,
+    /// The member that writes over an earlier member's array (Note
+    /// [Writing over a dead row] in `plan/rows.rs`).
+    pub over: Option<Over>,
 }
 
 /// The error code a group's function reports when a check of its fast
@@ -71,11 +75,13 @@ pub(crate) fn write_group(
         let spec = &p.kernels[k];
         let mut kg = KernelGen::group_member(spec, format!("{name}_{t}"));
         let mut block = format!("  {{\n    const acc_args *const A = G + {t};\n");
-        kg.open_inputs(&mut block, "restrict");
+        // a member that writes over what it reads has no restrict pointers
+        let over = g.over.is_some_and(|o| o.member == t);
+        kg.open_inputs(&mut block, if over { "" } else { "restrict" });
         block.push_str("    int acc_bad = 0;\n");
         let body = match &spec.skeleton {
             plan::Skeleton::Fold(s) => fold_row(&mut kg, &mut block, spec, s),
-            plan::Skeleton::Generate(s) => generate_row(&mut kg, &mut block, spec, s),
+            plan::Skeleton::Generate(s) => generate_row(&mut kg, &mut block, spec, s, over),
             _ => return None,
         };
         if !body.functions.is_empty() {
@@ -91,7 +97,7 @@ pub(crate) fn write_group(
     }
     text.push_str("  }\n}\n");
     out.push_str(&text);
-    Some(GroupFn { name, kernels: g.kernels.clone(), consts })
+    Some(GroupFn { name, kernels: g.kernels.clone(), consts, over: g.over })
 }
 
 /// A fold's row `r`: its outputs `o` (and kept `w`), its source's extents
@@ -112,10 +118,18 @@ fn fold_row(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::
     g.into_parts()
 }
 
-/// A producer's row `r`: its output `o`, its extents `sh`.
-fn generate_row(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Generate) -> Body {
+/// A producer's row `r`: its output `o` (not `restrict` when it is
+/// written `over` what it reads), its extents `sh`.
+fn generate_row(
+    k: &mut KernelGen,
+    out: &mut String,
+    spec: &plan::Kernel,
+    s: &plan::Generate,
+    over: bool,
+) -> Body {
     let (src, rank, elt, loc) = (&s.src.source, spec.out.rank, &spec.out.elt, spec.loc);
-    let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (obufs, _) =
+        KernelCore::buffers(out, "o", elt, k.first_own_buf(), if over { "" } else { "restrict" });
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let n = sh[rank - 1].clone();
     let mut g = k.exp_gen(1);
@@ -203,6 +217,9 @@ struct Member {
     inputs: Vec<Input>,
     out: Vec<Buffer>,
     kept: Option<(EltTy, Vec<Buffer>)>,
+    /// Whether its result (its kept array) went to a member that wrote
+    /// over it (`Over`).
+    moved: (bool, bool),
 }
 
 /// The members' shapes and inputs, or `None` where the group must not run
@@ -258,12 +275,14 @@ fn members(
                 };
                 let out_shape =
                     if matches!(kk.skeleton, Skeleton::Generate { .. }) { &shape } else { &outer_shape };
-                let out = alloc(&kk.elt, out_shape, kk.loc).ok()?;
+                // (a member writing over another's array allocates nothing)
+                let over = gf.over.is_some_and(|o| o.member == t);
+                let out = if over { Vec::new() } else { alloc(&kk.elt, out_shape, kk.loc).ok()? };
                 let kept = match keep {
                     Some(kt) => Some((kt.clone(), alloc(&kt, &shape, kk.loc).ok()?)),
                     None => None,
                 };
-                members.push(Member { k: *k, shape, inputs, out, kept });
+                members.push(Member { k: *k, shape, inputs, out, kept, moved: (false, false) });
                 value
             }
             c => Pending::of(c, &inner)?,
@@ -316,13 +335,18 @@ pub(super) fn launch(
         return Ok(None);
     }
     // every member's buffers: its inputs', then its outputs (and kept)
-    let outputs: Vec<Vec<*mut c_void>> = members
+    let mut outputs: Vec<Vec<*mut c_void>> = members
         .iter_mut()
         .map(|m| {
             let kept = m.kept.iter_mut().flat_map(|(_, b)| b.iter_mut());
             m.out.iter_mut().chain(kept).map(|b| b.as_mut_ptr() as *mut c_void).collect()
         })
         .collect();
+    if let Some(o) = gf.over {
+        let (from, first) = (&members[o.from], if o.kept { members[o.from].out.len() } else { 0 });
+        let count = if o.kept { from.kept.as_ref().map_or(0, |(_, b)| b.len()) } else { from.out.len() };
+        outputs[o.member] = outputs[o.from][first..first + count].to_vec();
+    }
     let mut err = AccErr::NONE;
     let err_ptr: *mut AccErr = &mut err;
     let (mut bufs, mut extents) = (Vec::new(), Vec::new());
@@ -365,18 +389,41 @@ pub(super) fn launch(
     if err.code != 0 {
         return Ok(None);
     }
+    if let Some(o) = gf.over {
+        let from = &mut members[o.from];
+        let bufs = match &mut from.kept {
+            Some((_, b)) if o.kept => b,
+            _ => &mut from.out,
+        };
+        let moved = std::mem::take(bufs);
+        from.moved = (!o.kept, o.kept);
+        members[o.member].out = moved;
+    }
+    // an array written over names no data: nothing reads it after
+    let nothing = |elt: &EltTy, rank: usize, loc| -> Result<Value<Arc<ArrayData>>> {
+        let dims = vec![0; rank];
+        Ok(Value::Array(Arc::new(finish(alloc(elt, &dims, loc)?, elt, dims, 0)?)))
+    };
     let mut values = Vec::new();
     for m in members {
         let kk = &kernels[m.k];
         let generate = matches!(kk.skeleton, Skeleton::Generate { .. });
         let dims = if generate { shape.clone() } else { shape[..shape.len() - 1].to_vec() };
-        let count = dims.iter().product();
-        let out = Value::Array(Arc::new(finish(m.out, &kk.elt, dims, count)?));
+        let out = match m.moved.0 {
+            true => nothing(&kk.elt, dims.len(), kk.loc)?,
+            false => {
+                let count = dims.iter().product();
+                Value::Array(Arc::new(finish(m.out, &kk.elt, dims, count)?))
+            }
+        };
         values.push((
             m.k,
             match m.kept {
                 Some((kt, b)) => {
-                    let kept = Value::Array(Arc::new(finish(b, &kt, shape.clone(), rows * n)?));
+                    let kept = match m.moved.1 {
+                        true => nothing(&kt, shape.len(), kk.loc)?,
+                        false => Value::Array(Arc::new(finish(b, &kt, shape.clone(), rows * n)?)),
+                    };
                     Value::Tuple(vec![kept, out])
                 }
                 None => out,
