@@ -50,7 +50,7 @@ fn bad_values_in_the_environment_are_config_errors() {
         ("ACCELERATE_CUDA_MEMORY_MB", "lots", "a whole number"),
         ("ACCELERATE_CUDA_DEVICE", "emulater", "gpu, emulator"),
         ("ACCELERATE_CACHE", "of", "on, off"),
-        ("ACCELERATE_DUMP", "plan,fusoin", "sharing, lift, simplify, fusion, plan, all, c, cuda"),
+        ("ACCELERATE_DUMP", "plan,fusoin", "sharing, lift, simplify, fusion, cluster, ilp, plan, all, c, cuda"),
         ("ACCELERATE_BACKEND", "gpu", "the backends are"),
         ("ACCELERATE_FLAGS", "no-fusoin", "no-fusion"),
     ];
@@ -76,6 +76,7 @@ fn bad_values_in_the_environment_are_config_errors() {
             ("ACCELERATE_CACHE", "on"),
         ],
         &[("ACCELERATE_DUMP", "all"), ("ACCELERATE_BACKEND", "interp")],
+        &[("ACCELERATE_DUMP", "ilp,cluster"), ("ACCELERATE_BACKEND", "interp")],
     ] {
         let out = child_output(vars);
         assert!(out.contains("from_env: ok") && out.contains("run: ok 1"), "{vars:?}:\n{out}");

@@ -20,7 +20,7 @@
 //!   sharing recovery, shared work is repeated. And `fast-math`
 //!   (`Config::with_fast_math`): the CPU backend relaxes the float rules
 //!   as docs/semantics.md says ("Fast-math mode").
-//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `simplify`,
+//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `lift`, `simplify`,
 //!   `fusion`, `cluster`, `plan`, or `all`) whose IR (or plan) is printed to standard error;
 //!   `ilp` prints each clustering problem's size, solve time and outcome; `c` prints
 //!   the C source the CPU backend generates, `cuda` the CUDA backend's.
@@ -197,7 +197,7 @@ const CUDA_MEMORY_MB: (&str, &str) =
     ("ACCELERATE_CUDA_MEMORY_MB", "a cap on the CUDA device memory used, in MiB");
 const CUDA_DEVICE: (&str, &[&str]) = ("ACCELERATE_CUDA_DEVICE", &["gpu", "emulator"]);
 const CACHE: (&str, &[&str]) = ("ACCELERATE_CACHE", &["on", "off"]);
-const DUMPS: &[&str] = &["sharing", "lift", "simplify", "fusion", "plan", "all", "c", "cuda"];
+const DUMPS: &[&str] = &["sharing", "lift", "simplify", "fusion", "cluster", "ilp", "plan", "all", "c", "cuda"];
 
 /// Checks every variable of the module docs that holds a number or a
 /// choice: the one place that says what a bad value is (`Config::default`
