@@ -176,6 +176,13 @@ fn solve_times_of_synthetic_programs_and_the_greedy_fallback() {
     println!("170 rounds:\n{r}");
     assert_eq!(r.clusters, 170, "{r}");
     assert!(r.blocks.iter().all(|b| b.outcome.starts_with("greedy")), "{r}");
+    // the same 510 operations with the ILP's size raised: solved, and
+    // clustered alike
+    let large = ClusterOptions { max_ilp: 1024, ..ClusterOptions::default() };
+    let r = cluster_report(|xs| rounds(&xs, 170), &large);
+    println!("170 rounds, ILP:\n{r}");
+    assert_eq!(r.clusters, 170, "{r}");
+    assert!(r.blocks.iter().all(|b| b.variables > 0), "{r}");
     // no time for the solver: the greedy clustering, and the same clusters
     let none = ClusterOptions { time_limit: std::time::Duration::ZERO, ..ClusterOptions::default() };
     let r = cluster_report(|xs| rounds(&xs, 20), &none);

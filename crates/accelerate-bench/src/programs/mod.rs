@@ -22,7 +22,9 @@
 //!
 //! The configurations are built from `Config::default()`, not from the
 //! environment, so `ACCELERATE_FLAGS` does not change what is measured
-//! (only `ACCELERATE_BACKEND`, where it is set, changes the backend).
+//! (only `ACCELERATE_BACKEND`, where it is set, changes the backend;
+//! `ACCELERATE_DUMP` prints what it names, `ilp` the clustering's solve
+//! times, as for any program).
 
 pub mod blackscholes;
 pub mod dotp;
@@ -101,7 +103,8 @@ pub fn find(name: &str) -> Option<&'static Benchmark> {
 pub fn accelerate_configs() -> [(&'static str, Config); 4] {
     let named = std::env::var("ACCELERATE_BACKEND").is_ok_and(|b| !b.is_empty());
     let backend = if named { Config::from_env().map_or(Backend::Cpu, |c| c.backend) } else { Backend::Cpu };
-    let config = Config::default().with_backend(backend);
+    let mut config = Config::default().with_backend(backend);
+    config.dump = Config::from_env().map(|c| c.dump).unwrap_or_default();
     [
         ("accelerate", config.clone()),
         ("accelerate-no-fusion", config.clone().with_fusion(false)),

@@ -149,11 +149,20 @@ pub struct Report {
     /// Clusters of two or more operations, and the operations in them.
     pub clusters: usize,
     pub members: usize,
+    /// How long the whole phase took (finding the pairs, solving,
+    /// rewriting).
+    pub time: Duration,
 }
 
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "{} clusters of {} operations", self.clusters, self.members)?;
+        writeln!(
+            f,
+            "{} clusters of {} operations, {:.3} ms",
+            self.clusters,
+            self.members,
+            self.time.as_secs_f64() * 1e3
+        )?;
         for (i, b) in self.blocks.iter().enumerate() {
             writeln!(
                 f,
@@ -183,9 +192,11 @@ pub fn cluster_with(
     opts: &ClusterOptions,
     solver: &dyn Solver,
 ) -> Result<(Program, Report), Error> {
-    let mut cx = Cx { opts, solver, deadline: Instant::now() + opts.time_limit, report: Report::default() };
+    let start = Instant::now();
+    let mut cx = Cx { opts, solver, deadline: start + opts.time_limit, report: Report::default() };
     let mut env = p.params.clone();
     cx.acc(&mut p.body, &mut env).map_err(|m| Error::Internal(format!("clustering: {m}")))?;
+    cx.report.time = start.elapsed();
     Ok((p, cx.report))
 }
 
