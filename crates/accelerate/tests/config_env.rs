@@ -77,6 +77,7 @@ fn bad_values_in_the_environment_are_config_errors() {
         ],
         &[("ACCELERATE_DUMP", "all"), ("ACCELERATE_BACKEND", "interp")],
         &[("ACCELERATE_DUMP", "ilp,cluster"), ("ACCELERATE_BACKEND", "interp")],
+        &[("ACCELERATE_FLAGS", "no-rows,no-ilp")],
     ] {
         let out = child_output(vars);
         assert!(out.contains("from_env: ok") && out.contains("run: ok 1"), "{vars:?}:\n{out}");

@@ -66,6 +66,13 @@ fn a_group_runs_row_by_row_on_every_shape_and_agrees() {
         // the CPU backend ran the group for the shapes with rows enough
         assert!(n > 0);
     }
+    // and with row groups off, the plan has none and none runs
+    let off = compile_with(f, config().with_row_groups(false)).unwrap();
+    let text = accelerate::plan::pretty::program_without_locations(off.plan());
+    assert!(!text.contains("rows "), "{text}");
+    let m = matrix(256, 1000);
+    assert_eq!(off.run(&m).unwrap().to_vec(), centred_ref(&m.to_vec(), 256, 1000));
+    assert!(matches!(off.rows_run(), None | Some(0)));
 }
 
 #[test]

@@ -16,7 +16,8 @@
 //!   elimination in the simplifier), `no-fusion` (no array fusion: every
 //!   operation writes its result to memory), `no-ilp` (no clustering of
 //!   sibling operations into multi-output kernels, `trafo::cluster`:
-//!   fusion as ICFP'13 has it). For ablations only: without
+//!   fusion as ICFP'13 has it), `no-rows` (no row groups,
+//!   `plan::rows`: every kernel runs by itself). For ablations only: without
 //!   sharing recovery, shared work is repeated. And `fast-math`
 //!   (`Config::with_fast_math`): the CPU backend relaxes the float rules
 //!   as docs/semantics.md says ("Fast-math mode").
@@ -114,6 +115,8 @@ pub struct Config {
     /// Cluster sibling operations into multi-output kernels after fusion
     /// (`trafo::cluster`); its solver's settings.
     pub cluster: Option<ClusterOptions>,
+    /// Let backends run row groups row by row (`plan::rows`).
+    pub rows: bool,
     /// Phases whose IR is printed to standard error.
     pub dump: Vec<String>,
     /// The CPU backend's options.
@@ -137,6 +140,7 @@ impl Default for Config {
             cse: true,
             fusion: true,
             cluster: Some(ClusterOptions::default()),
+            rows: true,
             dump: Vec::new(),
             cpu,
             #[cfg(feature = "cuda")]
@@ -280,10 +284,11 @@ impl Config {
                 "no-cse" => c.cse = false,
                 "no-fusion" => c.fusion = false,
                 "no-ilp" => c.cluster = None,
+                "no-rows" => c.rows = false,
                 "fast-math" => c = c.with_fast_math(true),
                 other => {
                     return Err(Error::Config(format!(
-                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion, no-ilp, fast-math)"
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion, no-ilp, no-rows, fast-math)"
                     )))
                 }
             }
@@ -316,6 +321,13 @@ impl Config {
     /// settings) or off (`no-ilp`).
     pub fn with_clusters(mut self, on: bool) -> Config {
         self.cluster = on.then(ClusterOptions::default);
+        self
+    }
+
+    /// Row groups (`plan::rows`) on, or off (`no-rows`: the plan has none,
+    /// and every kernel runs by itself).
+    pub fn with_row_groups(mut self, on: bool) -> Config {
+        self.rows = on;
         self
     }
 

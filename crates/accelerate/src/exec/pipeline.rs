@@ -102,7 +102,10 @@ pub(crate) fn compile_graph(
         }
     }
     let t = Instant::now();
-    let plan = plan::schedule(&phases.last().expect("sharing recovery ran").ir)?;
+    let mut plan = plan::schedule(&phases.last().expect("sharing recovery ran").ir)?;
+    if !config.rows {
+        plan.row_groups.clear();
+    }
     let plan_time = t.elapsed();
     plan::verify::verify_program(&plan)?;
     if config.dumps("plan") {
