@@ -50,7 +50,11 @@ fn bad_values_in_the_environment_are_config_errors() {
         ("ACCELERATE_CUDA_MEMORY_MB", "lots", "a whole number"),
         ("ACCELERATE_CUDA_DEVICE", "emulater", "gpu, emulator"),
         ("ACCELERATE_CACHE", "of", "on, off"),
-        ("ACCELERATE_DUMP", "plan,fusoin", "sharing, lift, simplify, fusion, cluster, ilp, plan, all, c, cuda"),
+        (
+            "ACCELERATE_DUMP",
+            "plan,fusoin",
+            "sharing, lift, simplify, fusion, cluster, ilp, plan, all, c, cuda",
+        ),
         ("ACCELERATE_BACKEND", "gpu", "the backends are"),
         ("ACCELERATE_FLAGS", "no-fusoin", "no-fusion"),
     ];

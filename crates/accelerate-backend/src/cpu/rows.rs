@@ -273,16 +273,9 @@ fn members(
                         Pending::Tuple(vec![array(true, kt, &shape), array(false, &kk.elt, &outer_shape)])
                     }
                 };
-                let out_shape =
-                    if matches!(kk.skeleton, Skeleton::Generate { .. }) { &shape } else { &outer_shape };
-                // (a member writing over another's array allocates nothing)
-                let over = gf.over.is_some_and(|o| o.member == t);
-                let out = if over { Vec::new() } else { alloc(&kk.elt, out_shape, kk.loc).ok()? };
-                let kept = match keep {
-                    Some(kt) => Some((kt.clone(), alloc(&kt, &shape, kk.loc).ok()?)),
-                    None => None,
-                };
-                members.push(Member { k: *k, shape, inputs, out, kept, moved: (false, false) });
+                // (outputs are allocated once the group is known to run)
+                let kept = keep.map(|kt| (kt, Vec::new()));
+                members.push(Member { k: *k, shape, inputs, out: Vec::new(), kept, moved: (false, false) });
                 value
             }
             c => Pending::of(c, &inner)?,
@@ -290,6 +283,42 @@ fn members(
         inner.push(value);
     }
     (members.len() == gf.kernels.len()).then_some(members)
+}
+
+/// The most bytes a row of a group's arrays may take for the group to
+/// run row by row: a third of a 48 KiB first-level cache, so that what
+/// the first member reads of a row is still there for the last. Measured
+/// on a 2-core Xeon (docs/benchmarks.md, "Row groups"): softmax's rows of
+/// 1000 `f32` (12 KB with the kept exponentials and the result) run 16%
+/// faster row by row; normalising rows of 4096 `f32` (32 KB: the row and
+/// its quotients) ran 5 to 8% slower row by row than kernel by kernel,
+/// rows of 16384 15%.
+const ROW_BYTES: usize = 16 * 1024;
+
+/// The bytes per position of a row that a group reads and writes: the
+/// arrays of the loop's rank it reads from outside (each once) and those
+/// its members write (but the one written over).
+fn row_bytes(members: &[Member], kernels: &[Kernel], rank: usize, over: Option<Over>) -> usize {
+    let mut seen: Vec<*const ArrayData> = Vec::new();
+    let mut bytes = 0;
+    for (t, m) in members.iter().enumerate() {
+        for input in &m.inputs {
+            if let Input::Outer(a) = input {
+                if a.shape().len() == rank && !seen.contains(&Arc::as_ptr(a)) {
+                    seen.push(Arc::as_ptr(a));
+                    bytes += a.elt_ty().size_bytes();
+                }
+            }
+        }
+        let kk = &kernels[m.k];
+        if matches!(kk.skeleton, Skeleton::Generate { .. }) && over.is_none_or(|o| o.member != t) {
+            bytes += kk.elt.size_bytes();
+        }
+        if let Some((kt, _)) = &m.kept {
+            bytes += kt.size_bytes();
+        }
+    }
+    bytes
 }
 
 /// One call of a group's function, shared by the workers.
@@ -333,6 +362,27 @@ pub(super) fn launch(
     let workers = pool.current_num_threads();
     if members.iter().any(|m| m.shape != shape) || n == 0 || rows < 2 * workers {
         return Ok(None);
+    }
+    if n.saturating_mul(row_bytes(&members, kernels, shape.len(), gf.over)) > ROW_BYTES {
+        return Ok(None);
+    }
+    // the outputs (a member writing over another's array allocates none;
+    // memory that cannot be had leaves the members to run, and fail, one
+    // by one)
+    let outer_shape = &shape[..shape.len() - 1];
+    for (t, m) in members.iter_mut().enumerate() {
+        let kk = &kernels[m.k];
+        let generate = matches!(kk.skeleton, Skeleton::Generate { .. });
+        if gf.over.is_none_or(|o| o.member != t) {
+            let Ok(out) = alloc(&kk.elt, if generate { &shape } else { outer_shape }, kk.loc) else {
+                return Ok(None);
+            };
+            m.out = out;
+        }
+        if let Some((kt, b)) = &mut m.kept {
+            let Ok(kept) = alloc(kt, &shape, kk.loc) else { return Ok(None) };
+            *b = kept;
+        }
     }
     // every member's buffers: its inputs', then its outputs (and kept)
     let mut outputs: Vec<Vec<*mut c_void>> = members

@@ -201,7 +201,8 @@ const CUDA_MEMORY_MB: (&str, &str) =
     ("ACCELERATE_CUDA_MEMORY_MB", "a cap on the CUDA device memory used, in MiB");
 const CUDA_DEVICE: (&str, &[&str]) = ("ACCELERATE_CUDA_DEVICE", &["gpu", "emulator"]);
 const CACHE: (&str, &[&str]) = ("ACCELERATE_CACHE", &["on", "off"]);
-const DUMPS: &[&str] = &["sharing", "lift", "simplify", "fusion", "cluster", "ilp", "plan", "all", "c", "cuda"];
+const DUMPS: &[&str] =
+    &["sharing", "lift", "simplify", "fusion", "cluster", "ilp", "plan", "all", "c", "cuda"];
 
 /// Checks every variable of the module docs that holds a number or a
 /// choice: the one place that says what a bad value is (`Config::default`
