@@ -12,7 +12,6 @@
 use crate::interp::scalar::{lookup, ArrayEnv, ScalarEval};
 use accelerate_base::array::{ArrayData, ArraysVal};
 use accelerate_base::error::{Error, Result};
-use accelerate_ir::OpenExp;
 use accelerate_plan::Cmd;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -327,43 +326,7 @@ impl<M: Machine> Walker<'_, M> {
     /// The array variables `c` reads (those bound outside it, as seen
     /// from it, under `depth` binders of its own), into `out`.
     fn arrays_used(&self, c: &Cmd, depth: usize, out: &mut Vec<usize>) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            let exp = |e: &OpenExp, depth: usize, out: &mut Vec<usize>| {
-                let mut vs = Vec::new();
-                accelerate_ir::visit::arrays_read(e, &mut vs);
-                out.extend(vs.into_iter().filter_map(|v| v.checked_sub(depth)));
-            };
-            let (mut c, mut depth) = (c, depth);
-            // a chain of lets, without recursion
-            while let Cmd::Let(b, body) = c {
-                self.arrays_used(b, depth, out);
-                (c, depth) = (body, depth + 1);
-            }
-            match c {
-                Cmd::Let(..) | Cmd::Use(_) => {}
-                Cmd::Var(v) => out.extend(v.checked_sub(depth)),
-                Cmd::Tuple(ts) => ts.iter().for_each(|t| self.arrays_used(t, depth, out)),
-                Cmd::Prj(_, t) | Cmd::Unzip(t) => self.arrays_used(t, depth, out),
-                Cmd::Unit(e, _) => exp(e, depth, out),
-                Cmd::Reshape { shape, array, .. } => {
-                    exp(shape, depth, out);
-                    self.arrays_used(array, depth, out);
-                }
-                Cmd::Acond { cond, then_, else_ } => {
-                    exp(cond, depth, out);
-                    self.arrays_used(then_, depth, out);
-                    self.arrays_used(else_, depth, out);
-                }
-                Cmd::Awhile { pred, body, init } => {
-                    self.arrays_used(pred, depth + 1, out);
-                    self.arrays_used(body, depth + 1, out);
-                    self.arrays_used(init, depth, out);
-                }
-                Cmd::Kernel(k) => {
-                    out.extend(self.m.uses(&self.kernels[*k]).iter().filter_map(|v| v.checked_sub(depth)))
-                }
-            }
-        })
+        c.arrays_read(depth, &|k, out| out.extend_from_slice(self.m.uses(&self.kernels[k])), out);
     }
 }
 

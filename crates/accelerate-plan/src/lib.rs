@@ -90,6 +90,59 @@ pub enum Cmd {
     Kernel(usize),
 }
 
+impl Cmd {
+    /// The array variables the command reads (those bound outside it, as
+    /// seen from it under `depth` binders of its own), into `out`; a
+    /// launch reads what `kernel_reads(k, out)` adds (the kernel's
+    /// `Kernel::arrays_used`, in whatever form a backend keeps it).
+    pub fn arrays_read(
+        &self,
+        depth: usize,
+        kernel_reads: &dyn Fn(usize, &mut Vec<usize>),
+        out: &mut Vec<usize>,
+    ) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            let exp = |e: &OpenExp, depth: usize, out: &mut Vec<usize>| {
+                let mut vs = Vec::new();
+                ir::visit::arrays_read(e, &mut vs);
+                out.extend(vs.into_iter().filter_map(|v| v.checked_sub(depth)));
+            };
+            let (mut c, mut depth) = (self, depth);
+            // a chain of lets, without recursion
+            while let Cmd::Let(b, body) = c {
+                b.arrays_read(depth, kernel_reads, out);
+                (c, depth) = (body, depth + 1);
+            }
+            match c {
+                Cmd::Let(..) | Cmd::Use(_) => {}
+                Cmd::Var(v) => out.extend(v.checked_sub(depth)),
+                Cmd::Tuple(ts) => ts.iter().for_each(|t| t.arrays_read(depth, kernel_reads, out)),
+                Cmd::Prj(_, t) | Cmd::Unzip(t) => t.arrays_read(depth, kernel_reads, out),
+                Cmd::Unit(e, _) => exp(e, depth, out),
+                Cmd::Reshape { shape, array, .. } => {
+                    exp(shape, depth, out);
+                    array.arrays_read(depth, kernel_reads, out);
+                }
+                Cmd::Acond { cond, then_, else_ } => {
+                    exp(cond, depth, out);
+                    then_.arrays_read(depth, kernel_reads, out);
+                    else_.arrays_read(depth, kernel_reads, out);
+                }
+                Cmd::Awhile { pred, body, init } => {
+                    pred.arrays_read(depth + 1, kernel_reads, out);
+                    body.arrays_read(depth + 1, kernel_reads, out);
+                    init.arrays_read(depth, kernel_reads, out);
+                }
+                Cmd::Kernel(k) => {
+                    let mut vs = Vec::new();
+                    kernel_reads(*k, &mut vs);
+                    out.extend(vs.into_iter().filter_map(|v| v.checked_sub(depth)));
+                }
+            }
+        })
+    }
+}
+
 // A host program is as deep as the user's program is long (10^5 arrays
 // `use`d and combined are 10^5 nested lets), so cloning grows the stack
 // and dropping takes the commands apart with a stack of its own, as the

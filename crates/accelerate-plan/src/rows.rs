@@ -164,7 +164,7 @@ fn last_reads(binds: &[&Cmd], kernels: &[Kernel]) -> Vec<usize> {
     let mut reads = Vec::new();
     for (j, c) in binds.iter().enumerate() {
         reads.clear();
-        cmd_reads(c, 0, kernels, &mut reads);
+        c.arrays_read(0, &|k, out| out.extend(kernels[k].arrays_used()), &mut reads);
         for &v in &reads {
             // variable v, read under the chain's first j commands
             if let Some(i) = j.checked_sub(1 + v) {
@@ -176,47 +176,6 @@ fn last_reads(binds: &[&Cmd], kernels: &[Kernel]) -> Vec<usize> {
         *l = usize::MAX;
     }
     last
-}
-
-/// The array variables a command reads (bound outside it, as seen from
-/// it under `depth` binders of its own), into `out`.
-fn cmd_reads(c: &Cmd, depth: usize, kernels: &[Kernel], out: &mut Vec<usize>) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-        let exp = |e: &OpenExp, depth: usize, out: &mut Vec<usize>| {
-            let mut vs = Vec::new();
-            accelerate_ir::visit::arrays_read(e, &mut vs);
-            out.extend(vs.into_iter().filter_map(|v| v.checked_sub(depth)));
-        };
-        let (mut c, mut depth) = (c, depth);
-        while let Cmd::Let(b, body) = c {
-            cmd_reads(b, depth, kernels, out);
-            (c, depth) = (body, depth + 1);
-        }
-        match c {
-            Cmd::Let(..) | Cmd::Use(_) => {}
-            Cmd::Var(v) => out.extend(v.checked_sub(depth)),
-            Cmd::Tuple(ts) => ts.iter().for_each(|t| cmd_reads(t, depth, kernels, out)),
-            Cmd::Prj(_, t) | Cmd::Unzip(t) => cmd_reads(t, depth, kernels, out),
-            Cmd::Unit(e, _) => exp(e, depth, out),
-            Cmd::Reshape { shape, array, .. } => {
-                exp(shape, depth, out);
-                cmd_reads(array, depth, kernels, out);
-            }
-            Cmd::Acond { cond, then_, else_ } => {
-                exp(cond, depth, out);
-                cmd_reads(then_, depth, kernels, out);
-                cmd_reads(else_, depth, kernels, out);
-            }
-            Cmd::Awhile { pred, body, init } => {
-                cmd_reads(pred, depth + 1, kernels, out);
-                cmd_reads(body, depth + 1, kernels, out);
-                cmd_reads(init, depth, kernels, out);
-            }
-            Cmd::Kernel(k) => {
-                out.extend(kernels[*k].arrays_used().into_iter().filter_map(|v| v.checked_sub(depth)))
-            }
-        }
-    })
 }
 
 /// The member of a group (its commands `cmds`, from position `at` of the

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// What a kernel reads in place of an empty input buffer: one element of
 /// any type, zero (kernels only read their inputs).
-pub(super) static EMPTY_INPUT: [u64; 2] = [0; 2];
+static EMPTY_INPUT: [u64; 2] = [0; 2];
 
 /// `acc_args` of the C prelude.
 #[repr(C)]
@@ -109,19 +109,22 @@ struct Cpu<'a> {
     groups: &'a Groups,
 }
 
-/// One kernel call, shared by the workers: the arguments point at buffers
-/// that outlive the call; each chunk writes its own part of the outputs.
-struct Call {
-    f: KernelFn,
-    args: AccArgs,
+/// One call of a kernel function, shared by the workers: its arguments
+/// (one `acc_args`, or a row group's, one per member, which the function
+/// takes as an array) point at buffers that outlive the call; each chunk
+/// writes its own part of the outputs.
+pub(super) struct Call {
+    pub f: KernelFn,
+    pub args: Vec<AccArgs>,
     /// The stack the kernel's code needs.
-    stack: usize,
+    pub stack: usize,
 }
 
 // SAFETY: the buffers behind the pointers are kept alive by the launching
 // frame for the whole (blocking) launch; inputs are only read, and every
 // chunk writes disjoint output positions (permute writes shared positions
-// only with atomic compare-and-swap, or runs as one chunk).
+// only with atomic compare-and-swap, or runs as one chunk; a row group's
+// chunk writes its rows of every member's outputs).
 unsafe impl Sync for Call {}
 unsafe impl Send for Call {}
 
@@ -130,11 +133,36 @@ impl Call {
         // (Note [Stack for outlined chunks])
         stacker::maybe_grow(self.stack, self.stack, || {
             // SAFETY: the kernel was generated for exactly these arguments
-            // (lower.rs and this file agree on the layout) and reads and
-            // writes only inside the buffers' extents for `start .. end`.
-            unsafe { (self.f)(&self.args, start as i64, end as i64) }
+            // (its writer and its launch agree on the layout: `Launch::run`,
+            // or `rows.rs` for a group's members) and reads and writes
+            // only inside the buffers' extents for `start .. end`.
+            unsafe { (self.f)(self.args.as_ptr(), start as i64, end as i64) }
         })
     }
+
+    /// Runs the chunks between consecutive `bounds` (at least two) on the
+    /// pool, or one chunk on this thread.
+    pub fn run(&self, pool: &rayon::ThreadPool, bounds: &[usize]) {
+        if bounds.len() == 2 {
+            self.chunk(bounds[0], bounds[1]);
+        } else {
+            pool.install(|| bounds.par_windows(2).for_each(|w| self.chunk(w[0], w[1])));
+        }
+    }
+}
+
+/// The buffers a kernel reads of an input array: an empty array's buffers
+/// may dangle, so a kernel gets a block of zeros instead, and every input
+/// has an element at position 0 (Note [Optimistic checks]).
+pub(super) fn input_buffers(a: &ArrayData) -> impl Iterator<Item = *mut c_void> + '_ {
+    let empty = a.is_empty();
+    a.buffers().iter().map(move |b| {
+        if empty {
+            EMPTY_INPUT.as_ptr() as *mut c_void
+        } else {
+            b.as_ptr() as *mut c_void
+        }
+    })
 }
 
 impl Machine for Cpu<'_> {
@@ -186,17 +214,7 @@ impl Cpu<'_> {
         let mut bufs: Vec<*mut c_void> = Vec::new();
         let mut extents: Vec<i64> = Vec::new();
         for a in &inputs {
-            // an empty array's buffers may dangle: a kernel gets a block of
-            // zeros instead, so that every input has an element at position
-            // 0 (Note [Optimistic checks])
-            let empty = a.is_empty();
-            bufs.extend(a.buffers().iter().map(|b| {
-                if empty {
-                    EMPTY_INPUT.as_ptr() as *mut c_void
-                } else {
-                    b.as_ptr() as *mut c_void
-                }
-            }));
+            bufs.extend(input_buffers(a));
             extents.extend(a.shape().iter().map(|&d| d as i64));
         }
         let workers = self.pool.current_num_threads();
@@ -269,22 +287,8 @@ impl Launch<'_> {
         let params = params.to_vec();
         let mut err = AccErr::NONE;
         let stack = KERNEL_STACK + self.k.chunk_depth * STACK_PER_CHUNK;
-        let call = Call {
-            stack,
-            f,
-            args: AccArgs {
-                bufs: bufs.as_ptr(),
-                extents: extents.as_ptr(),
-                params: params.as_ptr(),
-                consts: self.k.consts.as_ptr(),
-                err: &mut err,
-            },
-        };
-        if bounds.len() == 2 {
-            call.chunk(bounds[0], bounds[1]);
-        } else {
-            self.pool.install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
-        }
+        let args = vec![AccArgs::new(&bufs, &extents, &params, &self.k.consts, &mut err)];
+        Call { f, args, stack }.run(self.pool, bounds);
         if err.code != 0 {
             return Err(err.error(self.k));
         }

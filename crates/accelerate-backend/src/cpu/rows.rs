@@ -20,8 +20,8 @@
 //! gives the group up, and the launches one by one raise the errors,
 //! each for its own binding (Note [Deferred errors]).
 
-use super::compile::{KernelFn, Module};
-use super::exec::{alloc, finish, uniform, AccArgs, EMPTY_INPUT, GRAIN, KERNEL_STACK};
+use super::compile::Module;
+use super::exec::{alloc, finish, input_buffers, uniform, AccArgs, Call, GRAIN, KERNEL_STACK};
 use super::fold::{kept_buffers, reduce_row};
 use super::kernel::{KernelGen, Row};
 use crate::c::host::AccErr;
@@ -33,7 +33,6 @@ use accelerate_base::array::{ArrayData, Buffer, EltTy};
 use accelerate_base::error::{Error, Result};
 use accelerate_plan::rows::{Over, RowGroup};
 use accelerate_plan::{self as plan, Cmd};
-use rayon::prelude::*;
 use std::ffi::c_void;
 use std::fmt::Write;
 use std::ops::Range;
@@ -321,31 +320,6 @@ fn row_bytes(members: &[Member], kernels: &[Kernel], rank: usize, over: Option<O
     bytes
 }
 
-/// One call of a group's function, shared by the workers.
-struct GroupCall {
-    f: KernelFn,
-    args: Vec<AccArgs>,
-}
-
-// SAFETY: as `exec::Call`: the buffers behind the pointers outlive the
-// blocking launch, inputs are only read, and each chunk writes the rows
-// `start .. end` of every member's outputs, which no other chunk writes.
-unsafe impl Sync for GroupCall {}
-unsafe impl Send for GroupCall {}
-
-impl GroupCall {
-    fn chunk(&self, start: usize, end: usize) {
-        stacker::maybe_grow(KERNEL_STACK, KERNEL_STACK, || {
-            // SAFETY: the function was written for these members' layouts
-            // (`write_group`: each member's inputs, outputs and extents
-            // as its `_rows` function has them) and reads and writes only
-            // rows `start .. end` of its outputs, and of its inputs those
-            // rows or what the inputs' extents allow.
-            unsafe { (self.f)(self.args.as_ptr(), start as i64, end as i64) }
-        })
-    }
-}
-
 /// Runs a group row by row (the module doc): each member's value, or
 /// `None` where the members must run one by one.
 pub(super) fn launch(
@@ -405,14 +379,7 @@ pub(super) fn launch(
         for input in &m.inputs {
             match input {
                 Input::Outer(a) => {
-                    let empty = a.is_empty();
-                    b.extend(a.buffers().iter().map(|buf| {
-                        if empty {
-                            EMPTY_INPUT.as_ptr() as *mut c_void
-                        } else {
-                            buf.as_ptr() as *mut c_void
-                        }
-                    }));
+                    b.extend(input_buffers(a));
                     x.extend(a.shape().iter().map(|&d| d as i64));
                 }
                 Input::Member(Pending::Array { member, kept, leaves, shape, .. }) => {
@@ -433,9 +400,9 @@ pub(super) fn launch(
     let args = (0..members.len())
         .map(|t| AccArgs::new(&bufs[t], &extents[t], &[], &gf.consts[t], err_ptr))
         .collect();
-    let call = GroupCall { f, args };
+    let call = Call { f, args, stack: KERNEL_STACK };
     let bounds = uniform(rows, (GRAIN / n).max(1), workers);
-    pool.install(|| bounds.par_windows(2).for_each(|w| call.chunk(w[0], w[1])));
+    call.run(pool, &bounds);
     if err.code != 0 {
         return Ok(None);
     }
