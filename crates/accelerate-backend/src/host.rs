@@ -11,7 +11,8 @@
 
 use crate::interp::scalar::{lookup, ArrayEnv, ScalarEval};
 use accelerate_base::array::{ArrayData, ArraysVal};
-use accelerate_base::error::{Error, Result};
+use accelerate_base::error::{Error, Result, SrcLoc};
+use accelerate_base::foreign::{call_host, ForeignAcc};
 use accelerate_plan::Cmd;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -153,6 +154,28 @@ pub(crate) trait Machine {
     ) -> Result<RowsRun<Self::Array>> {
         Ok(None)
     }
+    /// Runs an implementation of the foreign function `f` this backend
+    /// has, on `arg`, for a call at `loc`; `None` where it has none (the
+    /// walker then runs the fallback).
+    fn foreign(
+        &self,
+        _f: &ForeignAcc,
+        _loc: SrcLoc,
+        _arg: &Value<Self::Array>,
+    ) -> Option<Result<Value<Self::Array>>> {
+        None
+    }
+}
+
+/// `Machine::foreign` of a backend whose arrays are on the host: the
+/// function's host implementation (`base::foreign::HostImpl`), if any.
+pub(crate) fn foreign_on_host(
+    f: &ForeignAcc,
+    loc: SrcLoc,
+    arg: &Value<Arc<ArrayData>>,
+) -> Option<Result<Value<Arc<ArrayData>>>> {
+    let r = call_host(f, loc, arg.clone().into_host())?;
+    Some(r.map(Value::from_host))
 }
 
 /// `Machine::unzip` of an array on the host.
@@ -253,6 +276,16 @@ impl<M: Machine> Walker<'_, M> {
                     self.env.pop();
                     x = next?;
                 }
+            }
+            Cmd::Foreign { func, fallback, arg, loc } => {
+                let x = self.cmd(arg)?;
+                if let Some(r) = self.m.foreign(func, *loc, &x) {
+                    return r;
+                }
+                self.env.push(Ok(x));
+                let r = self.cmd(fallback);
+                self.env.pop();
+                r
             }
             Cmd::Kernel(k) => match self.ran.remove(k) {
                 Some(v) => Ok(v),

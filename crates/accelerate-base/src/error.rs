@@ -238,6 +238,11 @@ pub enum Error {
     #[error("{loc}: {op}: {message}")]
     InvalidArgument { loc: SrcLoc, op: &'static str, message: String },
 
+    /// A foreign function (`foreign_acc`) returned an error, panicked,
+    /// or returned arrays of a type other than the one it declared.
+    #[error("{loc}: foreign function {name}: {message}")]
+    Foreign { loc: SrcLoc, name: String, message: String },
+
     /// Nested data parallelism (an array computed inside a scalar
     /// function, from its arguments) of a form the lifting transformation
     /// does not flatten yet; `what` names the construct.

@@ -10,5 +10,6 @@
 
 pub mod array;
 pub mod error;
+pub mod foreign;
 
 pub use error::{Error, Result, SrcLoc};

@@ -245,6 +245,9 @@ fn free_parts(kind: &NodeKind) -> (Vec<NodeId>, Vec<(Vec<NodeId>, NodeId)>) {
         plain.push(*init);
         scoped.push((pred.params.clone(), pred.body));
         scoped.push((body.params.clone(), body.body));
+    } else if let NodeKind::Foreign { fallback, arg, .. } = kind {
+        plain.push(*arg);
+        scoped.push((fallback.params.clone(), fallback.body));
     } else if kind.is_acc() {
         let (mut exps, mut lams) = (Vec::new(), Vec::new());
         kind.acc_parts(&mut plain, &mut exps, &mut lams);
@@ -607,6 +610,11 @@ impl AccConverter<'_> {
             NodeKind::Awhile { pred, body, init } => {
                 AccKind::Awhile { pred: self.afun(pred)?, body: self.afun(body)?, init: self.acc_ref(*init)? }
             }
+            NodeKind::Foreign { func, fallback, arg } => AccKind::Foreign {
+                func: func.clone(),
+                fallback: self.afun(fallback)?,
+                arg: self.acc_ref(*arg)?,
+            },
             NodeKind::ATuple(xs) => {
                 AccKind::Tuple(xs.iter().map(|x| self.acc_ref(*x).map(|b| *b)).collect::<Result<_>>()?)
             }

@@ -97,6 +97,17 @@ impl Dot {
                 }
                 n
             }
+            AccKind::Foreign { fallback, arg, .. } => {
+                let i = self.acc(arg);
+                let n = self.node(&label(a), "box3d");
+                self.edge(&i, &n, Some("argument"));
+                let p = self.node("fallback argument", "ellipse");
+                self.env.push(p);
+                let r = self.acc(&fallback.body);
+                self.env.pop();
+                self.edge(&r, &n, Some("fallback"));
+                n
+            }
             _ => {
                 let args: Vec<(&OpenAcc, Option<&str>)> = match &a.kind {
                     AccKind::Tuple(ts) => ts.iter().map(|t| (t, None)).collect(),

@@ -18,5 +18,6 @@ pub mod visit;
 
 pub use prim::PrimFun;
 pub use term::{
-    AFun, AccKind, Boundary, DelayedArray, Direction, ExpKind, Fun, OpenAcc, OpenExp, Program, StencilArg,
+    AFun, AccKind, Boundary, DelayedArray, Direction, ExpKind, ForeignAcc, Fun, OpenAcc, OpenExp, Program,
+    StencilArg,
 };

@@ -293,6 +293,12 @@ impl Printer {
                 out.push(' ');
                 self.acc_arg(init, indent, out);
             }
+            AccKind::Foreign { func, fallback, arg } => {
+                let _ = write!(out, "foreign {} ", func.name);
+                self.afun(fallback, indent, out);
+                out.push(' ');
+                self.acc_arg(arg, indent, out);
+            }
             AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 out.push_str("delayed ");
                 self.exp_arg(shape, out);

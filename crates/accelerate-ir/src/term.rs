@@ -20,6 +20,7 @@
 
 use accelerate_base::array::{ArrayData, ArraysTy, EltTy, ScalarVal, SliceSpec};
 use accelerate_base::error::SrcLoc;
+pub use accelerate_base::foreign::ForeignAcc;
 use std::sync::Arc;
 
 pub use super::prim::PrimFun;
@@ -203,6 +204,16 @@ pub enum AccKind {
         body: AFun,
         init: Box<OpenAcc>,
     },
+    /// A call of a foreign function on the manifest arrays `arg` (a
+    /// fusion barrier on both sides): a backend runs an implementation of
+    /// `func` it has, and `fallback` (whose parameter is `arg`'s type and
+    /// whose result is `func.result`) where it has none (sequences
+    /// thesis §6.1.2, `Aforeign`).
+    Foreign {
+        func: Arc<ForeignAcc>,
+        fallback: AFun,
+        arg: Box<OpenAcc>,
+    },
     /// A delayed array (Note [Delayed arrays]): fusion's output, allowed
     /// only as the array argument of a consumer, which evaluates its
     /// elements where it reads them instead of reading memory.
@@ -358,6 +369,7 @@ impl OpenAcc {
             AccKind::Stencil { .. } => "stencil",
             AccKind::Acond { .. } => "acond",
             AccKind::Awhile { .. } => "awhile",
+            AccKind::Foreign { .. } => "foreign",
             AccKind::Delayed(_) => "delayed",
         }
     }
@@ -455,6 +467,7 @@ impl Drop for OpenAcc {
                 AccKind::Permute { defaults, source, .. } => accs.extend([*defaults, *source]),
                 AccKind::Acond { then_, else_, .. } => accs.extend([*then_, *else_]),
                 AccKind::Awhile { pred, body, init } => accs.extend([*pred.body, *body.body, *init]),
+                AccKind::Foreign { fallback, arg, .. } => accs.extend([*fallback.body, *arg]),
                 _ => {}
             };
         if matches!(self.kind, AccKind::Var(_) | AccKind::Use(_)) {

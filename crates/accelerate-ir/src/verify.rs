@@ -36,7 +36,9 @@
 //!    their slice index has one `i64` per fixed dimension.
 //! 8. `Acond` has a `bool` condition and branches of one type; `Awhile`'s
 //!    predicate maps the loop type to a `bool` scalar array and its body
-//!    maps it to itself; `Let` binds and `Tuple`/`Prj` are well formed.
+//!    maps it to itself; `Let` binds and `Tuple`/`Prj` are well formed;
+//!    a `Foreign` call's fallback maps its argument's type to the type the
+//!    foreign function declares.
 //! 9. `Use` holds data whose buffers match its element type and shape.
 //! 10. A `Delayed` array (Note [Delayed arrays]) appears only as the array
 //!     argument of a consumer (`fold`, `fold_keep`, `fold_seg`'s array, a scan,
@@ -382,6 +384,17 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<Ar
                 return Err(at(acc, format!("the body maps {t} to {b}")));
             }
             Ok(t)
+        }
+        AccKind::Foreign { func, fallback, arg } => {
+            let t = acc_ty(arg, aenv)?;
+            let r = afun_ty(fallback, &t, senv, aenv)?;
+            if r != func.result {
+                return Err(at(
+                    acc,
+                    format!("the fallback returns {r}, but {} returns {}", func.name, func.result),
+                ));
+            }
+            Ok(r)
         }
         AccKind::Delayed(_) => Err(at(acc, "a delayed array outside the argument of a consumer")),
     }

@@ -108,7 +108,8 @@ pub fn each_exp(a: &OpenAcc, mut f: impl FnMut(&OpenExp)) {
         | AccKind::Prj(..)
         | AccKind::Unzip(_)
         | AccKind::Use(_)
-        | AccKind::Awhile { .. } => {}
+        | AccKind::Awhile { .. }
+        | AccKind::Foreign { .. } => {}
         AccKind::Unit(e) => f(e),
         AccKind::Reshape { shape, .. } => f(shape),
         AccKind::Generate { shape, f: g } | AccKind::Backpermute { shape, f: g, .. } => {
@@ -190,6 +191,7 @@ pub fn acc_children(a: &OpenAcc) -> Vec<&OpenAcc> {
         AccKind::Permute { defaults, source, .. } => vec![defaults, source],
         AccKind::Acond { then_, else_, .. } => vec![then_, else_],
         AccKind::Awhile { pred, body, init } => vec![&pred.body, &body.body, init],
+        AccKind::Foreign { fallback, arg, .. } => vec![&fallback.body, arg],
     }
 }
 

@@ -72,6 +72,7 @@ pub fn parts_mut(a: &mut OpenAcc) -> Vec<Part<'_>> {
         AccKind::Awhile { pred, body, init } => {
             vec![Acc(&mut pred.body, 1), Acc(&mut body.body, 1), Acc(init, 0)]
         }
+        AccKind::Foreign { fallback, arg, .. } => vec![Acc(arg, 0), Acc(&mut fallback.body, 1)],
         AccKind::Delayed(DelayedArray { shape, index, linear }) => vec![Exp(shape), Fun(index), Fun(linear)],
     }
 }
@@ -360,6 +361,12 @@ impl LetCounter {
                     self.scope.pop();
                 }
                 self.loops -= 1;
+            }
+            AccKind::Foreign { fallback, arg, .. } => {
+                self.acc(arg);
+                self.scope.push(None);
+                self.acc(&mut fallback.body);
+                self.scope.pop();
             }
             _ => {
                 let own = own_of(a);

@@ -164,6 +164,14 @@ fn flatten_inner(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<ArraysTy> {
             }
             return Ok(t);
         }
+        AccKind::Foreign { func, fallback, arg } => {
+            let t = flatten(arg, env)?;
+            env.push(t);
+            let r = flatten(&mut fallback.body, env);
+            env.pop();
+            r?;
+            return Ok(func.result.clone());
+        }
         _ => {}
     }
     let mut args = Vec::new();
@@ -249,7 +257,9 @@ fn shallow_ty(a: &OpenAcc, args: &[ArraysTy], env: &[ArraysTy]) -> std::result::
         AccKind::Acond { .. } => {
             args.first().cloned().ok_or_else(|| "lifting: acond without branches".into())
         }
-        AccKind::Let(..) | AccKind::Awhile { .. } | AccKind::Delayed(_) => acc_ty(a, &mut env.to_vec()),
+        AccKind::Let(..) | AccKind::Awhile { .. } | AccKind::Foreign { .. } | AccKind::Delayed(_) => {
+            acc_ty(a, &mut env.to_vec())
+        }
     }
 }
 
@@ -728,6 +738,10 @@ impl<'e> Lifter<'e> {
                 sub(init, out);
                 self.acc_deps(&pred.body, local.arrays(1), done, out);
                 self.acc_deps(&body.body, local.arrays(1), done, out);
+            }
+            AccKind::Foreign { fallback, arg, .. } => {
+                sub(arg, out);
+                self.acc_deps(&fallback.body, local.arrays(1), done, out);
             }
             AccKind::Acond { cond, then_, else_ } => {
                 x(cond, out);

@@ -157,6 +157,10 @@ fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
                 simplify_acc(&mut body.body);
                 simplify_acc(init);
             }
+            AccKind::Foreign { fallback, arg, .. } => {
+                simplify_acc(&mut fallback.body);
+                simplify_acc(arg);
+            }
             AccKind::Delayed(DelayedArray { shape, index, linear }) => {
                 simplify_exp(shape);
                 fun(index);

@@ -37,7 +37,9 @@ pub use schedule::schedule;
 
 use accelerate_base::array::{ArrayData, ArrayTy, ArraysTy, EltTy};
 use accelerate_base::error::SrcLoc;
-use accelerate_ir::{self as ir, AccKind, Boundary, DelayedArray, Direction, Fun, OpenAcc, OpenExp};
+use accelerate_ir::{
+    self as ir, AccKind, Boundary, DelayedArray, Direction, ForeignAcc, Fun, OpenAcc, OpenExp,
+};
 use std::sync::Arc;
 
 /// A scheduled program: its parameters (the first bound outermost), its
@@ -86,6 +88,15 @@ pub enum Cmd {
         body: Box<Cmd>,
         init: Box<Cmd>,
     },
+    /// A foreign call (`ir::AccKind::Foreign`): an implementation of
+    /// `func` the backend has runs on `arg`'s arrays; where it has none,
+    /// `fallback` runs, seeing them as array variable 0.
+    Foreign {
+        func: Arc<ForeignAcc>,
+        fallback: Box<Cmd>,
+        arg: Box<Cmd>,
+        loc: SrcLoc,
+    },
     /// Launches kernel number `k` in the current environment.
     Kernel(usize),
 }
@@ -133,6 +144,10 @@ impl Cmd {
                     body.arrays_read(depth + 1, kernel_reads, out);
                     init.arrays_read(depth, kernel_reads, out);
                 }
+                Cmd::Foreign { fallback, arg, .. } => {
+                    arg.arrays_read(depth, kernel_reads, out);
+                    fallback.arrays_read(depth + 1, kernel_reads, out);
+                }
                 Cmd::Kernel(k) => {
                     let mut vs = Vec::new();
                     kernel_reads(*k, &mut vs);
@@ -166,6 +181,9 @@ impl Clone for Cmd {
             Cmd::Awhile { pred, body, init } => {
                 Cmd::Awhile { pred: pred.clone(), body: body.clone(), init: init.clone() }
             }
+            Cmd::Foreign { func, fallback, arg, loc } => {
+                Cmd::Foreign { func: func.clone(), fallback: fallback.clone(), arg: arg.clone(), loc: *loc }
+            }
             Cmd::Kernel(k) => Cmd::Kernel(*k),
         })
     }
@@ -181,6 +199,7 @@ impl Drop for Cmd {
             Cmd::Prj(_, c) | Cmd::Unzip(c) | Cmd::Reshape { array: c, .. } => stack.push(leaf(c)),
             Cmd::Acond { then_, else_, .. } => stack.extend([leaf(then_), leaf(else_)]),
             Cmd::Awhile { pred, body, init } => stack.extend([leaf(pred), leaf(body), leaf(init)]),
+            Cmd::Foreign { fallback, arg, .. } => stack.extend([leaf(fallback), leaf(arg)]),
             Cmd::Var(_) | Cmd::Use(_) | Cmd::Unit(..) | Cmd::Kernel(_) => {}
         };
         let mut stack = Vec::new();

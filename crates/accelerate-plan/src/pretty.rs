@@ -149,6 +149,17 @@ impl Printer {
                 self.cmd(init, deeper, out);
                 out.push(')');
             }
+            Cmd::Foreign { func, fallback, arg, .. } => {
+                let _ = write!(out, "foreign {} ", func.name);
+                let n = self.bind();
+                let _ = write!(out, "(fallback \\{n} -> ");
+                self.cmd(fallback, deeper, out);
+                out.push_str(") ");
+                self.names.pop();
+                out.push('(');
+                self.cmd(arg, deeper, out);
+                out.push(')');
+            }
             Cmd::Kernel(k) => {
                 if let Some(names) = self.launch_names.get_mut(*k) {
                     *names = self.names.clone();

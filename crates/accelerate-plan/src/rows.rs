@@ -108,6 +108,7 @@ pub fn row_groups(body: &Cmd, kernels: &[Kernel]) -> Vec<RowGroup> {
             Cmd::Reshape { array, .. } => stack.push(array),
             Cmd::Acond { then_, else_, .. } => stack.extend([&**then_, &**else_]),
             Cmd::Awhile { pred, body, init } => stack.extend([&**pred, &**body, &**init]),
+            Cmd::Foreign { fallback, arg, .. } => stack.extend([&**fallback, &**arg]),
         }
     }
     out.sort_by_key(|g| g.kernels[0]);

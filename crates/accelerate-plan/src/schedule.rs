@@ -114,6 +114,19 @@ impl Scheduler {
                 let cmd = Cmd::Awhile { pred: Box::new(p?.0), body: Box::new(b?.0), init: Box::new(ci) };
                 (cmd, ty)
             }
+            AccKind::Foreign { func, fallback, arg } => {
+                let (ca, _) = self.acc(arg)?;
+                self.aenv.push(fallback.param.clone());
+                let f = self.acc(&fallback.body);
+                self.aenv.pop();
+                let cmd = Cmd::Foreign {
+                    func: func.clone(),
+                    fallback: Box::new(f?.0),
+                    arg: Box::new(ca),
+                    loc: a.loc,
+                };
+                (cmd, func.result.clone())
+            }
             _ => match bind_arguments(a) {
                 Some(bound) => self.acc(&bound)?,
                 None => self.kernel(a)?,

@@ -128,6 +128,20 @@ impl Verifier<'_> {
                 }
                 Ok(t)
             }
+            Cmd::Foreign { func, fallback, arg, loc } => {
+                let t = self.cmd(arg)?;
+                self.aenv.push(t);
+                let f = self.cmd(fallback);
+                self.aenv.pop();
+                let f = f?;
+                if f != func.result {
+                    return Err(format!(
+                        "foreign {} at {loc}: a fallback giving {f} for {}",
+                        func.name, func.result
+                    ));
+                }
+                Ok(f)
+            }
             Cmd::Kernel(k) => {
                 if *k != self.launched {
                     return Err(format!("kernel {k} is launched where kernel {} should be", self.launched));

@@ -15,6 +15,7 @@ use accelerate_base::array::typed::{for_each_index, linear_index};
 use accelerate_base::array::value::ArrayBuilder;
 use accelerate_base::array::{ArrayData, ArraysTy, ArraysVal, EltTy, ScalarVal, SliceDim, Val};
 use accelerate_base::error::{Error, Result, SrcLoc};
+use accelerate_base::foreign::call_host;
 use accelerate_ir::verify::{acc_ty, fun_ty};
 use accelerate_ir::*;
 use scalar::{checked_dims, ASlot, ScalarEval, Slot};
@@ -565,6 +566,13 @@ impl Interp {
                         return Ok(x);
                     }
                     x = self.apply_afun(body, x)?;
+                }
+            }
+            AccKind::Foreign { func, fallback, arg } => {
+                let x = self.acc(arg)?;
+                match call_host(func, loc, x.clone()) {
+                    Some(r) => r,
+                    None => self.apply_afun(fallback, x),
                 }
             }
             // only a consumer's argument (`source`), but meaningful anywhere

@@ -27,6 +27,7 @@
 
 use accelerate_base::array::{ArrayData, ArraysTy, EltTy, ScalarVal, SliceSpec};
 use accelerate_base::error::SrcLoc;
+use accelerate_base::foreign::ForeignAcc;
 use accelerate_ir::{Direction, PrimFun};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -175,6 +176,11 @@ pub(crate) enum NodeKind<C = NodeId> {
         pred: Lam<C>,
         body: Lam<C>,
         init: C,
+    },
+    Foreign {
+        func: Arc<ForeignAcc>,
+        fallback: Lam<C>,
+        arg: C,
     },
     ATuple(Vec<C>),
     APrj(usize, C),
@@ -414,6 +420,7 @@ impl NodeKind {
             Awhile { pred, body, init } => {
                 arrays.extend([pred.body, body.body, *init]);
             }
+            Foreign { fallback, arg, .. } => arrays.extend([fallback.body, *arg]),
             ATuple(xs) => arrays.extend(xs),
             APrj(_, t) => arrays.push(*t),
             _ => {}
@@ -456,6 +463,10 @@ impl<C> NodeKind<C> {
                 pred.for_each(f);
                 body.for_each(f);
                 f(init);
+            }
+            Foreign { fallback, arg, .. } => {
+                fallback.for_each(f);
+                f(arg);
             }
             Index { array, index } | LinearIndex { array, index } => {
                 f(array);
@@ -538,6 +549,9 @@ impl<C> NodeKind<C> {
             Acond { cond, then_, else_ } => Acond { cond: f(cond), then_: f(then_), else_: f(else_) },
             While { cond, body, init } => While { cond: lam(cond, f), body: lam(body, f), init: f(init) },
             Awhile { pred, body, init } => Awhile { pred: lam(pred, f), body: lam(body, f), init: f(init) },
+            Foreign { func, fallback, arg } => {
+                Foreign { func: func.clone(), fallback: lam(fallback, f), arg: f(arg) }
+            }
             Index { array, index } => Index { array: f(array), index: f(index) },
             LinearIndex { array, index } => LinearIndex { array: f(array), index: f(index) },
             Reshape { shape, array } => Reshape { shape: f(shape), array: f(array) },

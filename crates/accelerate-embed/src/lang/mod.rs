@@ -6,6 +6,7 @@
 pub mod acc;
 mod classes;
 pub mod exp;
+pub mod foreign;
 #[doc(hidden)]
 pub mod graph;
 pub mod library;
@@ -20,6 +21,7 @@ pub use exp::{
     any_dims, cond, constant, from_index, index0, index1, index2, index3, intersect, just, lift, nothing,
     shape_size, to_index, unindex1, unindex2, unindex3, while_loop, Exp, IntoExp, Lift, LiftArg,
 };
+pub use foreign::{foreign_acc, Foreign};
 pub use library::gather_scatter::*;
 pub use library::index_space::*;
 pub use library::reductions::*;

@@ -246,6 +246,13 @@ impl Cx<'_> {
                 }
                 Ok(())
             }
+            AccKind::Foreign { fallback, arg, .. } => {
+                self.acc(arg, env)?;
+                env.push(fallback.param.clone());
+                let r = self.acc(&mut fallback.body, env);
+                env.pop();
+                r
+            }
             _ => {
                 for part in parts_mut(a) {
                     if let Part::Acc(x, 0) = part {

@@ -455,6 +455,7 @@ impl Fuser {
                 Ok(Embed { binds, cc: Cunctation::Done(level) })
             }
             AccKind::Awhile { .. } => self.embed_awhile(a),
+            AccKind::Foreign { .. } => self.embed_foreign(a),
             AccKind::Delayed(_) => Err(Error::Internal("fusion met a delayed array in its input".into())),
             _ => self.embed_manifest(a),
         }
@@ -520,11 +521,38 @@ impl Fuser {
         let AccKind::Awhile { mut pred, mut body, init } = a.kind_owned() else { unreachable!("an awhile") };
         let e = self.embed(*init)?;
         let init = self.to_indices(e.cc.compute(loc));
-        // the functions see the output's variables and their parameter
+        self.fuse_afuns([&mut pred, &mut body], loc)?;
+        let m = OpenAcc::new(AccKind::Awhile { pred, body, init: Box::new(init) }, loc);
+        let mut binds = e.binds;
+        let level = self.bind(&mut binds, m)?;
+        Ok(Embed { binds, cc: Cunctation::Done(level) })
+    }
+
+    /// A foreign call: a barrier on both sides, its argument computed to
+    /// manifest arrays and its result manifest; its fallback fused as a
+    /// program of its own.
+    fn embed_foreign(&mut self, a: OpenAcc) -> Result<Embed> {
+        let loc = a.loc;
+        let AccKind::Foreign { func, mut fallback, arg } = a.kind_owned() else {
+            unreachable!("a foreign call")
+        };
+        let e = self.embed(*arg)?;
+        let arg = self.to_indices(e.cc.compute(loc));
+        self.fuse_afuns([&mut fallback], loc)?;
+        let m = OpenAcc::new(AccKind::Foreign { func, fallback, arg: Box::new(arg) }, loc);
+        let mut binds = e.binds;
+        let level = self.bind(&mut binds, m)?;
+        Ok(Embed { binds, cc: Cunctation::Done(level) })
+    }
+
+    /// Fuses the bodies of array functions bound at the current point
+    /// (`awhile`'s, a foreign call's fallback): each sees the output's
+    /// variables and its parameter.
+    fn fuse_afuns<const N: usize>(&mut self, fs: [&mut AFun; N], loc: SrcLoc) -> Result<()> {
         let depth = self.depth();
         self.nest += 1;
         let mut fused = Ok(());
-        for f in [&mut pred, &mut body] {
+        for f in fs {
             let b = std::mem::replace(&mut *f.body, OpenAcc::new(AccKind::Var(0), loc));
             self.aenv.push(f.param.clone());
             self.scope.push(Entry::Level(depth));
@@ -537,11 +565,7 @@ impl Fuser {
             }
         }
         self.nest -= 1;
-        fused?;
-        let m = OpenAcc::new(AccKind::Awhile { pred, body, init: Box::new(init) }, loc);
-        let mut binds = e.binds;
-        let level = self.bind(&mut binds, m)?;
-        Ok(Embed { binds, cc: Cunctation::Done(level) })
+        fused
     }
 
     /// `let x = bound in body` (ICFP'13 §4.4, Accelerate's `aletD`).

@@ -1,0 +1,207 @@
+//! Foreign functions (`Foreign`, `foreign_acc`; sequences thesis §6.1):
+//! each backend runs the implementation it has and the fallback where it
+//! has none, with equal results; a call is a fusion barrier; an error a
+//! foreign function returns, and a panic inside one, become
+//! `Error::Foreign` naming the line of the call.
+//!
+//! Every test runs on the interpreter and the CPU backend (which run host
+//! implementations) and, when `ACCELERATE_BACKEND=cuda`, on the CUDA
+//! backend (which runs the fallback of a function with only a host
+//! implementation).
+
+use accelerate::prelude::*;
+use accelerate::{compile_with, explain_with, run_with, Backend, Config};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Where this file's line containing `text` is, as errors name it.
+fn line_of(text: &str) -> String {
+    let n = include_str!("foreign.rs").lines().position(|l| l.contains(text)).expect("the line");
+    format!("foreign.rs:{}:", n + 1)
+}
+
+/// The backends to test, each with whether it runs host implementations.
+fn backends() -> Vec<(Config, bool)> {
+    let env = Config::from_env().unwrap();
+    let mut out = vec![(env.clone().with_backend(Backend::Interpreter), true)];
+    match accelerate::backend::cpu::unavailable() {
+        None => out.push((env.clone().with_backend(Backend::Cpu), true)),
+        Some(why) => eprintln!("the CPU backend is skipped: {why}"),
+    }
+    #[cfg(feature = "cuda")]
+    if env.backend == Backend::Cuda {
+        match accelerate::backend::cuda::unavailable() {
+            None => out.push((env.clone(), false)),
+            Some(why) => eprintln!("the CUDA backend is skipped: {why}"),
+        }
+    }
+    out
+}
+
+/// `x * 3 + 1` per element: a host implementation that counts its calls,
+/// and a fallback in the language.
+fn affine(calls: &Arc<AtomicUsize>) -> Foreign<Vector<i64>, Vector<i64>> {
+    let calls = calls.clone();
+    Foreign::new("affine").host(move |xs: Vector<i64>| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        let v: Vec<i64> = xs.to_vec().iter().map(|x| x.wrapping_mul(3).wrapping_add(1)).collect();
+        Array::from_vec(xs.shape(), v).map_err(|e| e.to_string())
+    })
+}
+
+fn affine_fallback(xs: Acc<Vector<i64>>) -> Acc<Vector<i64>> {
+    xs.map(|x| x * 3 + 1)
+}
+
+#[test]
+fn the_implementation_runs_where_one_exists_and_the_fallback_elsewhere() {
+    for n in [0usize, 1, 1000] {
+        let input: Vec<i64> = (0..n as i64).map(|i| i * 7 - 300).collect();
+        let want: Vec<i64> = input.iter().map(|x| (x * 2 * 3 + 1) - 5).collect();
+        for (config, runs_host) in backends() {
+            let calls = Arc::new(AtomicUsize::new(0));
+            let f = affine(&calls);
+            let xs = use_array(Array::from_vec(dim1(n), input.clone()).unwrap());
+            // a producer before the call and one after it: neither fuses
+            // through the call
+            let r = f.call(affine_fallback, xs.map(|x| x * 2)).map(|y| y - 5);
+            let got = run_with(&r, &config).unwrap();
+            assert_eq!(got.to_vec(), want, "{:?}, n {n}", config.backend);
+            assert_eq!(calls.load(Ordering::SeqCst), usize::from(runs_host), "{:?}", config.backend);
+        }
+    }
+}
+
+#[test]
+fn a_function_without_implementations_runs_its_fallback_everywhere() {
+    for (config, _) in backends() {
+        let f: Foreign<Vector<i64>, Vector<i64>> = Foreign::new("nothing_native");
+        let xs = use_array(Array::from_vec(dim1(5), vec![1i64, 2, 3, 4, 5]).unwrap());
+        let got = run_with(&foreign_acc(&f, affine_fallback, xs), &config).unwrap();
+        assert_eq!(got.to_vec(), vec![4, 7, 10, 13, 16], "{:?}", config.backend);
+    }
+}
+
+/// A pair in and a pair out: element-wise sums and the total, with a
+/// fallback that also reads an array from outside the call.
+#[test]
+fn tuples_of_arrays_in_and_out_and_a_fallback_reading_outer_arrays() {
+    type In = (Vector<i32>, Vector<i32>);
+    type Out = (Vector<i32>, Scalar<i32>);
+    let f: Foreign<In, Out> = Foreign::new("add_and_total").host(|(a, b): In| {
+        let s: Vec<i32> = a.to_vec().iter().zip(b.to_vec()).map(|(x, y)| x.wrapping_add(y)).collect();
+        let t = s.iter().fold(0i32, |acc, x| acc.wrapping_add(*x));
+        let n = s.len();
+        Ok((Array::from_vec(dim1(n), s).unwrap(), Array::from_vec(Z, vec![t]).unwrap()))
+    });
+    for (config, _) in backends() {
+        let a = use_array(Array::from_vec(dim1(6), vec![1i32, 2, 3, 4, 5, 6]).unwrap());
+        let b = use_array(Array::from_vec(dim1(4), vec![10i32, 20, 30, 40]).unwrap());
+        let zero = unit(0i32);
+        let r = f.call(
+            |p: Acc<In>| {
+                let (x, y) = p.unlift();
+                // `zero` comes from outside the call
+                let s = x.zip_with(&y, |x, y| x + y + zero.the());
+                lift_acc((s.clone(), s.sum()))
+            },
+            lift_acc((a.map(|x| x * 1), b)),
+        );
+        let (s, t) = run_with(&r, &config).unwrap();
+        assert_eq!(s.to_vec(), vec![11, 22, 33, 44], "{:?}", config.backend);
+        assert_eq!(t.to_vec(), vec![110], "{:?}", config.backend);
+    }
+}
+
+#[test]
+fn a_compiled_program_calls_the_implementation_once_a_run() {
+    for (config, runs_host) in backends() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let f = affine(&calls);
+        let p = compile_with(move |xs: Acc<Vector<i64>>| f.call(affine_fallback, xs).sum(), config.clone())
+            .unwrap();
+        for k in 1..=3i64 {
+            let xs = Array::from_vec(dim1(4), vec![k; 4]).unwrap();
+            assert_eq!(p.run(&xs).unwrap().to_vec(), vec![4 * (3 * k + 1)]);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), if runs_host { 3 } else { 0 }, "{:?}", config.backend);
+    }
+}
+
+#[test]
+fn the_plan_shows_the_call_as_a_host_command() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let f = affine(&calls);
+    let xs = use_array(Array::from_vec(dim1(3), vec![1i64, 2, 3]).unwrap());
+    let r = f.call(affine_fallback, xs.map(|x| x + 1)).map(|y| y * 2);
+    let text = explain_with(&r, &Config::from_env().unwrap().with_fusion(true)).unwrap();
+    assert!(text.contains("foreign affine"), "{text}");
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "explaining runs nothing");
+}
+
+#[test]
+fn an_error_the_function_returns_names_the_line_of_the_call() {
+    let f: Foreign<Vector<f32>, Vector<f32>> =
+        Foreign::new("picky").host(|_| Err("the matrix is singular".to_string()));
+    for (config, runs_host) in backends() {
+        let xs = use_array(Array::from_vec(dim1(2), vec![1.0f32, 2.0]).unwrap());
+        let r = f.call(|x| x.map(|v| v * 2.0), xs); // the picky call
+        match run_with(&r, &config) {
+            Err(e @ Error::Foreign { .. }) if runs_host => {
+                let m = e.to_string();
+                assert!(m.contains(&line_of("the picky call")), "{m}");
+                assert!(m.contains("picky") && m.contains("the matrix is singular"), "{m}");
+            }
+            Ok(v) if !runs_host => assert_eq!(v.to_vec(), vec![2.0, 4.0]),
+            other => panic!("{:?}: {other:?}", config.backend),
+        }
+    }
+}
+
+/// Set in a child: run the panicking function and print what `run` gave.
+const ROLE: &str = "ACCELERATE_FOREIGN_TEST_ROLE";
+
+#[test]
+fn a_panic_inside_the_function_is_an_error_naming_the_line_of_the_call() {
+    if std::env::var_os(ROLE).is_some() {
+        let f: Foreign<Vector<i32>, Vector<i32>> = Foreign::new("fragile").host(|xs: Vector<i32>| {
+            let v = xs.to_vec();
+            // out of bounds: a panic in the user's code
+            #[allow(clippy::useless_vec)]
+            let i = v[v.len() + 1];
+            Ok(Array::from_vec(dim1(1), vec![i]).unwrap())
+        });
+        for (config, runs_host) in backends() {
+            let xs = use_array(Array::from_vec(dim1(2), vec![1i32, 2]).unwrap());
+            let r = f.call(|x| x.map(|v| v + 1), xs); // the fragile call
+            match run_with(&r, &config) {
+                Err(e) => println!("{:?} error: {e}", config.backend),
+                Ok(v) => println!("{:?} ok {:?} host {runs_host}", config.backend, v.to_vec()),
+            }
+        }
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_panic_inside_the_function_is_an_error_naming_the_line_of_the_call",
+            "--nocapture",
+        ])
+        .env(ROLE, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.contains(" error: ") || l.contains(" ok ")).collect();
+    assert_eq!(lines.len(), backends().len(), "{stdout}");
+    for l in lines {
+        if l.contains(" ok ") {
+            // a backend that runs the fallback
+            assert!(l.ends_with("[2, 3] host false"), "{l}");
+        } else {
+            assert!(l.contains(&line_of("the fragile call")), "{l}");
+            assert!(l.contains("foreign function fragile: panicked: index out of bounds"), "{l}");
+        }
+    }
+}
