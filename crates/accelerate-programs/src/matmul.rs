@@ -41,3 +41,61 @@ pub fn matmul_ref(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize), out: &
         }
     }
 }
+
+/// The same product through a foreign function (sequences thesis §6.1):
+/// on the host (the interpreter and the CPU backend) matrixmultiply's
+/// `sgemm`, a blocked, vectorised and threaded GEMM; on every other
+/// backend [`matmul`] as the fallback. Both keep `matmul`'s meaning for
+/// inner extents that disagree: the product over the first `min(k_a,
+/// k_b)` of them (the `zip_with`'s intersection). The sums are in
+/// another order (and may use fused multiply-adds), so the two agree to
+/// within the rounding of a reassociated sum of `k` products, not bit
+/// for bit.
+pub fn matmul_foreign(a: &Acc<Matrix<f32>>, b: &Acc<Matrix<f32>>) -> Acc<Matrix<f32>> {
+    gemm().call(
+        |ab| {
+            let (a, b) = ab.unlift();
+            matmul(&a, &b)
+        },
+        lift_acc((a.clone(), b.clone())),
+    )
+}
+
+/// The foreign function of [`matmul_foreign`].
+pub fn gemm() -> Foreign<(Matrix<f32>, Matrix<f32>), Matrix<f32>> {
+    Foreign::new("sgemm").host(|(a, b): (Matrix<f32>, Matrix<f32>)| {
+        let Snoc(Snoc(Z, m), ka) = a.shape();
+        let Snoc(Snoc(Z, kb), n) = b.shape();
+        let (m, ka, kb, n) = (m as usize, ka as usize, kb as usize, n as usize);
+        let k = ka.min(kb);
+        let (av, bv) = (a.as_slice(), b.as_slice());
+        let mut c = vec![0.0f32; m * n];
+        if m > 0 && n > 0 && k > 0 {
+            // SAFETY: `a` is `m x ka` and `b` is `kb x n`, row-major; the
+            // product reads rows `0..m` and columns `0..k` of `a` (row
+            // stride `ka`), rows `0..k` and columns `0..n` of `b` (row
+            // stride `n`), all inside their slices since `k <= ka, kb`,
+            // and writes the `m x n` elements of `c`, which nothing else
+            // borrows.
+            unsafe {
+                matrixmultiply::sgemm(
+                    m,
+                    k,
+                    n,
+                    1.0,
+                    av.as_ptr(),
+                    ka as isize,
+                    1,
+                    bv.as_ptr(),
+                    n as isize,
+                    1,
+                    0.0,
+                    c.as_mut_ptr(),
+                    n as isize,
+                    1,
+                );
+            }
+        }
+        Array::from_vec(dim2(m, n), c).map_err(|e| e.to_string())
+    })
+}

@@ -43,6 +43,8 @@ pub trait PrimElt: Elt + Copy {
     const TY: ScalarTy;
     fn to_scalar(self) -> ScalarVal;
     fn from_scalar(s: ScalarVal) -> Self;
+    /// The elements of a buffer of this type, in place.
+    fn slice(b: &Buffer) -> Option<&[Self]>;
 }
 
 macro_rules! prim_elt {
@@ -72,6 +74,12 @@ macro_rules! prim_elt {
         }
         impl PrimElt for $t {
             const TY: ScalarTy = ScalarTy::$variant;
+            fn slice(b: &Buffer) -> Option<&[Self]> {
+                match b {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
             fn to_scalar(self) -> ScalarVal {
                 ScalarVal::$variant(self)
             }
@@ -189,6 +197,13 @@ mod binary16 {
 
     impl PrimElt for f16 {
         const TY: ScalarTy = ScalarTy::F16;
+        fn slice(b: &Buffer) -> Option<&[Self]> {
+            use half::slice::HalfBitsSliceExt;
+            match b {
+                Buffer::F16(v) => Some(v.reinterpret_cast()),
+                _ => None,
+            }
+        }
         fn to_scalar(self) -> ScalarVal {
             ScalarVal::F16(self.to_bits())
         }

@@ -2,7 +2,7 @@
 //! struct-of-arrays array, and `Arrays`, the types an `Acc` can compute
 //! (arrays and tuples of arrays).
 
-use super::elt::Elt;
+use super::elt::{Elt, PrimElt};
 use super::shape::{Shape, Snoc, Z};
 use super::ty::{ArrayTy, ArraysTy};
 use super::value::{ArrayData, ArraysVal};
@@ -131,6 +131,17 @@ impl<Sh: Shape, E: Elt> Array<Sh, E> {
     pub fn get(&self, ix: Sh) -> Option<E> {
         let i = linear_index(self.data.shape(), &ix.to_vec())?;
         Some(E::from_val(&self.data.get(i)))
+    }
+
+    /// The elements in row-major order, in place (no copy): for a
+    /// foreign function's implementation, say, to hand to a C library.
+    pub fn as_slice(&self) -> &[E]
+    where
+        E: PrimElt,
+    {
+        // an `Array<Sh, E>`'s one buffer holds `E`s (checked where it is
+        // made: `from_data`, `from_vec`)
+        self.data.buffers().first().and_then(E::slice).expect("an array's buffer of its element type")
     }
 
     /// The element at a row-major position, or `None` out of bounds.

@@ -10,6 +10,12 @@
 //! products are added into it (`tile`). NumPy's `@` and SciPy's `sgemm`
 //! call BLAS (OpenBLAS), the practical limit.
 //!
+//! `accelerate-ffi-sgemm` is the same program with the product as a
+//! foreign function (`accelerate_programs::matmul::matmul_foreign`):
+//! matrixmultiply's threaded `sgemm` where the backend runs host
+//! implementations (the CPU backend, the interpreter), the program above
+//! as its fallback elsewhere.
+//!
 //! The no-fusion ablation builds the two replicated `m x n x k` operands
 //! and their products: 192 MiB at the small size, 12 GiB at the large,
 //! where it is left out (`UNFUSED_LIMIT`).
@@ -20,7 +26,7 @@ use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
 use crate::peers;
 use accelerate::prelude::*;
-use accelerate_programs::matmul::{matmul, matmul_ref};
+use accelerate_programs::matmul::{matmul, matmul_foreign, matmul_ref};
 use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -201,6 +207,17 @@ pub fn bench(size: Size) -> Result<Bench, String> {
             move |r: &Matrix<f32>| c(&r.to_vec()),
         );
     }
+    // the same program with the product as a foreign function
+    // (`matmul_foreign`: matrixmultiply's threaded sgemm on the host, this
+    // program as its fallback elsewhere): what the FFI buys
+    let prog = accelerate::compile(|a: Acc<Matrix<f32>>, b: Acc<Matrix<f32>>| matmul_foreign(&a, &b))
+        .map_err(|e| format!("matmul, accelerate-ffi-sgemm: compiling: {e}"))?;
+    let (x, y, c) = (aa.clone(), ba.clone(), check.clone());
+    b.variant(
+        "accelerate-ffi-sgemm",
+        move |slot| fresh(slot, || prog.run((&x, &y))),
+        move |r: &Matrix<f32>| c(&r.to_vec()),
+    );
     let (x, y, c) = (lhs.clone(), rhs.clone(), check.clone());
     b.variant(
         "rust-seq",
