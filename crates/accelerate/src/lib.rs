@@ -40,6 +40,7 @@
 
 // The layers below the facade, each a crate of its own
 // (`docs/architecture.md`, Layers), under the paths users know.
+pub use accelerate_base::foreign;
 pub use accelerate_embed::lang;
 pub use accelerate_ir as ir;
 pub use accelerate_plan as plan;

@@ -1,0 +1,92 @@
+//! What the C and Python tests share: where Cargo put the library, its
+//! header written to a private folder, the C program built against them,
+//! and the inputs both programs make from the same formulas.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The elements of each input vector.
+pub const N: usize = 1000;
+
+pub struct Inputs {
+    pub xs: Vec<f32>,
+    pub ys: Vec<f32>,
+    pub price: Vec<f32>,
+    pub strike: Vec<f32>,
+    pub years: Vec<f32>,
+}
+
+/// The inputs of `tests/c/accdemo_test.c` (and of the Python test), by
+/// the same formulas; every value is exact in f32.
+pub fn inputs() -> Inputs {
+    let f = |g: &dyn Fn(usize) -> f32| (0..N).map(g).collect::<Vec<f32>>();
+    Inputs {
+        xs: f(&|i| (i % 17) as f32 * 0.25 - 2.0),
+        ys: f(&|i| ((i * 7) % 13) as f32 * 0.5 - 3.0),
+        price: f(&|i| 5.0 + (i % 26) as f32),
+        strike: f(&|i| 1.0 + (i % 100) as f32),
+        years: f(&|i| 0.25 + (i % 10) as f32 * 0.5),
+    }
+}
+
+pub fn f32_bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// The folder of `libaccdemo.so`: Cargo builds the library's `cdylib`
+/// next to this test's executable when it builds the test.
+pub fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's executable");
+    let dir = exe.parent().expect("its folder").to_path_buf();
+    assert!(dir.join("libaccdemo.so").exists(), "no libaccdemo.so in {}", dir.display());
+    dir
+}
+
+/// A private folder (made by `tempfile`, readable by this user only)
+/// holding `accdemo.h` and `accdemo.json`.
+pub fn header_dir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("accdemo-test").tempdir().expect("a temporary folder");
+    let m = accdemo::manifest();
+    std::fs::write(dir.path().join("accdemo.h"), m.header()).unwrap();
+    std::fs::write(dir.path().join("accdemo.json"), m.json()).unwrap();
+    dir
+}
+
+/// A command running the C program with this test's library (Cargo's
+/// `LD_LIBRARY_PATH` may name an older build's folder first).
+pub fn c_command(exe: &std::path::Path) -> Command {
+    let mut c = Command::new(exe);
+    c.env("LD_LIBRARY_PATH", library_dir());
+    c
+}
+
+/// `tests/c/accdemo_test.c` built by the C compiler (`CC`, else `cc`)
+/// with every warning an error, against the header and the library; or
+/// `None`, saying why, where there is no C compiler.
+pub fn build_c_program() -> Option<(PathBuf, tempfile::TempDir)> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    if Command::new(&cc).arg("--version").output().is_err() {
+        eprintln!("skipped: no C compiler ({cc})");
+        return None;
+    }
+    let dir = header_dir();
+    let lib = library_dir();
+    let exe = dir.path().join("accdemo_test");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/accdemo_test.c");
+    let out = Command::new(&cc)
+        .args(["-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-D_POSIX_C_SOURCE=199309L", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-I")
+        .arg(dir.path())
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-laccdemo")
+        .output()
+        .expect("running the C compiler");
+    assert!(out.status.success(), "building the C program:\n{}", String::from_utf8_lossy(&out.stderr));
+    Some((exe, dir))
+}

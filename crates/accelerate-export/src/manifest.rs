@@ -1,0 +1,236 @@
+//! What an exported library offers, as data (`Manifest`, written as JSON
+//! so that bindings can be generated from it) and as a C header
+//! (`Manifest::header`), both made from the entry points the `export!`
+//! macro declares.
+
+use crate::runtime::{
+    c_type, type_code, ACC_ERROR_ARGUMENT, ACC_ERROR_INTERNAL, ACC_ERROR_PROGRAM, ACC_OK, TYPES,
+};
+use accelerate::array::{ArraysTy, EltTy, ScalarTy};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// An exported library: its prefix (the start of every C symbol) and
+/// entry points, the status codes and the element types' codes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Manifest {
+    pub library: String,
+    /// The version of this manifest's format.
+    pub format: u32,
+    pub status_codes: BTreeMap<String, i32>,
+    pub element_types: Vec<TypeInfo>,
+    pub entry_points: Vec<EntryPoint>,
+}
+
+/// An element type: its name, its code in the C API, and its C type.
+#[derive(Clone, Debug, Serialize)]
+pub struct TypeInfo {
+    pub name: String,
+    pub code: i32,
+    pub c_type: String,
+    pub bytes: usize,
+}
+
+/// An exported program: its C function, its documentation, and the
+/// arrays it takes and returns, in order.
+#[derive(Clone, Debug, Serialize)]
+pub struct EntryPoint {
+    pub name: String,
+    pub symbol: String,
+    pub doc: String,
+    pub inputs: Vec<Param>,
+    pub outputs: Vec<Param>,
+}
+
+/// An array an entry point takes or returns: its element type and rank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Param {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub elt: String,
+    pub rank: usize,
+}
+
+/// An array type C can hold: an array of a primitive element type.
+fn param(name: String, ty: &ArraysTy) -> Result<Param, String> {
+    match ty {
+        ArraysTy::Array(a) => match &a.elt {
+            EltTy::Scalar(t) => Ok(Param { name, elt: t.name().to_string(), rank: a.rank }),
+            other => Err(format!("{name} is an array of {other}: exported arrays hold primitive elements")),
+        },
+        ArraysTy::Tuple(_) => Err(format!("{name} is a tuple of arrays: pass its arrays one by one")),
+    }
+}
+
+fn leaves<'t>(ty: &'t ArraysTy, out: &mut Vec<&'t ArraysTy>) {
+    match ty {
+        ArraysTy::Tuple(ts) => ts.iter().for_each(|t| leaves(t, out)),
+        a => out.push(a),
+    }
+}
+
+impl EntryPoint {
+    /// The entry point `name` of library `prefix`, taking arrays of the
+    /// types `inputs` (named) and returning `output` (an array, or a
+    /// tuple whose arrays are returned in order).
+    pub fn new(
+        prefix: &str,
+        name: &str,
+        doc: &str,
+        inputs: &[(&str, ArraysTy)],
+        output: ArraysTy,
+    ) -> Result<EntryPoint, String> {
+        let at = |e: String| format!("entry point {name}: {e}");
+        let inputs =
+            inputs.iter().map(|(n, t)| param(n.to_string(), t).map_err(at)).collect::<Result<_, _>>()?;
+        let mut outs = Vec::new();
+        leaves(&output, &mut outs);
+        let outputs = outs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| param(format!("out{i}"), t).map_err(at))
+            .collect::<Result<_, _>>()?;
+        Ok(EntryPoint {
+            name: name.into(),
+            symbol: format!("{prefix}_{name}"),
+            doc: doc.trim().into(),
+            inputs,
+            outputs,
+        })
+    }
+}
+
+fn scalar(name: &str) -> Option<ScalarTy> {
+    TYPES.iter().copied().find(|t| t.name() == name)
+}
+
+impl Manifest {
+    pub fn new(library: &str, entry_points: Vec<EntryPoint>) -> Manifest {
+        let codes = [
+            ("ok", ACC_OK),
+            ("error_program", ACC_ERROR_PROGRAM),
+            ("error_argument", ACC_ERROR_ARGUMENT),
+            ("error_internal", ACC_ERROR_INTERNAL),
+        ];
+        Manifest {
+            library: library.into(),
+            format: 1,
+            status_codes: codes.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+            element_types: TYPES
+                .iter()
+                .map(|&t| TypeInfo {
+                    name: t.name().into(),
+                    code: type_code(t),
+                    c_type: c_type(t).into(),
+                    bytes: t.size_bytes(),
+                })
+                .collect(),
+            entry_points,
+        }
+    }
+
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The C header of the library: the runtime's functions, a typed
+    /// `new`/`values` pair for each element type and rank an entry point
+    /// uses, and one prototype per entry point.
+    pub fn header(&self) -> String {
+        let p = &self.library;
+        let up = p.to_uppercase();
+        let mut h = String::new();
+        let _ = write!(
+            h,
+            "/* {p}.h: the C API of the exported accelerate-rs library {p}.\n   \
+             Generated by accelerate-export from the library's entry points; do not edit.\n   \
+             Every function returns a status code ({up}_OK, or an error whose message\n   \
+             {p}_context_error gives), or null/-1 where it returns a handle or a number. */\n\
+             #ifndef {up}_H\n#define {up}_H\n\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n\
+             #ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n\
+             typedef struct {p}_context {p}_context;\ntypedef struct {p}_array {p}_array;\n\n"
+        );
+        for (name, code) in &self.status_codes {
+            let _ = writeln!(h, "#define {up}_{} {code}", name.to_uppercase());
+        }
+        h.push('\n');
+        for t in &self.element_types {
+            let _ = writeln!(h, "#define {up}_{} {}", t.name.to_uppercase(), t.code);
+        }
+        let _ = write!(
+            h,
+            "\n/* A context: its options are comma-separated key=value pairs (backend=interp|cpu|cuda,\n   \
+             threads=N), over the ACCELERATE_* environment; NULL for the defaults. Null on failure. */\n\
+             {p}_context *{p}_context_new(const char *options);\n\
+             int {p}_context_free({p}_context *ctx);\n\
+             /* The last failed call's message (valid until the next call on ctx), or NULL;\n   \
+             with ctx NULL, the calling thread's last failure that had no context. */\n\
+             const char *{p}_context_error({p}_context *ctx);\n\n\
+             /* Arrays: element type code, rank, extents (outermost first), row-major data (copied). */\n\
+             {p}_array *{p}_array_new({p}_context *ctx, int type, int rank, const int64_t *shape, const void *data);\n\
+             /* Copies the elements out, checking the type and rank the caller expects. */\n\
+             int {p}_array_values({p}_context *ctx, const {p}_array *arr, int type, int rank, void *out);\n\
+             const int64_t *{p}_array_shape({p}_context *ctx, const {p}_array *arr);\n\
+             int {p}_array_rank({p}_context *ctx, const {p}_array *arr);\n\
+             int {p}_array_type({p}_context *ctx, const {p}_array *arr);\n\
+             int {p}_array_free({p}_context *ctx, {p}_array *arr);\n\n\
+             /* The JSON manifest of the entry points and types. */\n\
+             const char *{p}_manifest(void);\n"
+        );
+        let used: BTreeSet<(String, usize)> = self
+            .entry_points
+            .iter()
+            .flat_map(|e| e.inputs.iter().chain(&e.outputs))
+            .map(|q| (q.elt.clone(), q.rank))
+            .collect();
+        if !used.is_empty() {
+            h.push_str(
+                "\n/* Typed forms of array_new and array_values for the arrays the entry points use. */\n",
+            );
+        }
+        for (elt, rank) in used {
+            let Some(t) = scalar(&elt) else { continue };
+            let (ct, code) = (c_type(t), format!("{up}_{}", elt.to_uppercase()));
+            let dims: Vec<String> = (0..rank).map(|i| format!("int64_t dim{i}")).collect();
+            let shape = if rank == 0 { "NULL" } else { "shape" };
+            let decl_shape = if rank == 0 {
+                String::new()
+            } else {
+                let list: Vec<String> = (0..rank).map(|i| format!("dim{i}")).collect();
+                format!(" int64_t shape[{rank}] = {{{}}};", list.join(", "))
+            };
+            let extra = if dims.is_empty() { String::new() } else { format!(", {}", dims.join(", ")) };
+            let _ = write!(
+                h,
+                "static inline {p}_array *{p}_new_{elt}_{rank}d({p}_context *ctx, const {ct} *data{extra}) {{\n   \
+                 {decl_shape} return {p}_array_new(ctx, {code}, {rank}, {shape}, data);\n}}\n\
+                 static inline int {p}_values_{elt}_{rank}d({p}_context *ctx, const {p}_array *arr, {ct} *out) {{\n    \
+                 return {p}_array_values(ctx, arr, {code}, {rank}, out);\n}}\n"
+            );
+        }
+        h.push_str("\n/* Entry points: each writes its results' handles to out[0..]. */\n");
+        for e in &self.entry_points {
+            let ins: Vec<String> = e
+                .inputs
+                .iter()
+                .map(|q| format!("const {p}_array *{} /* {} rank {} */", q.name, q.elt, q.rank))
+                .collect();
+            let outs: Vec<String> = e.outputs.iter().map(|q| format!("{} rank {}", q.elt, q.rank)).collect();
+            for line in e.doc.lines() {
+                let _ = writeln!(h, "/* {} */", line.trim().replace("*/", "* /"));
+            }
+            let _ = writeln!(
+                h,
+                "/* results: {} */\nint {}({p}_context *ctx, {p}_array *out[{}]{}{});\n",
+                outs.join("; "),
+                e.symbol,
+                e.outputs.len(),
+                if ins.is_empty() { "" } else { ", " },
+                ins.join(", ")
+            );
+        }
+        let _ = write!(h, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {up}_H */\n");
+        h
+    }
+}
