@@ -8,10 +8,7 @@
 
 mod common;
 
-use accelerate::prelude::*;
-use accelerate::Config;
-use accelerate_programs::dotp::dotp;
-use common::{build_c_program, c_command, f32_bits, inputs, N};
+use common::{build_c_program, c_command, check_results};
 
 #[test]
 fn a_c_program_gets_the_results_of_rust_and_errors_for_bad_calls() {
@@ -23,52 +20,7 @@ fn a_c_program_gets_the_results_of_rust_and_errors_for_bad_calls() {
         "the C program failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let line = |name: &str| -> Vec<u32> {
-        let l =
-            stdout.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{stdout}"));
-        let mut words = l.split_whitespace().skip(1);
-        let n: usize = words.next().unwrap().parse().unwrap();
-        let v: Vec<u32> = words.map(|w| u32::from_str_radix(w, 16).unwrap()).collect();
-        assert_eq!(v.len(), n, "{l}");
-        v
-    };
-
-    // the same programs from Rust
-    let config = Config::from_env().unwrap();
-    let i = inputs();
-    let vec = |v: &[f32]| Array::from_vec(dim1(v.len()), v.to_vec()).unwrap();
-    let d = accelerate::compile_with(|x: Acc<Vector<f32>>, y: Acc<Vector<f32>>| dotp(&x, &y), config.clone())
-        .unwrap()
-        .run((&vec(&i.xs), &vec(&i.ys)))
-        .unwrap();
-    assert_eq!(line("dotp"), f32_bits(&d.to_vec()));
-    let dxx =
-        accelerate::compile_with(|x: Acc<Vector<f32>>, y: Acc<Vector<f32>>| dotp(&x, &y), config.clone())
-            .unwrap()
-            .run((&vec(&i.xs), &vec(&i.xs)))
-            .unwrap();
-    assert_eq!(line("dotp-xx"), f32_bits(&dxx.to_vec()));
-    let bs = accelerate::compile_with(
-        |p: Acc<Vector<f32>>, k: Acc<Vector<f32>>, t: Acc<Vector<f32>>| {
-            lift_acc(accdemo::black_scholes_split(&p, &k, &t))
-        },
-        config.clone(),
-    )
-    .unwrap()
-    .run((&vec(&i.price), &vec(&i.strike), &vec(&i.years)))
-    .unwrap();
-    assert_eq!(line("call"), f32_bits(&bs.0.to_vec()));
-    assert_eq!(line("put"), f32_bits(&bs.1.to_vec()));
-    let h = accelerate::compile_with(
-        |x: Acc<Vector<f32>>, l: Acc<Scalar<f32>>| accdemo::halve_until(&x, &l),
-        config.clone(),
-    )
-    .unwrap()
-    .run((&vec(&i.price[..10]), &Array::from_vec(Z, vec![10.0f32]).unwrap()))
-    .unwrap();
-    assert_eq!(line("halve_until"), f32_bits(&h.to_vec()));
-    // and the loop ran: the sum is at most the limit, and was not before
-    assert!(h.to_vec().iter().sum::<f32>() <= 10.0 && i.price[..10].iter().sum::<f32>() > 10.0);
+    check_results(&stdout);
 
     // the bad calls: their status codes and messages
     let bad = |what: &str| -> String {
@@ -104,5 +56,4 @@ fn a_c_program_gets_the_results_of_rust_and_errors_for_bad_calls() {
     assert_eq!(bad("context-free-twice"), "0 2");
     assert_eq!(bad("dotp-after-context-free"), "2");
     assert!(stdout.ends_with("done\n"), "{stdout}");
-    let _ = N;
 }

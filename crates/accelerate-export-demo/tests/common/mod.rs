@@ -4,6 +4,9 @@
 
 #![allow(dead_code)]
 
+use accelerate::prelude::*;
+use accelerate::Config;
+use accelerate_programs::dotp::dotp;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -89,4 +92,57 @@ pub fn build_c_program() -> Option<(PathBuf, tempfile::TempDir)> {
         .expect("running the C compiler");
     assert!(out.status.success(), "building the C program:\n{}", String::from_utf8_lossy(&out.stderr));
     Some((exe, dir))
+}
+
+/// Checks the results a program printed (lines `name n bits...`, in the
+/// format of `tests/c/accdemo_test.c`) against the same programs run from
+/// Rust with the environment's configuration: bit for bit, since both
+/// run the same plan on the same backend with the same workers.
+pub fn check_results(stdout: &str) {
+    let line = |name: &str| -> Vec<u32> {
+        let l =
+            stdout.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{stdout}"));
+        let mut words = l.split_whitespace().skip(1);
+        let n: usize = words.next().unwrap().parse().unwrap();
+        let v: Vec<u32> = words.map(|w| u32::from_str_radix(w, 16).unwrap()).collect();
+        assert_eq!(v.len(), n, "{l}");
+        v
+    };
+
+    // the same programs from Rust
+    let config = Config::from_env().unwrap();
+    let i = inputs();
+    let vec = |v: &[f32]| Array::from_vec(dim1(v.len()), v.to_vec()).unwrap();
+    let d = accelerate::compile_with(|x: Acc<Vector<f32>>, y: Acc<Vector<f32>>| dotp(&x, &y), config.clone())
+        .unwrap()
+        .run((&vec(&i.xs), &vec(&i.ys)))
+        .unwrap();
+    assert_eq!(line("dotp"), f32_bits(&d.to_vec()));
+    let dxx =
+        accelerate::compile_with(|x: Acc<Vector<f32>>, y: Acc<Vector<f32>>| dotp(&x, &y), config.clone())
+            .unwrap()
+            .run((&vec(&i.xs), &vec(&i.xs)))
+            .unwrap();
+    assert_eq!(line("dotp-xx"), f32_bits(&dxx.to_vec()));
+    let bs = accelerate::compile_with(
+        |p: Acc<Vector<f32>>, k: Acc<Vector<f32>>, t: Acc<Vector<f32>>| {
+            lift_acc(accdemo::black_scholes_split(&p, &k, &t))
+        },
+        config.clone(),
+    )
+    .unwrap()
+    .run((&vec(&i.price), &vec(&i.strike), &vec(&i.years)))
+    .unwrap();
+    assert_eq!(line("call"), f32_bits(&bs.0.to_vec()));
+    assert_eq!(line("put"), f32_bits(&bs.1.to_vec()));
+    let h = accelerate::compile_with(
+        |x: Acc<Vector<f32>>, l: Acc<Scalar<f32>>| accdemo::halve_until(&x, &l),
+        config.clone(),
+    )
+    .unwrap()
+    .run((&vec(&i.price[..10]), &Array::from_vec(Z, vec![10.0f32]).unwrap()))
+    .unwrap();
+    assert_eq!(line("halve_until"), f32_bits(&h.to_vec()));
+    // and the loop ran: the sum is at most the limit, and was not before
+    assert!(h.to_vec().iter().sum::<f32>() <= 10.0 && i.price[..10].iter().sum::<f32>() > 10.0);
 }
