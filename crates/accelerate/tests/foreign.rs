@@ -6,8 +6,8 @@
 //!
 //! Every test runs on the interpreter and the CPU backend (which run host
 //! implementations) and, when `ACCELERATE_BACKEND=cuda`, on the CUDA
-//! backend (which runs the fallback of a function with only a host
-//! implementation).
+//! backend (which runs a device implementation, `CudaImpl`, and the
+//! fallback of a function with only a host implementation).
 
 use accelerate::prelude::*;
 use accelerate::{compile_with, explain_with, run_with, Backend, Config};
@@ -39,15 +39,42 @@ fn backends() -> Vec<(Config, bool)> {
     out
 }
 
+fn affine_one(x: i64) -> i64 {
+    x.wrapping_mul(3).wrapping_add(1)
+}
+
 /// `x * 3 + 1` per element: a host implementation that counts its calls,
 /// and a fallback in the language.
 fn affine(calls: &Arc<AtomicUsize>) -> Foreign<Vector<i64>, Vector<i64>> {
     let calls = calls.clone();
     Foreign::new("affine").host(move |xs: Vector<i64>| {
         calls.fetch_add(1, Ordering::SeqCst);
-        let v: Vec<i64> = xs.to_vec().iter().map(|x| x.wrapping_mul(3).wrapping_add(1)).collect();
+        let v: Vec<i64> = xs.as_slice().iter().map(|&x| affine_one(x)).collect();
         Array::from_vec(xs.shape(), v).map_err(|e| e.to_string())
     })
+}
+
+/// `affine` with a device implementation too, counting its calls in
+/// `device_calls`: it reads its argument back from the device and uploads
+/// its result (which works on the GPU and the emulator alike).
+#[cfg(feature = "cuda")]
+fn affine_on_device(
+    calls: &Arc<AtomicUsize>,
+    device_calls: &Arc<AtomicUsize>,
+) -> Foreign<Vector<i64>, Vector<i64>> {
+    use accelerate::array::ScalarTy;
+    use accelerate::backend::cuda::{CudaImpl, DeviceCall};
+    let device_calls = device_calls.clone();
+    affine(calls).with_impl(CudaImpl(Box::new(move |call: &mut dyn DeviceCall| {
+        device_calls.fetch_add(1, Ordering::SeqCst);
+        let shape = call.args()[0].shape.clone();
+        let bytes = call.download(0)?;
+        let out: Vec<u8> = bytes
+            .chunks_exact(8)
+            .flat_map(|c| affine_one(i64::from_le_bytes(c.try_into().unwrap())).to_le_bytes())
+            .collect();
+        call.upload_result(ScalarTy::I64, &shape, &out)
+    })))
 }
 
 fn affine_fallback(xs: Acc<Vector<i64>>) -> Acc<Vector<i64>> {
@@ -71,6 +98,70 @@ fn the_implementation_runs_where_one_exists_and_the_fallback_elsewhere() {
             assert_eq!(calls.load(Ordering::SeqCst), usize::from(runs_host), "{:?}", config.backend);
         }
     }
+}
+
+/// On the CUDA backend, a device implementation runs (and the host one
+/// does not); elsewhere the host one.
+#[cfg(feature = "cuda")]
+#[test]
+fn the_cuda_backend_runs_a_device_implementation() {
+    for (config, runs_host) in backends() {
+        let (calls, device_calls) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let f = affine_on_device(&calls, &device_calls);
+        for n in [0usize, 5] {
+            let xs = use_array(Array::from_vec(dim1(n), (0..n as i64).collect()).unwrap());
+            let r = f.call(affine_fallback, xs.map(|x| x - 1)).map(|y| y * 2);
+            let got = run_with(&r, &config).unwrap();
+            let want: Vec<i64> = (0..n as i64).map(|x| affine_one(x - 1) * 2).collect();
+            assert_eq!(got.to_vec(), want, "{:?}", config.backend);
+        }
+        let (h, d) = (calls.load(Ordering::SeqCst), device_calls.load(Ordering::SeqCst));
+        assert_eq!((h, d), if runs_host { (2, 0) } else { (0, 2) }, "{:?}", config.backend);
+    }
+}
+
+/// A device implementation that writes its result where `result`
+/// allocated it, as a CUDA library does: on the emulator, whose device
+/// addresses are host memory, by a plain write. And one whose results do
+/// not make the declared type: an error naming the call.
+#[cfg(feature = "cuda")]
+#[test]
+fn device_implementations_allocate_their_results_and_are_checked() {
+    use accelerate::array::ScalarTy;
+    use accelerate::backend::cuda::{CudaDevice, CudaImpl, DeviceCall};
+    let config = Config::from_env().unwrap();
+    if config.backend != Backend::Cuda || config.cuda.device != CudaDevice::Emulator {
+        eprintln!("skipped: needs ACCELERATE_BACKEND=cuda ACCELERATE_CUDA_DEVICE=emulator");
+        return;
+    }
+    if let Some(why) = accelerate::backend::cuda::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let iota: Foreign<Vector<i64>, Vector<i32>> =
+        Foreign::new("iota").with_impl(CudaImpl(Box::new(|call: &mut dyn DeviceCall| {
+            let n = call.args()[0].shape[0];
+            let at = call.result(ScalarTy::I32, &[n])? as *mut i32;
+            for i in 0..n {
+                // SAFETY: the emulator's device addresses are host memory,
+                // and `result` allocated `n` i32s there
+                unsafe { at.add(i).write(i as i32 * 10) };
+            }
+            Ok(())
+        })));
+    let xs = use_array(Array::from_vec(dim1(4), vec![7i64; 4]).unwrap());
+    let r = iota.call(|x| x.map(|_| constant(0i32)), xs).map(|y| y + 1);
+    assert_eq!(run_with(&r, &config).unwrap().to_vec(), vec![1, 11, 21, 31]);
+
+    let wrong: Foreign<Vector<i64>, Vector<i32>> =
+        Foreign::new("wrong").with_impl(CudaImpl(Box::new(|call: &mut dyn DeviceCall| {
+            call.upload_result(ScalarTy::F32, &[1], &[0, 0, 0, 0])
+        })));
+    let xs = use_array(Array::from_vec(dim1(1), vec![1i64]).unwrap());
+    let r = wrong.call(|x| x.map(|_| constant(0i32)), xs); // the wrong call
+    let e = run_with(&r, &config).unwrap_err().to_string();
+    assert!(e.contains(&line_of("the wrong call")) && e.contains("foreign function wrong"), "{e}");
+    assert!(e.contains("do not make the declared"), "{e}");
 }
 
 #[test]

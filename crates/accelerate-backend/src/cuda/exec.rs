@@ -29,12 +29,13 @@ use crate::c::kernel::{Kernel, Skeleton};
 use crate::host::{Env, HostArray, Machine, Value};
 use accelerate_base::array::{ArrayData, Buffer, EltTy};
 use accelerate_base::error::{Error, Result, SrcLoc};
+use accelerate_base::foreign::ForeignAcc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// A device and its memory, shared by every program that runs on it.
 pub(crate) type Shared<D> = Arc<Mutex<MemoryManager<D>>>;
 
-fn lock<D: Device>(mem: &Shared<D>) -> MutexGuard<'_, MemoryManager<D>> {
+pub(super) fn lock<D: Device>(mem: &Shared<D>) -> MutexGuard<'_, MemoryManager<D>> {
     mem.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -50,8 +51,8 @@ fn memory_error(e: MemoryError, loc: SrcLoc, shape: &[usize]) -> Error {
 
 /// An array's buffers in the manager, freed with the last handle.
 pub(crate) struct Stored<D: Device> {
-    mem: Shared<D>,
-    bufs: Vec<BufId>,
+    pub(super) mem: Shared<D>,
+    pub(super) bufs: Vec<BufId>,
 }
 
 impl<D: Device> Drop for Stored<D> {
@@ -65,10 +66,10 @@ impl<D: Device> Drop for Stored<D> {
 
 /// An array on the device.
 pub(crate) struct DeviceArray<D: Device> {
-    shape: Vec<usize>,
-    elt: EltTy,
-    stored: Arc<Stored<D>>,
-    host: Arc<OnceLock<Arc<ArrayData>>>,
+    pub(super) shape: Vec<usize>,
+    pub(super) elt: EltTy,
+    pub(super) stored: Arc<Stored<D>>,
+    pub(super) host: Arc<OnceLock<Arc<ArrayData>>>,
 }
 
 impl<D: Device> Clone for DeviceArray<D> {
@@ -207,6 +208,15 @@ impl<D: Device> Machine for OnDevice<'_, D> {
                 crate::host::unzip_host(h)?.into_iter().map(|p| self.upload(p)).collect()
             }
         }
+    }
+
+    fn foreign(
+        &self,
+        f: &ForeignAcc,
+        loc: SrcLoc,
+        arg: &Value<DeviceArray<D>>,
+    ) -> Option<Result<Value<DeviceArray<D>>>> {
+        super::foreign::call(self, f, loc, arg)
     }
 
     fn kernel(&self, k: &Kernel, env: &Env<DeviceArray<D>>) -> Result<Value<DeviceArray<D>>> {

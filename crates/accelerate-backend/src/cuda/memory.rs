@@ -224,6 +224,11 @@ impl<D: DeviceMemory> MemoryManager<D> {
         Ok(addrs)
     }
 
+    /// The device address of a buffer that is on the device.
+    pub fn address(&self, id: BufId) -> Option<u64> {
+        self.entries.get(&id)?.device.as_ref().map(|b| self.dev.address(b))
+    }
+
     /// Unpins the last kernel's buffers (after it has finished).
     pub fn unpin(&mut self) {
         self.pinned.clear();

@@ -53,6 +53,7 @@ pub mod emulate;
 mod exec;
 mod fold;
 mod fold_seg;
+mod foreign;
 mod generate;
 mod kernel;
 pub mod memory;
@@ -61,6 +62,7 @@ mod scan;
 mod stencil;
 
 pub use compile::{cached_ptx_in, compile_ptx, nvrtc_unavailable, ptx_compilations, ptx_on_disk_in};
+pub use foreign::{CudaImpl, DeviceBuffer, DeviceCall, DeviceFn};
 
 use crate::c::codegen::{skeleton_files_target, write_kernels};
 use crate::c::kernel::{Kernel, Skeleton};
