@@ -22,6 +22,11 @@ pub(crate) trait HostArray: Clone {
     fn shape(&self) -> &[usize];
     /// Its elements on the host (brought there on first use).
     fn host(&self) -> Result<&Arc<ArrayData>>;
+    /// Runs the implementation of the foreign function `f` that arrays
+    /// of this kind take, if `f` has one (`Machine::foreign`'s default).
+    fn foreign(_f: &ForeignAcc, _loc: SrcLoc, _arg: &Value<Self>) -> Option<Result<Value<Self>>> {
+        None
+    }
 }
 
 impl HostArray for Arc<ArrayData> {
@@ -31,6 +36,12 @@ impl HostArray for Arc<ArrayData> {
 
     fn host(&self) -> Result<&Arc<ArrayData>> {
         Ok(self)
+    }
+
+    /// Host arrays run a host implementation (`base::foreign::HostImpl`).
+    fn foreign(f: &ForeignAcc, loc: SrcLoc, arg: &Value<Self>) -> Option<Result<Value<Self>>> {
+        let r = call_host(f, loc, arg.clone().into_host())?;
+        Some(r.map(Value::from_host))
     }
 }
 
@@ -156,26 +167,16 @@ pub(crate) trait Machine {
     }
     /// Runs an implementation of the foreign function `f` this backend
     /// has, on `arg`, for a call at `loc`; `None` where it has none (the
-    /// walker then runs the fallback).
+    /// walker then runs the fallback). By default, the implementation
+    /// its kind of array takes (`HostArray::foreign`).
     fn foreign(
         &self,
-        _f: &ForeignAcc,
-        _loc: SrcLoc,
-        _arg: &Value<Self::Array>,
+        f: &ForeignAcc,
+        loc: SrcLoc,
+        arg: &Value<Self::Array>,
     ) -> Option<Result<Value<Self::Array>>> {
-        None
+        Self::Array::foreign(f, loc, arg)
     }
-}
-
-/// `Machine::foreign` of a backend whose arrays are on the host: the
-/// function's host implementation (`base::foreign::HostImpl`), if any.
-pub(crate) fn foreign_on_host(
-    f: &ForeignAcc,
-    loc: SrcLoc,
-    arg: &Value<Arc<ArrayData>>,
-) -> Option<Result<Value<Arc<ArrayData>>>> {
-    let r = call_host(f, loc, arg.clone().into_host())?;
-    Some(r.map(Value::from_host))
 }
 
 /// `Machine::unzip` of an array on the host.

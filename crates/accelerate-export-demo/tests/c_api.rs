@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{build_c_program, c_command, check_results};
+use common::{bad_call, build_c_program, c_command, check_results, expect_bad};
 
 #[test]
 fn a_c_program_gets_the_results_of_rust_and_errors_for_bad_calls() {
@@ -23,19 +23,8 @@ fn a_c_program_gets_the_results_of_rust_and_errors_for_bad_calls() {
     check_results(&stdout);
 
     // the bad calls: their status codes and messages
-    let bad = |what: &str| -> String {
-        let prefix = format!("bad {what} ");
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no {what}: {stdout}"))
-            .into()
-    };
-    let expect = |what: &str, code: &str, message: &str| {
-        let b = bad(what);
-        assert!(b.starts_with(&format!("{code} ")), "{what}: {b}");
-        assert!(b.contains(message), "{what}: {b}");
-    };
+    let bad = |what: &str| bad_call(&stdout, what);
+    let expect = |what: &str, code: &str, message: &str| expect_bad(&stdout, what, code, message);
     expect("null-context", "2", "the context is null");
     expect("null-array", "2", "argument ys (number 2) of dotp: the array is null");
     expect("null-results", "2", "the array of results is null");

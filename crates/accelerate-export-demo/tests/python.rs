@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{check_results, library_dir};
+use common::{check_results, expect_bad, library_dir};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -44,18 +44,7 @@ fn python_with_numpy_gets_the_results_of_rust_and_errors_for_bad_calls() {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "the Python test failed:\n{}", String::from_utf8_lossy(&out.stderr));
     check_results(&stdout);
-    let bad = |what: &str| -> String {
-        let prefix = format!("bad {what} ");
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no {what}: {stdout}"))
-            .into()
-    };
-    let expect = |what: &str, code: &str, message: &str| {
-        let b = bad(what);
-        assert!(b.starts_with(&format!("{code} ")) && b.contains(message), "{what}: {b}");
-    };
+    let expect = |what: &str, code: &str, message: &str| expect_bad(&stdout, what, code, message);
     // refused by NumPy's safe casting before the library is called
     expect("wrong-dtype", "2", "argument ys of dotp: Cannot cast array data from dtype('float64')");
     expect("wrong-rank", "2", "argument ys of dotp: rank 0, where 1 is expected");

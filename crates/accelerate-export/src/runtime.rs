@@ -40,21 +40,8 @@ pub const ACC_ERROR_ARGUMENT: c_int = 2;
 pub const ACC_ERROR_INTERNAL: c_int = 3;
 
 /// The element types C can pass, in the order of their codes
-/// (`type_code`).
-pub const TYPES: [ScalarTy; 12] = [
-    ScalarTy::Bool,
-    ScalarTy::I8,
-    ScalarTy::I16,
-    ScalarTy::I32,
-    ScalarTy::I64,
-    ScalarTy::U8,
-    ScalarTy::U16,
-    ScalarTy::U32,
-    ScalarTy::U64,
-    ScalarTy::F16,
-    ScalarTy::F32,
-    ScalarTy::F64,
-];
+/// (`type_code`): `ScalarTy::ALL`'s.
+pub const TYPES: [ScalarTy; 12] = ScalarTy::ALL;
 
 /// An element type's code in the C API.
 pub fn type_code(t: ScalarTy) -> c_int {
@@ -188,13 +175,12 @@ fn guard<R>(f: impl FnOnce() -> Result<R, Failure>) -> Result<R, Failure> {
         Ok(r) => r,
         Err(panic) => Err(Failure {
             code: ACC_ERROR_INTERNAL,
-            message: format!("internal error (a bug of the library): {}", panic_message(&*panic)),
+            message: format!(
+                "internal error (a bug of the library): {}",
+                accelerate::foreign::panic_message(&*panic)
+            ),
         }),
     }
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    accelerate::foreign::panic_message(panic)
 }
 
 /// The context a handle names.

@@ -17,7 +17,6 @@ use crate::c::kernel::{Kernel, Skeleton};
 use crate::host::{self, Env, Machine, RowsRun, Value};
 use accelerate_base::array::{ArrayData, ArraysVal, Buffer, EltTy};
 use accelerate_base::error::{Error, Result, SrcLoc};
-use accelerate_base::foreign::ForeignAcc;
 use accelerate_plan::Cmd;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -188,15 +187,6 @@ impl Machine for Cpu<'_> {
 
     fn kernel(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
         self.launch(k, env)
-    }
-
-    fn foreign(
-        &self,
-        f: &ForeignAcc,
-        loc: SrcLoc,
-        arg: &Value<Arc<ArrayData>>,
-    ) -> Option<Result<Value<Arc<ArrayData>>>> {
-        crate::host::foreign_on_host(f, loc, arg)
     }
 
     fn row_group(&self, k: usize) -> Option<usize> {

@@ -9,8 +9,7 @@ use super::scalar::ASlot;
 use super::{Interp, Written};
 use crate::host::{self, Env, Machine, Value};
 use accelerate_base::array::{ArrayData, ArrayTy, ArraysTy, ArraysVal};
-use accelerate_base::error::{Error, Result, SrcLoc};
-use accelerate_base::foreign::ForeignAcc;
+use accelerate_base::error::{Error, Result};
 use accelerate_ir::OpenAcc;
 use accelerate_plan::{self as plan, Skeleton};
 use std::sync::Arc;
@@ -99,15 +98,6 @@ impl Machine for Interpreted {
             .collect();
         let mut it = Interp { aenv, count: false, written: Written::default() };
         it.acc(&k.node).map(Value::from_host)
-    }
-
-    fn foreign(
-        &self,
-        f: &ForeignAcc,
-        loc: SrcLoc,
-        arg: &Value<Arc<ArrayData>>,
-    ) -> Option<Result<Value<Arc<ArrayData>>>> {
-        crate::host::foreign_on_host(f, loc, arg)
     }
 }
 

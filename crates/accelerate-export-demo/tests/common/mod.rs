@@ -146,3 +146,22 @@ pub fn check_results(stdout: &str) {
     // and the loop ran: the sum is at most the limit, and was not before
     assert!(h.to_vec().iter().sum::<f32>() <= 10.0 && i.price[..10].iter().sum::<f32>() > 10.0);
 }
+
+/// What a program printed for bad call `what` (its line `bad WHAT ...`,
+/// without that prefix).
+pub fn bad_call(stdout: &str, what: &str) -> String {
+    let prefix = format!("bad {what} ");
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {what}: {stdout}"))
+        .into()
+}
+
+/// Checks that bad call `what` gave status `code` and a message
+/// containing `message`.
+pub fn expect_bad(stdout: &str, what: &str, code: &str, message: &str) {
+    let b = bad_call(stdout, what);
+    assert!(b.starts_with(&format!("{code} ")), "{what}: {b}");
+    assert!(b.contains(message), "{what}: {b}");
+}
