@@ -243,6 +243,18 @@ pub enum Error {
     #[error("{loc}: foreign function {name}: {message}")]
     Foreign { loc: SrcLoc, name: String, message: String },
 
+    /// An element of a sequence failed: `index` is its position in the
+    /// sequence, `loc` where the sequence was consumed, `error` what went
+    /// wrong in computing it (with the line of the operation that failed).
+    #[error("{loc}: element {index} of the sequence: {error}")]
+    SeqElement { loc: SrcLoc, index: u64, error: Box<Error> },
+
+    /// A sequence could not run: its stream was already consumed, it ended
+    /// before the length it was declared to have, or a budget or chunk
+    /// size it was given cannot work.
+    #[error("{loc}: sequence: {message}")]
+    Sequence { loc: SrcLoc, message: String },
+
     /// Nested data parallelism (an array computed inside a scalar
     /// function, from its arguments) of a form the lifting transformation
     /// does not flatten yet; `what` names the construct.

@@ -63,6 +63,9 @@ pub use exec::config::{Backend, Config, CpuOptions};
 #[cfg(feature = "cuda")]
 pub use exec::config::{CudaDevice, CudaOptions};
 pub use exec::error::{Error, Result, SrcLoc};
+pub use exec::seq::{
+    run_seq, run_seq_with, stream_out, stream_out_with, ProgressFn, SeqOptions, SeqProgress, StreamOut,
+};
 pub use exec::{
     compile, compile_with, explain, explain_dot, explain_dot_with, explain_with, run, run_with, stats,
     stats_with, Program, Stats,

@@ -331,6 +331,21 @@ impl Buffer {
         Some(b)
     }
 
+    /// Appends the elements `range` of `other`, of the same type; `None`
+    /// if the types differ or the range is out of bounds.
+    pub fn extend_range(&mut self, other: &Buffer, range: std::ops::Range<usize>) -> Option<()> {
+        macro_rules! pairs {
+            ($($v:ident),*) => {
+                match (self, other) {
+                    $((Buffer::$v(a), Buffer::$v(b)) => a.extend_from_slice(b.get(range)?),)*
+                    _ => return None,
+                }
+            };
+        }
+        pairs!(Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64);
+        Some(())
+    }
+
     /// Declares the first `n` elements written.
     ///
     /// # Safety
@@ -522,6 +537,31 @@ impl ArrayData {
     pub fn get(&self, i: usize) -> Val {
         let mut leaves = self.buffers.iter().map(|b| b.get(i));
         Val::from_leaves(&self.elt, &mut leaves)
+    }
+
+    /// The elements at the row-major positions `range` of each piece, one
+    /// piece after another, as an array of `shape` (whose size must be
+    /// their total); `None` if a piece's element type is not `elt`, a
+    /// range is out of bounds, the sizes disagree or the memory cannot be
+    /// had.
+    pub fn concat(
+        elt: &EltTy,
+        pieces: &[(&ArrayData, std::ops::Range<usize>)],
+        shape: Vec<usize>,
+    ) -> Option<ArrayData> {
+        let total: usize = pieces.iter().map(|(_, r)| r.len()).sum();
+        let size = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+        if size != total || pieces.iter().any(|(p, _)| p.elt != *elt) {
+            return None;
+        }
+        let mut buffers: Vec<Buffer> =
+            elt.leaves().into_iter().map(|t| Buffer::try_with_capacity(t, total)).collect::<Option<_>>()?;
+        for (p, r) in pieces {
+            for (b, src) in buffers.iter_mut().zip(&p.buffers) {
+                b.extend_range(src, r.clone())?;
+            }
+        }
+        ArrayData::from_buffers(shape, elt.clone(), buffers)
     }
 
     /// The same data under another shape of the same size.

@@ -13,6 +13,7 @@ pub mod library;
 mod ops;
 pub mod random;
 pub mod scalar_ops;
+pub mod seq;
 pub mod stencil;
 
 pub use acc::{acond, awhile, fill, generate, lift_acc, the, unit, use_array, Acc, AsAcc, IntoAcc, LiftAcc};
@@ -28,4 +29,5 @@ pub use library::reductions::*;
 pub use library::segmented::*;
 pub use library::sort::{sort_by_key, SortKey};
 pub use scalar_ops::{iterate, left, right, sfoldl, BitCastTo, Either};
+pub use seq::{from_segs, produce, stream_in, to_seq, Consumed, Outer, Seq};
 pub use stencil::{Boundary, StencilPattern};

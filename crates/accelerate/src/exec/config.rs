@@ -23,7 +23,8 @@
 //!   as docs/semantics.md says ("Fast-math mode").
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `lift`, `simplify`,
 //!   `fusion`, `cluster`, `plan`, or `all`) whose IR (or plan) is printed to standard error;
-//!   `ilp` prints each clustering problem's size, solve time and outcome; `c` prints
+//!   `ilp` prints each clustering problem's size, solve time and outcome; `schedule` each
+//!   sequence chunk's size, time and the scheduler's decision; `c` prints
 //!   the C source the CPU backend generates, `cuda` the CUDA backend's.
 //!
 //! Each backend has its own options (`CpuOptions`, `CudaOptions`), carried
@@ -43,7 +44,11 @@
 //!   folders instead;
 //! - `ACCELERATE_POOL_MB` (default 512): the storage of dropped arrays kept
 //!   for reuse (`array::pool`, one per process: the last program run sets
-//!   its bound).
+//!   its bound);
+//! - `ACCELERATE_SEQ_BUDGET_MB` (default 256): the memory a sequence's live
+//!   arrays may take, `ACCELERATE_SEQ_CHUNK`: a fixed chunk size instead of
+//!   the adaptive scheduler's (`exec::seq`); `ACCELERATE_DUMP=schedule`
+//!   traces the scheduler's decisions.
 //!
 //! A variable that holds a number or a choice and holds something else is
 //! an `Error::Config` from `Config::from_env` (and so from `run` and
@@ -51,6 +56,7 @@
 //! (`check_env`): it is never taken silently for its default.
 
 use super::error::{Error, Result};
+pub use super::seq::SeqOptions;
 pub use crate::backend::cpu::CpuOptions;
 #[cfg(feature = "cuda")]
 pub use crate::backend::cuda::{CudaDevice, CudaOptions};
@@ -126,6 +132,9 @@ pub struct Config {
     pub cuda: CudaOptions,
     /// The storage of dropped arrays kept for reuse, in MiB (`array::pool`).
     pub pool_mb: usize,
+    /// How sequences run: their memory budget and chunk size
+    /// (`exec::seq`).
+    pub seq: SeqOptions,
 }
 
 impl Default for Config {
@@ -146,6 +155,7 @@ impl Default for Config {
             #[cfg(feature = "cuda")]
             cuda: cuda_options_from_env(),
             pool_mb: whole(POOL_MB.0, POOL_MB.1).ok().flatten().unwrap_or(512),
+            seq: seq_options_from_env(),
         }
     }
 }
@@ -199,10 +209,13 @@ const THREADS: (&str, &str) = ("ACCELERATE_THREADS", "the CPU backend's workers,
 const POOL_MB: (&str, &str) = ("ACCELERATE_POOL_MB", "MiB of dropped arrays kept for reuse, 0 for none");
 const CUDA_MEMORY_MB: (&str, &str) =
     ("ACCELERATE_CUDA_MEMORY_MB", "a cap on the CUDA device memory used, in MiB");
+const SEQ_BUDGET_MB: (&str, &str) =
+    ("ACCELERATE_SEQ_BUDGET_MB", "the MiB a sequence's live arrays may take (at least 1)");
+const SEQ_CHUNK: (&str, &str) = ("ACCELERATE_SEQ_CHUNK", "a fixed chunk size for sequences (at least 1)");
 const CUDA_DEVICE: (&str, &[&str]) = ("ACCELERATE_CUDA_DEVICE", &["gpu", "emulator"]);
 const CACHE: (&str, &[&str]) = ("ACCELERATE_CACHE", &["on", "off"]);
 const DUMPS: &[&str] =
-    &["sharing", "lift", "simplify", "fusion", "cluster", "ilp", "plan", "all", "c", "cuda"];
+    &["sharing", "lift", "simplify", "fusion", "cluster", "ilp", "plan", "all", "c", "cuda", "schedule"];
 
 /// Checks every variable of the module docs that holds a number or a
 /// choice: the one place that says what a bad value is (`Config::default`
@@ -213,6 +226,11 @@ fn check_env() -> Result<()> {
     whole(THREADS.0, THREADS.1)?;
     whole(POOL_MB.0, POOL_MB.1)?;
     whole(CUDA_MEMORY_MB.0, CUDA_MEMORY_MB.1)?;
+    for (name, what) in [SEQ_BUDGET_MB, SEQ_CHUNK] {
+        if whole(name, what)? == Some(0) {
+            return Err(Error::Config(format!("{name}=0: expected {what}")));
+        }
+    }
     one_of(CUDA_DEVICE.0, CUDA_DEVICE.1)?;
     one_of(CACHE.0, CACHE.1)?;
     for d in list("ACCELERATE_DUMP") {
@@ -224,6 +242,17 @@ fn check_env() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The sequences' default options, changed by the environment (module
+/// docs).
+fn seq_options_from_env() -> SeqOptions {
+    let mut o = SeqOptions::default();
+    if let Some(mb) = whole(SEQ_BUDGET_MB.0, SEQ_BUDGET_MB.1).ok().flatten().filter(|&m| m > 0) {
+        o.budget_bytes = mb.saturating_mul(1 << 20);
+    }
+    o.chunk = whole(SEQ_CHUNK.0, SEQ_CHUNK.1).ok().flatten().filter(|&k| k > 0);
+    o
 }
 
 /// The CPU backend's default options, changed by the environment (module
@@ -351,6 +380,12 @@ impl Config {
     #[cfg(feature = "cuda")]
     pub fn with_cuda(mut self, cuda: CudaOptions) -> Config {
         self.cuda = cuda;
+        self
+    }
+
+    /// Sequences' memory budget, fixed chunk size and progress callback.
+    pub fn with_seq(mut self, seq: SeqOptions) -> Config {
+        self.seq = seq;
         self
     }
 

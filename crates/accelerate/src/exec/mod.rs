@@ -5,6 +5,7 @@
 pub mod config;
 pub use accelerate_base::error;
 pub(crate) mod pipeline;
+pub mod seq;
 pub mod stats;
 
 pub use stats::Stats;

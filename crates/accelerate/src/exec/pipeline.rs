@@ -56,7 +56,6 @@ pub(crate) fn compile_graph(
     config: &Config,
 ) -> Result<Compiled> {
     let mut phases = Vec::new();
-    let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
     let t = Instant::now();
     let prog = crate::trafo::convert::convert_program(params, root, config.sharing)?;
     let nested = ir::visit::first_nested(&prog.body).is_some();
@@ -70,6 +69,17 @@ pub(crate) fn compile_graph(
     } else {
         prog
     };
+    optimise(phases, prog, config)
+}
+
+/// The phases after sharing recovery and lifting, from a flat program
+/// (`prog`, the last of `phases` or a program built by the runtime, as a
+/// sequence's chunk program is, `exec::seq`), then the plan.
+pub(crate) fn optimise(mut phases: Vec<Phase>, prog: ir::Program, config: &Config) -> Result<Compiled> {
+    let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
+    if phases.is_empty() {
+        finish(&mut phases, "lifted", prog.clone(), Instant::now(), config)?;
+    }
     if config.simplify {
         let t = Instant::now();
         let prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);

@@ -104,6 +104,9 @@ use accelerate_ir::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+mod chunk;
+pub use chunk::lift_chunk;
+
 /// Lifts every array term nested in scalar code; a program without any is
 /// returned as it is.
 pub fn lift_program(mut p: Program) -> Result<Program> {
@@ -1771,6 +1774,11 @@ impl<'e> Lifter<'e> {
             AccKind::Unit(x) => {
                 let v = self.scalar(x)?;
                 Ok(self.lifted_scalar(v))
+            }
+            // an array of the host: the same for every index of the context
+            AccKind::Use(d) => {
+                let arr = self.emit(acc(AccKind::Use(d.clone()), loc));
+                Ok(ABind::Avoided { arr, rank: d.rank() })
             }
             AccKind::Generate { shape, f } => {
                 let rank = f.params[0].shape_rank().unwrap_or(0);

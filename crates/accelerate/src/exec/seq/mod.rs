@@ -1,0 +1,927 @@
+//! Running irregular array sequences (the sequences thesis ch.3 and
+//! §5.1-5.4): `run_seq` for a consumed sequence, `stream_out` for its
+//! elements as a Rust iterator, produced while the sequence runs.
+//!
+//! Note [Sequence programs]
+//! A sequence (`lang::seq`) is an element function over its sources. It
+//! runs as three kinds of programs, each through the ordinary pipeline and
+//! the configured backend:
+//!
+//! * the *prelude*, once: the arrays the sources read from the enclosing
+//!   program (`Source::outer`: `produce`'s length, the array `to_seq`
+//!   slices, `from_segs`' lengths, offsets and values, `scan_seq`'s
+//!   initial value) and a `fold`'s initial state;
+//! * the *chunk program*, once per step: the element function lifted over
+//!   a chunk of `k` consecutive elements (`chunk.rs`, the thesis' `f↑`),
+//!   so a chunk is one launch per kernel, never one per element. Each
+//!   source's element is read from the prelude's arrays at the element's
+//!   index, or from the chunk's input: a stream's elements (one array of
+//!   one more dimension when they share a shape, the *regular* variant;
+//!   else extents, offsets and values, the *irregular* one; a variant is
+//!   compiled the first time a chunk needs it), a running scan's values.
+//!   A fold's step is composed after the lifted function in the same
+//!   program, so fusion works through the sequence operations, as §5.3
+//!   asks; its result is the new state, carried to the next chunk. Other
+//!   consumers take the chunk's result in the segmented form (Note [Chunk
+//!   results] in `trafo::lift`);
+//! * for `scan_seq`, the input sequence's own programs, and a step from
+//!   the carry and a chunk's values to the chunk's running folds.
+//!
+//! The chunk size is the scheduler's (`schedule.rs`), within the memory
+//! budget (`SeqOptions`). Streams are read ahead on threads of their own,
+//! through queues bounded by bytes (`queue.rs`); `stream_out` runs the
+//! sequence on a thread of its own and hands each element to the consumer
+//! through such a queue.
+//!
+//! Errors: an element that fails is found by computing the failed chunk's
+//! elements one at a time, and reported as `Error::SeqElement` with its
+//! index; the elements before it are consumed first (a fold's state has
+//! taken them, `stream_out` has handed them out), so no data of the
+//! consumed part is lost.
+
+mod chunk;
+mod queue;
+mod schedule;
+
+use super::config::Config;
+use super::error::{Error, Result, SrcLoc};
+use super::pipeline;
+use crate::array::{ArrayData, ArrayTy, Arrays, ArraysTy, ArraysVal, Scalar, Z};
+use crate::backend::{self, Prepared};
+use crate::ir;
+use crate::lang::seq::{tuple_node, ArrayFn, ArrayStream, Consumed, Consumer, Seq, SeqParts, SourceKind};
+use queue::Queue;
+use schedule::Scheduler;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How sequences run.
+#[derive(Clone, Debug)]
+pub struct SeqOptions {
+    /// The bytes a sequence's live arrays may take (its chunks' inputs and
+    /// results, the streams read ahead, the results not yet consumed):
+    /// the scheduler's bound on the chunk size. Default 256 MiB,
+    /// `ACCELERATE_SEQ_BUDGET_MB`.
+    pub budget_bytes: usize,
+    /// A fixed chunk size instead of the adaptive scheduler's (capped by
+    /// the budget). `ACCELERATE_SEQ_CHUNK`.
+    pub chunk: Option<usize>,
+    /// Called after each chunk with the sequence's progress.
+    pub progress: Option<ProgressFn>,
+}
+
+impl Default for SeqOptions {
+    fn default() -> Self {
+        SeqOptions { budget_bytes: 256 << 20, chunk: None, progress: None }
+    }
+}
+
+/// A sequence's progress, after a chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct SeqProgress {
+    /// Elements computed so far.
+    pub elements: u64,
+    /// The sequence's length, when its sources say it before the end (not
+    /// for a stream).
+    pub total: Option<u64>,
+    /// Chunks computed so far, and the size of the last.
+    pub chunks: usize,
+    pub chunk_size: usize,
+    pub elapsed: Duration,
+}
+
+/// A progress callback (`SeqOptions::progress`).
+#[derive(Clone)]
+pub struct ProgressFn(pub Arc<dyn Fn(SeqProgress) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressFn")
+    }
+}
+
+/// Runs a consumed sequence with the environment's configuration.
+#[track_caller]
+pub fn run_seq<R: Arrays>(c: &Consumed<R>) -> Result<R> {
+    run_seq_with(c, &Config::from_env()?)
+}
+
+/// Runs a consumed sequence with an explicit configuration.
+pub fn run_seq_with<R: Arrays>(c: &Consumed<R>, config: &Config) -> Result<R> {
+    let mut exec = SeqExec::compile(c.parts(), Some(c.consumer()), c.loc(), config)?;
+    let mut acc = Accumulated::default();
+    exec.run(&mut |out| {
+        acc.push(out);
+        Ok(true)
+    })?;
+    R::from_arrays_val(exec.finish(acc)?)
+}
+
+/// The elements of a sequence as a Rust iterator, computed while it is
+/// read (the thesis' `streamOut`): the sequence runs on a thread of its
+/// own, a chunk ahead of the reader at most (the results not yet read are
+/// bounded by the memory budget). An element that fails ends the
+/// iteration with its error, after every element before it.
+#[track_caller]
+pub fn stream_out<A: Arrays>(s: &Seq<A>) -> Result<StreamOut<A>> {
+    stream_out_with(s, &Config::from_env()?)
+}
+
+#[track_caller]
+pub fn stream_out_with<A: Arrays>(s: &Seq<A>, config: &Config) -> Result<StreamOut<A>> {
+    let loc = SrcLoc::caller();
+    let mut exec = SeqExec::compile(s.parts(), None, loc, config)?;
+    let out = Arc::new(Queue::new(config.seq.budget_bytes / schedule::LIVE_FACTOR));
+    let q = out.clone();
+    let handle = std::thread::Builder::new()
+        .name("accelerate-seq".into())
+        .spawn(move || {
+            let r = exec.run(&mut |chunk| {
+                for e in exec_split(&chunk)? {
+                    let bytes = e.1;
+                    if !q.push(Ok(e.0), bytes) {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            });
+            if let Err(e) = r {
+                q.push(Err(e), 0);
+            }
+            q.close();
+        })
+        .map_err(|e| Error::Sequence { loc, message: format!("cannot start its thread: {e}") })?;
+    Ok(StreamOut { queue: out, handle: Some(handle), done: false, _ty: std::marker::PhantomData })
+}
+
+/// The elements of a running sequence (`stream_out`).
+pub struct StreamOut<A> {
+    queue: Arc<Queue<Result<ArraysVal>>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+    done: bool,
+    _ty: std::marker::PhantomData<fn() -> A>,
+}
+
+impl<A: Arrays> Iterator for StreamOut<A> {
+    type Item = Result<A>;
+
+    fn next(&mut self) -> Option<Result<A>> {
+        if self.done {
+            return None;
+        }
+        match self.queue.pop() {
+            Some(Ok(v)) => Some(A::from_arrays_val(v)),
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            None => {
+                self.done = true;
+                None
+            }
+        }
+    }
+}
+
+impl<A> Drop for StreamOut<A> {
+    fn drop(&mut self) {
+        // the reader is gone: the sequence stops at its next element
+        self.queue.cancel();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The runtime
+
+/// A source as the runtime holds it.
+enum SourceRt {
+    Indices,
+    /// `ty` the row's type.
+    Rows {
+        ty: ArrayTy,
+    },
+    Segments,
+    Stream {
+        ty: ArrayTy,
+        items: Option<ArrayStream>,
+        queue: Option<Arc<Queue<Result<Arc<ArrayData>>>>>,
+        thread: Option<std::thread::JoinHandle<()>>,
+        loc: SrcLoc,
+    },
+    Scan {
+        ty: ArrayTy,
+        inner: Box<SeqExec>,
+        step: Box<dyn Prepared>,
+        carry: Option<ArraysVal>,
+    },
+}
+
+impl SourceRt {
+    /// How many of the prelude's arrays it reads (`Source::outer`).
+    fn outer_count(&self) -> usize {
+        match self {
+            SourceRt::Indices | SourceRt::Rows { .. } | SourceRt::Scan { .. } => 1,
+            SourceRt::Segments => 3,
+            SourceRt::Stream { .. } => 0,
+        }
+    }
+}
+
+/// How a sequence is consumed, as the runtime does it.
+enum ConsumerRt {
+    /// The chunk's elements in the segmented form: kept (`elements`,
+    /// `tabulate`) or handed on (`stream_out`, a scan's input).
+    Segmented(Collect),
+    /// A state stepped by `step` (its parameters: the state, the chunk's
+    /// extents and values), fused into the chunk program.
+    Batch { state_ty: ArraysTy, step: ir::Program },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Collect {
+    Each,
+    Elements,
+    Tabulate,
+}
+
+/// A chunk's result: per array of the element, its extents (a matrix of a
+/// row per element) and values; or a fold's new state.
+enum ChunkOut {
+    Segmented { n: usize, comps: Vec<(Arc<ArrayData>, Arc<ArrayData>)> },
+    State,
+}
+
+/// What the consumers of `run_seq` keep of the chunks.
+#[derive(Default)]
+struct Accumulated {
+    chunks: Vec<ChunkOut>,
+}
+
+impl Accumulated {
+    fn push(&mut self, out: ChunkOut) {
+        match out {
+            ChunkOut::State => self.chunks = vec![out],
+            seg => self.chunks.push(seg),
+        }
+    }
+}
+
+/// A sequence compiled for one run.
+struct SeqExec {
+    loc: SrcLoc,
+    config: Config,
+    sources: Vec<SourceRt>,
+    elem: ir::Program,
+    comps: Vec<ArrayTy>,
+    outer_tys: Vec<ArraysTy>,
+    outer: Vec<ArraysVal>,
+    prelude: Option<Box<dyn Prepared>>,
+    consumer: ConsumerRt,
+    variants: HashMap<Vec<bool>, Box<dyn Prepared>>,
+    state: Option<ArraysVal>,
+    known_len: Option<u64>,
+    started: bool,
+}
+
+fn components(t: &ArraysTy, out: &mut Vec<ArrayTy>) {
+    match t {
+        ArraysTy::Array(a) => out.push(a.clone()),
+        ArraysTy::Tuple(ts) => ts.iter().for_each(|t| components(t, out)),
+    }
+}
+
+fn scalar_i64(x: i64) -> ArraysVal {
+    ArraysVal::Array(Scalar::<i64>::scalar(x).data().clone())
+}
+
+fn convert_fn(f: &ArrayFn, config: &Config) -> Result<ir::Program> {
+    let p = crate::trafo::convert::convert_program(&f.params, &f.body, config.sharing)?;
+    ir::verify::verify_nested_program(&p, "sharing")?;
+    Ok(p)
+}
+
+fn compile_fn(f: &ArrayFn, config: &Config) -> Result<Box<dyn Prepared>> {
+    let p = convert_fn(f, config)?;
+    let p = if ir::visit::first_nested(&p.body).is_some() { crate::trafo::lift::lift_program(p)? } else { p };
+    let c = pipeline::optimise(Vec::new(), p, config)?;
+    backend::prepare(&c.plan, config)
+}
+
+impl SeqExec {
+    /// Compiles a sequence's element function and prelude (on the thread
+    /// that built it: the graph is that thread's), and takes its streams.
+    fn compile(
+        parts: &SeqParts,
+        consumer: Option<&Consumer>,
+        loc: SrcLoc,
+        config: &Config,
+    ) -> Result<SeqExec> {
+        if config.seq.budget_bytes == 0 {
+            return Err(Error::Sequence {
+                loc,
+                message: "a memory budget of 0 bytes cannot hold one element".into(),
+            });
+        }
+        if config.seq.chunk == Some(0) {
+            return Err(Error::Sequence {
+                loc,
+                message: "a fixed chunk size of 0 elements computes nothing".into(),
+            });
+        }
+        let mut sources = Vec::new();
+        let mut outer_nodes = Vec::new();
+        let mut params = Vec::new();
+        for s in &parts.sources {
+            params.push((s.param.clone(), ArraysTy::Array(s.ty.clone())));
+            outer_nodes.extend(s.outer());
+            sources.push(match &s.kind {
+                SourceKind::Indices { .. } => SourceRt::Indices,
+                SourceKind::Rows { .. } => SourceRt::Rows { ty: s.ty.clone() },
+                SourceKind::Segments { .. } => SourceRt::Segments,
+                SourceKind::Stream { items, .. } => {
+                    let items = items.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or_else(|| {
+                        Error::Sequence {
+                            loc: s.loc,
+                            message: "this stream was consumed by an earlier run of a sequence".into(),
+                        }
+                    })?;
+                    SourceRt::Stream {
+                        ty: s.ty.clone(),
+                        items: Some(items),
+                        queue: None,
+                        thread: None,
+                        loc: s.loc,
+                    }
+                }
+                SourceKind::Scan { input, step, .. } => SourceRt::Scan {
+                    ty: s.ty.clone(),
+                    inner: Box::new(SeqExec::compile(input, None, s.loc, config)?),
+                    step: compile_fn(step, config)?,
+                    carry: None,
+                },
+            });
+        }
+        let outer_tys: Vec<ArraysTy> = outer_nodes.iter().map(|(_, t)| t.clone()).collect();
+        let consumer = match consumer {
+            None => ConsumerRt::Segmented(Collect::Each),
+            Some(Consumer::Elements) => ConsumerRt::Segmented(Collect::Elements),
+            Some(Consumer::Tabulate) => ConsumerRt::Segmented(Collect::Tabulate),
+            Some(Consumer::Batch { init, step }) => {
+                outer_nodes.push((init.clone(), step.params[0].1.clone()));
+                ConsumerRt::Batch { state_ty: step.params[0].1.clone(), step: convert_fn(step, config)? }
+            }
+        };
+        let prelude = if outer_nodes.is_empty() {
+            None
+        } else {
+            let root = tuple_node(outer_nodes.iter().map(|(n, _)| n.clone()).collect(), loc);
+            let c = pipeline::compile_graph(&[], &root, config)?;
+            Some(backend::prepare(&c.plan, config)?)
+        };
+        let elem = crate::trafo::convert::convert_program(&params, &parts.elem, config.sharing)?;
+        ir::verify::verify_nested_program(&elem, "sharing")?;
+        let mut comps = Vec::new();
+        components(&parts.ty, &mut comps);
+        Ok(SeqExec {
+            loc,
+            config: config.clone(),
+            sources,
+            elem,
+            comps,
+            outer_tys,
+            outer: Vec::new(),
+            prelude,
+            consumer,
+            variants: HashMap::new(),
+            state: None,
+            known_len: None,
+            started: false,
+        })
+    }
+
+    /// Runs the prelude, learns the lengths the sources know, and starts
+    /// the streams' readers.
+    fn start(&mut self) -> Result<()> {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        if let Some(p) = &self.prelude {
+            let mut vals = match p.run(Vec::new())? {
+                ArraysVal::Tuple(vs) => vs,
+                v => vec![v],
+            };
+            if matches!(self.consumer, ConsumerRt::Batch { .. }) {
+                self.state = vals.pop();
+            }
+            self.outer = vals;
+        }
+        let budget = self.config.seq.budget_bytes;
+        let mut known: Option<u64> = None;
+        let mut meet = |n: u64| known = Some(known.map_or(n, |k| k.min(n)));
+        let mut at = 0;
+        for s in &mut self.sources {
+            let count = s.outer_count();
+            let first = self.outer.get(at).and_then(|v| v.array()).cloned();
+            match s {
+                SourceRt::Indices => {
+                    let n = first
+                        .map(|a| a.get(0))
+                        .and_then(|v| v.scalar())
+                        .and_then(|v| v.as_i64())
+                        .unwrap_or(0);
+                    if n < 0 {
+                        return Err(Error::Sequence {
+                            loc: self.loc,
+                            message: format!("produce of a negative length {n}"),
+                        });
+                    }
+                    meet(n as u64);
+                }
+                SourceRt::Rows { .. } | SourceRt::Segments => {
+                    meet(first.map_or(0, |a| a.shape().first().copied().unwrap_or(0)) as u64);
+                }
+                SourceRt::Stream { items, queue, thread, loc, .. } => {
+                    let q = Arc::new(Queue::new(budget / schedule::LIVE_FACTOR));
+                    let mut it = items.take().expect("a stream is started once");
+                    let qp = q.clone();
+                    let loc = *loc;
+                    let h = std::thread::Builder::new()
+                        .name("accelerate-stream-in".into())
+                        .spawn(move || {
+                            loop {
+                                let next =
+                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| it.next()));
+                                let item = match next {
+                                    Ok(Some(a)) => {
+                                        let bytes = a.buffers().iter().map(|b| b.bytes().len()).sum();
+                                        (Ok(a), bytes)
+                                    }
+                                    Ok(None) => break,
+                                    Err(p) => {
+                                        let message = format!(
+                                            "the stream's iterator panicked: {}",
+                                            accelerate_base::foreign::panic_message(&*p)
+                                        );
+                                        qp.push(Err(Error::Sequence { loc, message }), 0);
+                                        break;
+                                    }
+                                };
+                                if !qp.push(item.0, item.1) {
+                                    break;
+                                }
+                            }
+                            qp.close();
+                        })
+                        .map_err(|e| Error::Sequence {
+                            loc,
+                            message: format!("cannot start its reader: {e}"),
+                        })?;
+                    *queue = Some(q);
+                    *thread = Some(h);
+                }
+                SourceRt::Scan { inner, carry, .. } => {
+                    inner.start()?;
+                    *carry = self.outer.get(at).cloned();
+                    if let Some(n) = inner.known_len {
+                        meet(n);
+                    }
+                }
+            }
+            at += count;
+        }
+        self.known_len = known;
+        Ok(())
+    }
+
+    /// The chunk program for streams of this regularity, compiled the
+    /// first time it is needed.
+    fn variant(&mut self, regular: &[bool]) -> Result<&dyn Prepared> {
+        if !self.variants.contains_key(regular) {
+            let lay = chunk::layout(&self.sources, regular, &self.outer_tys, &self.consumer);
+            let prog = chunk::program(&self.sources, &lay, &self.elem, &self.consumer, self.loc)?;
+            let c = pipeline::optimise(Vec::new(), prog, &self.config)?;
+            let exe = backend::prepare(&c.plan, &self.config)?;
+            self.variants.insert(regular.to_vec(), exe);
+        }
+        Ok(self.variants[regular].as_ref())
+    }
+
+    /// Runs the whole sequence, handing each chunk's result to `sink`
+    /// (which returns false to stop).
+    fn run(&mut self, sink: &mut dyn FnMut(ChunkOut) -> Result<bool>) -> Result<()> {
+        self.start()?;
+        let trace = self.config.dumps("schedule");
+        let mut sched = Scheduler::new(self.config.seq.chunk, self.config.seq.budget_bytes);
+        let t0 = Instant::now();
+        let (mut start, mut chunks) = (0u64, 0usize);
+        loop {
+            let asked = sched.next();
+            let Some((n, inputs)) = self.gather(start, asked)? else { break };
+            let t = Instant::now();
+            let bytes_in: usize = inputs.iter().map(Gathered::bytes).sum();
+            let out = self.compute(start, n, &inputs, sink)?;
+            let time = t.elapsed();
+            let bytes = bytes_in + out.as_ref().map_or(0, chunk_bytes);
+            let decision = sched.record(asked, n, time, bytes);
+            if trace {
+                eprintln!(
+                    "schedule: chunk {chunks} [{start}, {}) {n} elements in {:.3} ms, {:.3} us/element, {} bytes/element: {} -> {}",
+                    start + n as u64,
+                    time.as_secs_f64() * 1e3,
+                    time.as_secs_f64() * 1e6 / n as f64,
+                    bytes / n.max(1),
+                    decision.why,
+                    decision.next
+                );
+            }
+            chunks += 1;
+            start += n as u64;
+            if let Some(p) = &self.config.seq.progress {
+                (p.0)(SeqProgress {
+                    elements: start,
+                    total: self.known_len,
+                    chunks,
+                    chunk_size: n,
+                    elapsed: t0.elapsed(),
+                });
+            }
+            let Some(out) = out else { break };
+            if !sink(out)? {
+                break;
+            }
+        }
+        self.stop_streams();
+        Ok(())
+    }
+
+    /// The next chunk's inputs, of at most `k` elements from `start`:
+    /// their number and each source's; `None` at the end.
+    fn gather(&mut self, start: u64, k: usize) -> Result<Option<(usize, Vec<Gathered>)>> {
+        let mut n = k;
+        if let Some(len) = self.known_len {
+            n = n.min(len.saturating_sub(start) as usize);
+        }
+        let mut inputs = Vec::with_capacity(self.sources.len());
+        for s in &mut self.sources {
+            if n == 0 {
+                break;
+            }
+            match s {
+                SourceRt::Stream { queue: Some(q), .. } => {
+                    let mut items = Vec::new();
+                    while items.len() < n {
+                        match q.pop() {
+                            Some(Ok(a)) => items.push(a),
+                            Some(Err(e)) => return Err(e),
+                            None => break,
+                        }
+                    }
+                    n = n.min(items.len());
+                    inputs.push(Gathered::Stream(items));
+                }
+                SourceRt::Scan { inner, step, carry, .. } => {
+                    let Some((m, vals)) = inner.next_values(start, n)? else {
+                        n = 0;
+                        break;
+                    };
+                    n = n.min(m);
+                    let carry_in =
+                        carry.clone().ok_or_else(|| Error::Internal("a scan without its carry".into()))?;
+                    let out = step.run(vec![carry_in, ArraysVal::Array(vals)])?;
+                    let ArraysVal::Tuple(mut parts) = out else {
+                        return Err(Error::Internal("a scan step's result is not a pair".into()));
+                    };
+                    let next = parts.pop();
+                    let scanned = parts.pop().and_then(|v| v.array().cloned());
+                    *carry = next;
+                    inputs.push(Gathered::Scan(
+                        scanned.ok_or_else(|| Error::Internal("a scan's values".into()))?,
+                    ));
+                }
+                _ => inputs.push(Gathered::None),
+            }
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        Ok(Some((n, inputs)))
+    }
+
+    /// The values of the next chunk of a sequence of scalars (a scan's
+    /// input), of at most `k` elements from `start`.
+    fn next_values(&mut self, start: u64, k: usize) -> Result<Option<(usize, Arc<ArrayData>)>> {
+        self.start()?;
+        let Some((n, inputs)) = self.gather(start, k)? else { return Ok(None) };
+        let mut got = None;
+        self.compute(start, n, &inputs, &mut |_| Ok(true)).map(|out| {
+            if let Some(ChunkOut::Segmented { comps, .. }) = out {
+                got = comps.into_iter().next().map(|(_, v)| v);
+            }
+        })?;
+        Ok(got.map(|v| (n, v)))
+    }
+
+    /// Computes a chunk. If it fails, computes its elements one at a time
+    /// to name the one that fails, handing those before it to `sink`.
+    fn compute(
+        &mut self,
+        start: u64,
+        n: usize,
+        inputs: &[Gathered],
+        sink: &mut dyn FnMut(ChunkOut) -> Result<bool>,
+    ) -> Result<Option<ChunkOut>> {
+        match self.compute_range(start, 0..n, inputs) {
+            Ok(out) => Ok(Some(out)),
+            Err(e) if n == 1 => Err(Error::SeqElement { loc: self.loc, index: start, error: Box::new(e) }),
+            Err(chunk_error) => {
+                for j in 0..n {
+                    match self.compute_range(start, j..j + 1, inputs) {
+                        Ok(out) => {
+                            if !sink(out)? {
+                                return Ok(None);
+                            }
+                        }
+                        Err(e) => {
+                            return Err(Error::SeqElement {
+                                loc: self.loc,
+                                index: start + j as u64,
+                                error: Box::new(e),
+                            })
+                        }
+                    }
+                }
+                // every element alone succeeded: the chunk as a whole failed
+                Err(Error::SeqElement { loc: self.loc, index: start, error: Box::new(chunk_error) })
+            }
+        }
+    }
+
+    /// Runs the chunk program on the elements `range` of the gathered
+    /// inputs (whose first is element `start`).
+    fn compute_range(
+        &mut self,
+        start: u64,
+        range: std::ops::Range<usize>,
+        inputs: &[Gathered],
+    ) -> Result<ChunkOut> {
+        let n = range.len();
+        let mut regular = Vec::new();
+        let mut chunk_args = Vec::new();
+        for (s, g) in self.sources.iter().zip(inputs) {
+            match (s, g) {
+                (SourceRt::Stream { ty, .. }, Gathered::Stream(items)) => {
+                    let items = &items[range.clone()];
+                    let reg = items.windows(2).all(|w| w[0].shape() == w[1].shape());
+                    regular.push(reg);
+                    chunk_args.extend(stream_chunk(items, ty, reg, self.loc)?);
+                }
+                (SourceRt::Scan { .. }, Gathered::Scan(vals)) => {
+                    regular.push(false);
+                    let piece = ArrayData::concat(vals.elt_ty(), &[(vals, range.clone())], vec![n])
+                        .ok_or_else(|| Error::Internal("a scan's chunk".into()))?;
+                    chunk_args.push(ArraysVal::Array(Arc::new(piece)));
+                }
+                _ => regular.push(false),
+            }
+        }
+        let mut args: Vec<ArraysVal> = self.outer.clone();
+        args.push(scalar_i64((start + range.start as u64) as i64));
+        args.push(scalar_i64(n as i64));
+        args.extend(chunk_args);
+        if let Some(s) = &self.state {
+            args.push(s.clone());
+        }
+        let exe = self.variant(&regular)?;
+        let out = exe.run(args)?;
+        match &self.consumer {
+            ConsumerRt::Batch { .. } => {
+                self.state = Some(out.clone());
+                Ok(ChunkOut::State)
+            }
+            ConsumerRt::Segmented(_) => {
+                let ArraysVal::Tuple(pairs) = out else {
+                    return Err(Error::Internal("a chunk's result is not a tuple".into()));
+                };
+                let comps = pairs
+                    .into_iter()
+                    .map(|p| match p {
+                        ArraysVal::Tuple(mut ev) if ev.len() == 2 => {
+                            let v = ev.pop().and_then(|v| v.array().cloned());
+                            let e = ev.pop().and_then(|v| v.array().cloned());
+                            e.zip(v).ok_or_else(|| Error::Internal("a chunk's extents and values".into()))
+                        }
+                        _ => Err(Error::Internal("a chunk's component is not a pair".into())),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(ChunkOut::Segmented { n, comps })
+            }
+        }
+    }
+
+    fn stop_streams(&mut self) {
+        for s in &mut self.sources {
+            match s {
+                SourceRt::Stream { queue, thread, .. } => {
+                    if let Some(q) = queue.take() {
+                        q.cancel();
+                    }
+                    if let Some(h) = thread.take() {
+                        let _ = h.join();
+                    }
+                }
+                SourceRt::Scan { inner, .. } => inner.stop_streams(),
+                _ => {}
+            }
+        }
+    }
+
+    /// The consumer's result from what the chunks gave.
+    fn finish(&self, acc: Accumulated) -> Result<ArraysVal> {
+        match &self.consumer {
+            ConsumerRt::Batch { .. } => {
+                self.state.clone().ok_or_else(|| Error::Internal("a fold without its state".into()))
+            }
+            ConsumerRt::Segmented(Collect::Elements) => {
+                let elt = self.comps[0].elt.clone();
+                let pieces: Vec<(&ArrayData, std::ops::Range<usize>)> = acc
+                    .chunks
+                    .iter()
+                    .filter_map(|c| match c {
+                        ChunkOut::Segmented { comps, .. } => Some((&*comps[0].1, 0..comps[0].1.len())),
+                        _ => None,
+                    })
+                    .collect();
+                let total = pieces.iter().map(|p| p.1.len()).sum();
+                let data = ArrayData::concat(&elt, &pieces, vec![total])
+                    .ok_or_else(|| Error::OutOfMemory { loc: self.loc, shape: vec![total] })?;
+                Ok(ArraysVal::Array(Arc::new(data)))
+            }
+            ConsumerRt::Segmented(Collect::Tabulate) => tabulate(&self.comps[0], &acc.chunks, self.loc),
+            ConsumerRt::Segmented(Collect::Each) => Err(Error::Internal("stream_out has no result".into())),
+        }
+    }
+}
+
+impl Drop for SeqExec {
+    fn drop(&mut self) {
+        self.stop_streams();
+    }
+}
+
+/// A source's part of a chunk's inputs, gathered before it runs.
+enum Gathered {
+    None,
+    Stream(Vec<Arc<ArrayData>>),
+    Scan(Arc<ArrayData>),
+}
+
+impl Gathered {
+    fn bytes(&self) -> usize {
+        let of = |a: &ArrayData| a.buffers().iter().map(|b| b.bytes().len()).sum::<usize>();
+        match self {
+            Gathered::None => 0,
+            Gathered::Stream(items) => items.iter().map(|a| of(a)).sum(),
+            Gathered::Scan(v) => of(v),
+        }
+    }
+}
+
+fn chunk_bytes(out: &ChunkOut) -> usize {
+    let of = |a: &ArrayData| a.buffers().iter().map(|b| b.bytes().len()).sum::<usize>();
+    match out {
+        ChunkOut::Segmented { comps, .. } => comps.iter().map(|(e, v)| of(e) + of(v)).sum(),
+        ChunkOut::State => 0,
+    }
+}
+
+/// A stream's elements as a chunk program's input: one array of one more
+/// dimension when they share a shape, else their extents, offsets and
+/// values.
+fn stream_chunk(
+    items: &[Arc<ArrayData>],
+    ty: &ArrayTy,
+    regular: bool,
+    loc: SrcLoc,
+) -> Result<Vec<ArraysVal>> {
+    let oom = |shape: Vec<usize>| Error::OutOfMemory { loc, shape };
+    let pieces: Vec<(&ArrayData, std::ops::Range<usize>)> =
+        items.iter().map(|a| (&**a, 0..a.len())).collect();
+    let total: usize = items.iter().map(|a| a.len()).sum();
+    if regular {
+        let mut shape = vec![items.len()];
+        shape.extend(items.first().map_or_else(|| vec![0; ty.rank], |a| a.shape().to_vec()));
+        let data = ArrayData::concat(&ty.elt, &pieces, shape.clone()).ok_or_else(|| oom(shape))?;
+        return Ok(vec![ArraysVal::Array(Arc::new(data))]);
+    }
+    let mut extents = Vec::with_capacity(items.len() * ty.rank);
+    let mut offsets = Vec::with_capacity(items.len() + 1);
+    let mut at = 0i64;
+    for a in items {
+        extents.extend(a.shape().iter().map(|&d| d as i64));
+        offsets.push(at);
+        at += a.len() as i64;
+    }
+    offsets.push(at);
+    let ext = crate::array::Array::from_vec(
+        crate::array::Snoc(crate::array::Snoc(Z, items.len() as i64), ty.rank as i64),
+        extents,
+    )?;
+    let offs = crate::array::Vector::from_elems(offsets);
+    let vals = ArrayData::concat(&ty.elt, &pieces, vec![total]).ok_or_else(|| oom(vec![total]))?;
+    Ok(vec![
+        ArraysVal::Array(ext.data().clone()),
+        ArraysVal::Array(offs.data().clone()),
+        ArraysVal::Array(Arc::new(vals)),
+    ])
+}
+
+/// Each element's arrays (a tuple of them for a sequence of tuples), and
+/// their bytes, from a chunk's segmented result.
+fn exec_split(out: &ChunkOut) -> Result<Vec<(ArraysVal, usize)>> {
+    let ChunkOut::Segmented { n, comps } = out else {
+        return Err(Error::Internal("a fold's state split as elements".into()));
+    };
+    let mut per_comp: Vec<Vec<Arc<ArrayData>>> = Vec::new();
+    for (ext, vals) in comps {
+        let rank = ext.shape().get(1).copied().unwrap_or(0);
+        let mut at = 0usize;
+        let mut elems = Vec::with_capacity(*n);
+        for j in 0..*n {
+            let shape: Vec<usize> = (0..rank)
+                .map(|c| ext.get(j * rank + c).scalar().and_then(|v| v.as_i64()).unwrap_or(0).max(0) as usize)
+                .collect();
+            let size: usize = shape.iter().product();
+            let piece = ArrayData::concat(vals.elt_ty(), &[(&**vals, at..at + size)], shape)
+                .ok_or_else(|| Error::Internal("an element's values".into()))?;
+            at += size;
+            elems.push(Arc::new(piece));
+        }
+        per_comp.push(elems);
+    }
+    let mut out = Vec::with_capacity(*n);
+    for j in 0..*n {
+        let arrays: Vec<Arc<ArrayData>> = per_comp.iter().map(|c| c[j].clone()).collect();
+        let bytes = arrays.iter().map(|a| a.buffers().iter().map(|b| b.bytes().len()).sum::<usize>()).sum();
+        let v = if arrays.len() == 1 {
+            ArraysVal::Array(arrays[0].clone())
+        } else {
+            ArraysVal::Tuple(arrays.into_iter().map(ArraysVal::Array).collect())
+        };
+        out.push((v, bytes));
+    }
+    Ok(out)
+}
+
+/// The elements stacked along a new outer dimension, each cut to the
+/// intersection of their extents (the thesis' `tabulate`).
+fn tabulate(ty: &ArrayTy, chunks: &[ChunkOut], loc: SrcLoc) -> Result<ArraysVal> {
+    let rank = ty.rank;
+    let mut shapes: Vec<Vec<usize>> = Vec::new();
+    let mut where_: Vec<(&ArrayData, usize)> = Vec::new();
+    for c in chunks {
+        let ChunkOut::Segmented { n, comps } = c else { continue };
+        let (ext, vals) = &comps[0];
+        let mut at = 0;
+        for j in 0..*n {
+            let shape: Vec<usize> = (0..rank)
+                .map(|k| ext.get(j * rank + k).scalar().and_then(|v| v.as_i64()).unwrap_or(0).max(0) as usize)
+                .collect();
+            where_.push((&**vals, at));
+            at += shape.iter().product::<usize>();
+            shapes.push(shape);
+        }
+    }
+    let meet: Vec<usize> = (0..rank).map(|k| shapes.iter().map(|s| s[k]).min().unwrap_or(0)).collect();
+    let inner = meet.last().copied().unwrap_or(1);
+    let rows: usize = meet[..rank.saturating_sub(1)].iter().product();
+    let mut pieces = Vec::with_capacity(shapes.len() * rows);
+    for (shape, &(vals, base)) in shapes.iter().zip(&where_) {
+        // each row of the cut element: its position in the element
+        for r in 0..rows {
+            let mut rem = r;
+            let mut lin = 0usize;
+            let mut stride = 1usize;
+            let mut idx = vec![0usize; rank.saturating_sub(1)];
+            for k in (0..rank.saturating_sub(1)).rev() {
+                idx[k] = rem % meet[k];
+                rem /= meet[k];
+            }
+            for k in (0..rank).rev() {
+                let i = if k + 1 == rank { 0 } else { idx[k] };
+                lin += i * stride;
+                stride *= shape[k];
+            }
+            pieces.push((vals, base + lin..base + lin + inner));
+        }
+    }
+    let mut out_shape = vec![shapes.len()];
+    out_shape.extend(&meet);
+    let data = ArrayData::concat(&ty.elt, &pieces, out_shape.clone())
+        .ok_or(Error::OutOfMemory { loc, shape: out_shape })?;
+    Ok(ArraysVal::Array(Arc::new(data)))
+}

@@ -1,0 +1,268 @@
+//! The adaptive chunk scheduler (the sequences thesis §5.4): how many
+//! elements of a sequence the next step computes.
+//!
+//! Note [Choosing chunk sizes]
+//! A step computes one chunk; its size is chosen again after each step
+//! (never in the middle of one: the thesis' reason, that an irregular
+//! chunk's data size is unknown until it is computed). Sizes are powers of
+//! two, and what is measured is the compute time per element of each
+//! size, smoothed by an exponentially weighted moving average (weight
+//! `ALPHA` on the newest sample), so that one noisy step does not move
+//! the size:
+//!
+//! 1. Warm-up, from one element: the size doubles while doubling pays
+//!    (the time per element fell by more than `PAYS`), or while a step
+//!    takes less than `MIN_STEP` (launch and pool overheads dominate:
+//!    the thesis' rule to grow while the processors are under-used).
+//! 2. Then the size stays where the smoothed time per element is least.
+//!    Every `PROBE_EVERY` steps it tries a neighbour, alternately twice and
+//!    half the size, and moves there only if the neighbour's smoothed time
+//!    per element is better by more than `PAYS` (hysteresis: noise within
+//!    that margin never moves it). So it follows elements that grow or
+//!    shrink along an irregular stream, growing by one doubling on one
+//!    probe's evidence and shrinking only on two (the thesis grows twice as
+//!    fast as it shrinks).
+//!
+//! The memory budget caps the size: a step's live bytes are taken as
+//! `LIVE_FACTOR` times its inputs' and results' bytes per element (the
+//! chunk being computed, the next chunk's inputs read meanwhile, and the
+//! results the consumer still holds), measured on the steps so far.
+//! A size fixed by the user (`SeqOptions::chunk`) is used as it is, capped
+//! by the budget too.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const ALPHA: f64 = 0.3;
+const PAYS: f64 = 0.05;
+const MIN_STEP: f64 = 2e-3;
+const PROBE_EVERY: usize = 8;
+/// How many times a step's input and result bytes are live at once.
+pub(super) const LIVE_FACTOR: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    Warmup,
+    Steady,
+}
+
+/// The scheduler's state for one run of a sequence.
+#[derive(Debug)]
+pub(super) struct Scheduler {
+    fixed: Option<usize>,
+    budget: usize,
+    /// The size the next step asks for.
+    k: usize,
+    /// The most elements the budget allows, from the bytes per element
+    /// measured so far.
+    cap: usize,
+    /// Smoothed seconds per element, by chunk size.
+    per_elem: BTreeMap<usize, f64>,
+    phase: Phase,
+    steps: usize,
+    since_probe: usize,
+    probe_up: bool,
+    /// The size a probe left, to come back to.
+    home: usize,
+    /// Consecutive probes that said to shrink.
+    shrink_votes: usize,
+    bytes_per_elem: f64,
+}
+
+/// What the scheduler decided after a step, for the trace.
+#[derive(Debug)]
+pub(super) struct Decision {
+    pub next: usize,
+    pub why: &'static str,
+}
+
+impl Scheduler {
+    pub fn new(fixed: Option<usize>, budget: usize) -> Scheduler {
+        let k = fixed.unwrap_or(1).max(1);
+        Scheduler {
+            fixed,
+            budget,
+            k,
+            cap: usize::MAX,
+            per_elem: BTreeMap::new(),
+            phase: Phase::Warmup,
+            steps: 0,
+            since_probe: 0,
+            probe_up: true,
+            home: k,
+            shrink_votes: 0,
+            bytes_per_elem: 0.0,
+        }
+    }
+
+    /// The size of the next chunk.
+    pub fn next(&self) -> usize {
+        self.k.min(self.cap).max(1)
+    }
+
+    /// The smoothed time per element of a size, if measured.
+    pub fn per_elem(&self, k: usize) -> Option<f64> {
+        self.per_elem.get(&k).copied()
+    }
+
+    /// The chunk size with the least smoothed time per element so far.
+    pub fn best(&self) -> Option<usize> {
+        self.per_elem.iter().min_by(|a, b| a.1.total_cmp(b.1)).map(|(&k, _)| k)
+    }
+
+    /// Records a step of `n` elements (asked `asked`) that took `time` to
+    /// compute and whose inputs and results took `bytes`; decides the
+    /// next size.
+    pub fn record(&mut self, asked: usize, n: usize, time: Duration, bytes: usize) -> Decision {
+        self.steps += 1;
+        if n == 0 {
+            return Decision { next: self.next(), why: "empty" };
+        }
+        let bpe = bytes as f64 / n as f64;
+        self.bytes_per_elem = self.bytes_per_elem.max(bpe);
+        if self.bytes_per_elem > 0.0 {
+            let cap = self.budget as f64 / (LIVE_FACTOR as f64 * self.bytes_per_elem);
+            self.cap = (cap.floor() as usize).max(1);
+        }
+        let secs = time.as_secs_f64();
+        // a short last chunk says little about its size: not recorded
+        if n == asked {
+            let t = secs / n as f64;
+            let e = self.per_elem.entry(n).or_insert(t);
+            *e = ALPHA * t + (1.0 - ALPHA) * *e;
+        }
+        if let Some(f) = self.fixed {
+            self.k = f;
+            return Decision { next: self.next(), why: "fixed" };
+        }
+        let why = match self.phase {
+            Phase::Warmup => self.warmup(n, secs),
+            Phase::Steady => self.steady(),
+        };
+        if self.k > self.cap {
+            self.k = prev_pow2(self.cap);
+            return Decision { next: self.next(), why: "budget" };
+        }
+        Decision { next: self.next(), why }
+    }
+
+    fn warmup(&mut self, n: usize, secs: f64) -> &'static str {
+        let k = self.k;
+        let here = self.per_elem(k);
+        let below = if k > 1 { self.per_elem(k / 2) } else { None };
+        let paid = match (here, below) {
+            (Some(h), Some(b)) => h < b * (1.0 - PAYS),
+            _ => true,
+        };
+        if (paid || secs < MIN_STEP) && n == k && 2 * k <= self.cap {
+            self.k = 2 * k;
+            return "grow";
+        }
+        self.phase = Phase::Steady;
+        self.k = self.best().unwrap_or(k);
+        self.home = self.k;
+        "settle"
+    }
+
+    fn steady(&mut self) -> &'static str {
+        let k = self.k;
+        if k != self.home {
+            // a probe ran: move if it paid by more than PAYS, else go back
+            let (h, p) = (self.per_elem(self.home), self.per_elem(k));
+            let better = matches!((h, p), (Some(h), Some(p)) if p < h * (1.0 - PAYS));
+            if better && k > self.home {
+                self.home = k;
+                self.shrink_votes = 0;
+                return "probe: grow";
+            }
+            if better {
+                self.shrink_votes += 1;
+                if self.shrink_votes >= 2 {
+                    self.home = k;
+                    self.shrink_votes = 0;
+                    return "probe: shrink";
+                }
+            } else if k < self.home {
+                self.shrink_votes = 0;
+            }
+            self.k = self.home;
+            return "probe: stay";
+        }
+        self.since_probe += 1;
+        if self.since_probe >= PROBE_EVERY {
+            self.since_probe = 0;
+            self.probe_up = !self.probe_up;
+            if self.probe_up && 2 * k <= self.cap {
+                self.k = 2 * k;
+                return "probe up";
+            }
+            if k > 1 {
+                self.k = k / 2;
+                return "probe down";
+            }
+        }
+        "stay"
+    }
+}
+
+fn prev_pow2(x: usize) -> usize {
+    if x <= 1 {
+        1
+    } else {
+        1 << (usize::BITS - 1 - x.leading_zeros())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cost model of a step: `overhead` per step plus `per` per element,
+    /// and past `knee` elements, `slow` per element more (cache misses).
+    fn cost(n: usize, overhead: f64, per: f64, knee: usize, slow: f64) -> Duration {
+        let extra = n.saturating_sub(knee) as f64 * slow;
+        Duration::from_secs_f64(overhead + per * n as f64 + extra)
+    }
+
+    #[test]
+    fn warms_up_and_settles_near_the_knee_of_the_cost() {
+        let mut s = Scheduler::new(None, usize::MAX);
+        for _ in 0..200 {
+            let k = s.next();
+            s.record(k, k, cost(k, 1e-3, 1e-7, 1 << 14, 4e-7), 16 * k);
+        }
+        let best = s.home;
+        assert!((1 << 13..=1 << 15).contains(&best), "settled at {best}");
+    }
+
+    #[test]
+    fn grows_to_the_largest_size_while_overheads_dominate() {
+        let mut s = Scheduler::new(None, usize::MAX);
+        for _ in 0..60 {
+            let k = s.next();
+            s.record(k, k, cost(k, 1e-3, 1e-8, usize::MAX, 0.0), 8 * k);
+        }
+        assert!(s.next() >= 1 << 16, "stopped at {}", s.next());
+    }
+
+    #[test]
+    fn the_budget_caps_the_size() {
+        let mut s = Scheduler::new(None, 1 << 20);
+        for _ in 0..60 {
+            let k = s.next();
+            s.record(k, k, cost(k, 1e-3, 1e-8, usize::MAX, 0.0), 1024 * k);
+        }
+        // 1 MiB / (3 * 1 KiB) = 341 elements, as a power of two: 256
+        assert!(s.next() <= 341, "{}", s.next());
+        assert!(s.next() >= 128, "{}", s.next());
+    }
+
+    #[test]
+    fn a_fixed_size_is_kept() {
+        let mut s = Scheduler::new(Some(100), usize::MAX);
+        for _ in 0..10 {
+            s.record(100, 100, Duration::from_millis(1), 100);
+            assert_eq!(s.next(), 100);
+        }
+    }
+}
