@@ -148,7 +148,8 @@ fn an_empty_sequence_gives_empty_results_and_the_initial_state() {
     assert!(e.to_vec().is_empty());
     let t: Matrix<i64> = run_seq_with(&s.tabulate(), &env()).unwrap();
     assert_eq!(t.dims(), &[0, 0]);
-    let f: Scalar<i64> = run_seq_with(&s.map_seq(|x| x.fold(0, |a, b| a + b)).fold_seq(42i64, |a, b| a + b), &env()).unwrap();
+    let f: Scalar<i64> =
+        run_seq_with(&s.map_seq(|x| x.fold(0, |a, b| a + b)).fold_seq(42i64, |a, b| a + b), &env()).unwrap();
     assert_eq!(f.value(), 42);
     assert!(collect_out(&s, None).is_empty());
     let none: Vec<Vector<f32>> = Vec::new();
@@ -165,7 +166,9 @@ fn fold_batch_sees_each_chunk_in_the_segmented_form() {
     let f = s.fold_batch(init, |st, ext, vals| {
         let n = ext.shape().clone();
         let (rows, total) = (unindex2(n).0, vals.size());
-        generate(index1(2), move |i| cond(unindex1(i).eq(0), st.index(index1(0)) + rows, st.index(index1(1)) + total))
+        generate(index1(2), move |i| {
+            cond(unindex1(i).eq(0), st.index(index1(0)) + rows, st.index(index1(1)) + total)
+        })
     });
     for k in [Some(1), Some(2), None] {
         let r: Vector<i64> = run_seq_with(&f, &chunked(k)).unwrap();

@@ -29,5 +29,5 @@ pub use library::reductions::*;
 pub use library::segmented::*;
 pub use library::sort::{sort_by_key, SortKey};
 pub use scalar_ops::{iterate, left, right, sfoldl, BitCastTo, Either};
-pub use seq::{from_segs, produce, stream_in, to_seq, Consumed, Outer, Seq};
+pub use seq::{from_segs, produce, stream_in, stream_in_exact, to_seq, Consumed, Outer, Seq};
 pub use stencil::{Boundary, StencilPattern};

@@ -45,8 +45,9 @@ pub enum SourceKind {
     /// The segments of a vector (`from_segs`): `lengths` a vector of
     /// `i64`, `values` the flat vector.
     Segments { lengths: NodeRef, values: NodeRef, ty: ArrayTy },
-    /// A Rust iterator's arrays (`stream_in`), taken by the first run.
-    Stream { items: Mutex<Option<ArrayStream>>, ty: ArrayTy },
+    /// A Rust iterator's arrays (`stream_in`), taken by the first run;
+    /// `len`, the length it was declared to have, if it was.
+    Stream { items: Mutex<Option<ArrayStream>>, ty: ArrayTy, len: Option<u64> },
     /// The running folds of a sequence of scalars (`scan_seq`): element
     /// `i` is `init ⊕ x_0 ⊕ ... ⊕ x_i`. `init` is a `Scalar`, `step` the
     /// function from the carry and a chunk's values to the chunk's running
@@ -222,9 +223,28 @@ where
     I: IntoIterator<Item = Array<Sh, E>>,
     I::IntoIter: Send + 'static,
 {
-    let loc = SrcLoc::caller();
+    stream(items, None, SrcLoc::caller())
+}
+
+/// `stream_in` of an iterator declared to have `len` arrays: the sequence
+/// is as long, and an iterator that ends before is an error naming the
+/// element it lacks (where `stream_in`'s sequence would just end).
+#[track_caller]
+pub fn stream_in_exact<Sh: Shape, E: Elt, I>(len: u64, items: I) -> Seq<Array<Sh, E>>
+where
+    I: IntoIterator<Item = Array<Sh, E>>,
+    I::IntoIter: Send + 'static,
+{
+    stream(items, Some(len), SrcLoc::caller())
+}
+
+fn stream<Sh: Shape, E: Elt, I>(items: I, len: Option<u64>, loc: SrcLoc) -> Seq<Array<Sh, E>>
+where
+    I: IntoIterator<Item = Array<Sh, E>>,
+    I::IntoIter: Send + 'static,
+{
     let items: ArrayStream = Box::new(items.into_iter().map(|a| a.data().clone()));
-    let kind = SourceKind::Stream { items: Mutex::new(Some(items)), ty: array_ty::<Sh, E>() };
+    let kind = SourceKind::Stream { items: Mutex::new(Some(items)), ty: array_ty::<Sh, E>(), len };
     let (src, x) = source::<Array<Sh, E>>(kind, array_ty::<Sh, E>(), loc);
     Seq::from_parts(SeqParts { sources: vec![src], elem: x.r(), ty: row_ty::<Sh, E>(), loc })
 }

@@ -211,6 +211,7 @@ enum SourceRt {
         queue: Option<Arc<Queue<Result<Arc<ArrayData>>>>>,
         thread: Option<std::thread::JoinHandle<()>>,
         loc: SrcLoc,
+        len: Option<u64>,
     },
     Scan {
         ty: ArrayTy,
@@ -285,6 +286,8 @@ struct SeqExec {
     state: Option<ArraysVal>,
     known_len: Option<u64>,
     started: bool,
+    /// An error of a stream, after the chunk of the elements before it.
+    pending: Option<Error>,
 }
 
 fn components(t: &ArraysTy, out: &mut Vec<ArrayTy>) {
@@ -342,7 +345,7 @@ impl SeqExec {
                 SourceKind::Indices { .. } => SourceRt::Indices,
                 SourceKind::Rows { .. } => SourceRt::Rows { ty: s.ty.clone() },
                 SourceKind::Segments { .. } => SourceRt::Segments,
-                SourceKind::Stream { items, .. } => {
+                SourceKind::Stream { items, len, .. } => {
                     let items = items.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or_else(|| {
                         Error::Sequence {
                             loc: s.loc,
@@ -355,6 +358,7 @@ impl SeqExec {
                         queue: None,
                         thread: None,
                         loc: s.loc,
+                        len: *len,
                     }
                 }
                 SourceKind::Scan { input, step, .. } => SourceRt::Scan {
@@ -400,6 +404,7 @@ impl SeqExec {
             state: None,
             known_len: None,
             started: false,
+            pending: None,
         })
     }
 
@@ -445,7 +450,10 @@ impl SeqExec {
                 SourceRt::Rows { .. } | SourceRt::Segments => {
                     meet(first.map_or(0, |a| a.shape().first().copied().unwrap_or(0)) as u64);
                 }
-                SourceRt::Stream { items, queue, thread, loc, .. } => {
+                SourceRt::Stream { items, queue, thread, loc, len, .. } => {
+                    if let Some(n) = len {
+                        meet(*n);
+                    }
                     let q = Arc::new(Queue::new(budget / schedule::LIVE_FACTOR));
                     let mut it = items.take().expect("a stream is started once");
                     let qp = q.clone();
@@ -554,6 +562,9 @@ impl SeqExec {
             if !sink(out)? {
                 break;
             }
+            if let Some(e) = self.pending.take() {
+                return Err(e);
+            }
         }
         self.stop_streams();
         Ok(())
@@ -567,18 +578,35 @@ impl SeqExec {
             n = n.min(len.saturating_sub(start) as usize);
         }
         let mut inputs = Vec::with_capacity(self.sources.len());
+        // a stream that failed or ended before its declared length: the
+        // elements before are computed first, then this is the error
+        let mut pending = None;
         for s in &mut self.sources {
             if n == 0 {
                 break;
             }
             match s {
-                SourceRt::Stream { queue: Some(q), .. } => {
+                SourceRt::Stream { queue: Some(q), len, loc, .. } => {
                     let mut items = Vec::new();
                     while items.len() < n {
                         match q.pop() {
                             Some(Ok(a)) => items.push(a),
-                            Some(Err(e)) => return Err(e),
-                            None => break,
+                            Some(Err(e)) => {
+                                let index = start + items.len() as u64;
+                                pending = Some(Error::SeqElement { loc: *loc, index, error: Box::new(e) });
+                                break;
+                            }
+                            None => {
+                                if let Some(len) = len {
+                                    let index = start + items.len() as u64;
+                                    let message = format!(
+                                        "the stream ended after {index} of the {len} elements it was declared to have"
+                                    );
+                                    let error = Box::new(Error::Sequence { loc: *loc, message });
+                                    pending = Some(Error::SeqElement { loc: *loc, index, error });
+                                }
+                                break;
+                            }
                         }
                     }
                     n = n.min(items.len());
@@ -590,6 +618,9 @@ impl SeqExec {
                         break;
                     };
                     n = n.min(m);
+                    if let Some(e) = inner.pending.take() {
+                        pending = Some(e);
+                    }
                     let carry_in =
                         carry.clone().ok_or_else(|| Error::Internal("a scan without its carry".into()))?;
                     let out = step.run(vec![carry_in, ArraysVal::Array(vals)])?;
@@ -605,6 +636,12 @@ impl SeqExec {
                 }
                 _ => inputs.push(Gathered::None),
             }
+        }
+        if let Some(e) = pending {
+            if n == 0 {
+                return Err(e);
+            }
+            self.pending = Some(e);
         }
         if n == 0 {
             return Ok(None);
