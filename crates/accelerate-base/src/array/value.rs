@@ -555,7 +555,7 @@ impl ArrayData {
             return None;
         }
         let mut buffers: Vec<Buffer> =
-            elt.leaves().into_iter().map(|t| Buffer::try_with_capacity(t, total)).collect::<Option<_>>()?;
+            elt.leaves().into_iter().map(|t| Buffer::uninit(t, total)).collect::<Option<_>>()?;
         for (p, r) in pieces {
             for (b, src) in buffers.iter_mut().zip(&p.buffers) {
                 b.extend_range(src, r.clone())?;

@@ -530,6 +530,9 @@ impl SeqExec {
         loop {
             let asked = sched.next();
             let Some((n, inputs)) = self.gather(start, asked)? else { break };
+            // (the chunk program of this regularity compiled first: its
+            // compilation is not the chunk's time)
+            self.variant(&self.regularity(&inputs, 0..n))?;
             let t = Instant::now();
             let bytes_in: usize = inputs.iter().map(Gathered::bytes).sum();
             let out = self.compute(start, n, &inputs, sink)?;
@@ -698,6 +701,20 @@ impl SeqExec {
         }
     }
 
+    /// For each source, whether the elements `range` of its gathered
+    /// inputs are a regular chunk (a stream's elements of one shape).
+    fn regularity(&self, inputs: &[Gathered], range: std::ops::Range<usize>) -> Vec<bool> {
+        inputs
+            .iter()
+            .map(|g| match g {
+                Gathered::Stream(items) => {
+                    items[range.clone()].windows(2).all(|w| w[0].shape() == w[1].shape())
+                }
+                _ => false,
+            })
+            .collect()
+    }
+
     /// Runs the chunk program on the elements `range` of the gathered
     /// inputs (whose first is element `start`).
     fn compute_range(
@@ -707,23 +724,19 @@ impl SeqExec {
         inputs: &[Gathered],
     ) -> Result<ChunkOut> {
         let n = range.len();
-        let mut regular = Vec::new();
+        let regular = self.regularity(inputs, range.clone());
         let mut chunk_args = Vec::new();
-        for (s, g) in self.sources.iter().zip(inputs) {
+        for ((s, g), &reg) in self.sources.iter().zip(inputs).zip(&regular) {
             match (s, g) {
                 (SourceRt::Stream { ty, .. }, Gathered::Stream(items)) => {
-                    let items = &items[range.clone()];
-                    let reg = items.windows(2).all(|w| w[0].shape() == w[1].shape());
-                    regular.push(reg);
-                    chunk_args.extend(stream_chunk(items, ty, reg, self.loc)?);
+                    chunk_args.extend(stream_chunk(&items[range.clone()], ty, reg, self.loc)?);
                 }
                 (SourceRt::Scan { .. }, Gathered::Scan(vals)) => {
-                    regular.push(false);
                     let piece = ArrayData::concat(vals.elt_ty(), &[(vals, range.clone())], vec![n])
                         .ok_or_else(|| Error::Internal("a scan's chunk".into()))?;
                     chunk_args.push(ArraysVal::Array(Arc::new(piece)));
                 }
-                _ => regular.push(false),
+                _ => {}
             }
         }
         let mut args: Vec<ArraysVal> = self.outer.clone();

@@ -10,6 +10,10 @@
 //! `ALPHA` on the newest sample), so that one noisy step does not move
 //! the size:
 //!
+//! The first step of each size is not measured (its buffers are new: page
+//! faults and cold caches make it slow), so each size runs twice before a
+//! decision is taken on it.
+//!
 //! 1. Warm-up, from one element: the size doubles while doubling pays
 //!    (the time per element fell by more than `PAYS`), or while a step
 //!    takes less than `MIN_STEP` (launch and pool overheads dominate:
@@ -56,8 +60,11 @@ pub(super) struct Scheduler {
     /// The most elements the budget allows, from the bytes per element
     /// measured so far.
     cap: usize,
-    /// Smoothed seconds per element, by chunk size.
+    /// Smoothed seconds per element, by chunk size, and how many steps
+    /// of that size ran (the first of each is not counted: Note
+    /// [Choosing chunk sizes]).
     per_elem: BTreeMap<usize, f64>,
+    runs: BTreeMap<usize, usize>,
     phase: Phase,
     steps: usize,
     since_probe: usize,
@@ -85,6 +92,7 @@ impl Scheduler {
             k,
             cap: usize::MAX,
             per_elem: BTreeMap::new(),
+            runs: BTreeMap::new(),
             phase: Phase::Warmup,
             steps: 0,
             since_probe: 0,
@@ -125,15 +133,24 @@ impl Scheduler {
             self.cap = (cap.floor() as usize).max(1);
         }
         let secs = time.as_secs_f64();
-        // a short last chunk says little about its size: not recorded
+        // a short last chunk says little about its size: not recorded;
+        // nor is the first step of a size (its buffers are new: page
+        // faults, cold caches)
         if n == asked {
-            let t = secs / n as f64;
-            let e = self.per_elem.entry(n).or_insert(t);
-            *e = ALPHA * t + (1.0 - ALPHA) * *e;
+            let runs = self.runs.entry(n).or_insert(0);
+            *runs += 1;
+            if *runs > 1 {
+                let t = secs / n as f64;
+                let e = self.per_elem.entry(n).or_insert(t);
+                *e = ALPHA * t + (1.0 - ALPHA) * *e;
+            }
         }
         if let Some(f) = self.fixed {
             self.k = f;
             return Decision { next: self.next(), why: "fixed" };
+        }
+        if n == asked && self.per_elem(n).is_none() {
+            return Decision { next: self.next(), why: "measure" };
         }
         let why = match self.phase {
             Phase::Warmup => self.warmup(n, secs),
