@@ -239,7 +239,7 @@ enum ConsumerRt {
     Segmented(Collect),
     /// A state stepped by `step` (its parameters: the state, the chunk's
     /// extents and values), fused into the chunk program.
-    Batch { state_ty: ArraysTy, step: ir::Program },
+    Batch { state_ty: ArraysTy, step: Box<ir::Program> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -376,7 +376,10 @@ impl SeqExec {
             Some(Consumer::Tabulate) => ConsumerRt::Segmented(Collect::Tabulate),
             Some(Consumer::Batch { init, step }) => {
                 outer_nodes.push((init.clone(), step.params[0].1.clone()));
-                ConsumerRt::Batch { state_ty: step.params[0].1.clone(), step: convert_fn(step, config)? }
+                ConsumerRt::Batch {
+                    state_ty: step.params[0].1.clone(),
+                    step: Box::new(convert_fn(step, config)?),
+                }
             }
         };
         let prelude = if outer_nodes.is_empty() {
