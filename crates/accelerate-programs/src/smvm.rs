@@ -37,6 +37,27 @@ pub fn smvm(
     products(col_idx, vals, x).fold_seg_offsets(0.0, |a, b| a + b, row_ptr)
 }
 
+/// `y = A x` over a sequence of the matrix's rows (the sequences thesis
+/// §3.2.1 and §7.1): each row's columns and values are a segment
+/// (`from_segs` of the row lengths), each row's product with `x` an
+/// element, computed a chunk of rows at a time by the element function
+/// lifted over the chunk (a loop per row, as in `smvm_nested`).
+pub fn smvm_seq(
+    row_len: &Acc<Vector<i64>>,
+    col_idx: &Acc<Vector<i64>>,
+    vals: &Acc<Vector<f32>>,
+    x: &Acc<Vector<f32>>,
+) -> Consumed<Vector<f32>> {
+    let cols = from_segs(row_len, col_idx);
+    let row_vals = from_segs(row_len, vals);
+    let x = x.clone();
+    cols.zip_with_seq(&row_vals, move |c, v| {
+        let products = generate(c.shape(), move |ix| v.index(ix.clone()) * x.index(index1(c.index(ix))));
+        products.fold(0.0, |a, b| a + b)
+    })
+    .elements()
+}
+
 /// `y = A x` written per row, as nested data parallelism: each element
 /// of the result is the sum of the products of its row, an inner array
 /// whose length depends on the row (irregular nesting, flattened by the

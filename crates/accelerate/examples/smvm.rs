@@ -17,7 +17,7 @@
 
 use accelerate::prelude::*;
 use accelerate_programs::rng::{Rng, SEED_A, SEED_B};
-use accelerate_programs::smvm::{random_csr, smvm, smvm_lengths};
+use accelerate_programs::smvm::{random_csr, smvm, smvm_lengths, smvm_seq};
 use std::process::exit;
 use std::time::Instant;
 
@@ -122,27 +122,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         let y2 = by_lengths.run((&row_len, &col_idx, &vals, &x))?;
         let t2 = t.elapsed();
+        // the sequence of rows (compiled on each run: a sequence is run,
+        // not compiled once)
+        let seq = smvm_seq(
+            &use_array(row_len.clone()),
+            &use_array(col_idx.clone()),
+            &use_array(vals.clone()),
+            &use_array(x.clone()),
+        );
+        let t = Instant::now();
+        let y3 = accelerate::run_seq(&seq)?;
+        let t3 = t.elapsed();
         println!(
-            "  vector {k}: fold_seg_offsets {:>9.2} ms ({:.3} µs per non-zero), fold_seg {:>9.2} ms",
+            "  vector {k}: fold_seg_offsets {:>9.2} ms ({:.3} µs per non-zero), fold_seg {:>9.2} ms, sequence of rows {:>9.2} ms",
             ms(t1),
             t1.as_secs_f64() * 1e6 / nnz.max(1) as f64,
-            ms(t2)
+            ms(t2),
+            ms(t3)
         );
-        results.push((y1.to_vec(), y2.to_vec()));
+        results.push((y1.to_vec(), y2.to_vec(), y3.to_vec()));
     }
 
     if check {
         let mut bad = 0;
-        for (k, (x_host, (y1, y2))) in xs_host.iter().zip(&results).enumerate() {
+        for (k, (x_host, (y1, y2, y3))) in xs_host.iter().zip(&results).enumerate() {
             let t = Instant::now();
             let mut want = vec![0.0; csr.nrows()];
             csr.mul_ref(x_host, &mut want);
             let t_ref = t.elapsed();
             bad += compare(&format!("vector {k}, fold_seg_offsets"), y1, &want);
             bad += compare(&format!("vector {k}, fold_seg"), y2, &want);
+            bad += compare(&format!("vector {k}, sequence of rows"), y3, &want);
             if bad == 0 {
                 println!(
-                    "check: vector {k}: both results are bit-identical to the plain-Rust CSR loop ({:.2} ms)",
+                    "check: vector {k}: the three results are bit-identical to the plain-Rust CSR loop ({:.2} ms)",
                     ms(t_ref)
                 );
             }
