@@ -50,6 +50,9 @@ fn bad_values_in_the_environment_are_config_errors() {
         ("ACCELERATE_CUDA_MEMORY_MB", "lots", "a whole number"),
         ("ACCELERATE_CUDA_DEVICE", "emulater", "gpu, emulator"),
         ("ACCELERATE_CACHE", "of", "on, off"),
+        ("ACCELERATE_SEQ_BUDGET_MB", "0", "at least 1"),
+        ("ACCELERATE_SEQ_BUDGET_MB", "big", "a whole number"),
+        ("ACCELERATE_SEQ_CHUNK", "-4", "a whole number"),
         (
             "ACCELERATE_DUMP",
             "plan,fusoin",
@@ -82,6 +85,7 @@ fn bad_values_in_the_environment_are_config_errors() {
         &[("ACCELERATE_DUMP", "all"), ("ACCELERATE_BACKEND", "interp")],
         &[("ACCELERATE_DUMP", "ilp,cluster"), ("ACCELERATE_BACKEND", "interp")],
         &[("ACCELERATE_FLAGS", "no-rows,no-ilp")],
+        &[("ACCELERATE_DUMP", "schedule"), ("ACCELERATE_SEQ_BUDGET_MB", "64"), ("ACCELERATE_SEQ_CHUNK", "8")],
     ] {
         let out = child_output(vars);
         assert!(out.contains("from_env: ok") && out.contains("run: ok 1"), "{vars:?}:\n{out}");
