@@ -78,7 +78,7 @@ pub(crate) fn compile_graph(
 pub(crate) fn optimise(mut phases: Vec<Phase>, prog: ir::Program, config: &Config) -> Result<Compiled> {
     let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
     if phases.is_empty() {
-        finish(&mut phases, "lifted", prog.clone(), Instant::now(), config)?;
+        finish(&mut phases, "lift", prog.clone(), Instant::now(), config)?;
     }
     if config.simplify {
         let t = Instant::now();
