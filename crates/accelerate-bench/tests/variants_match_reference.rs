@@ -74,6 +74,11 @@ fn smvm_variants_match_reference() {
 }
 
 #[test]
+fn pagerank_variants_match_reference() {
+    check("pagerank");
+}
+
+#[test]
 fn matvec_variants_match_reference() {
     check("matvec");
 }
@@ -134,6 +139,11 @@ fn floyd_variants_match_reference() {
 }
 
 #[test]
+fn stream_variants_match_reference() {
+    check("stream");
+}
+
+#[test]
 fn every_benchmark_is_tested_here() {
     let tested = [
         "triad",
@@ -143,6 +153,7 @@ fn every_benchmark_is_tested_here() {
         "mandelbrot",
         "nbody",
         "smvm",
+        "pagerank",
         "matvec",
         "rowsolve",
         "kmeans",
@@ -155,6 +166,7 @@ fn every_benchmark_is_tested_here() {
         "segsum",
         "stencil",
         "floyd",
+        "stream",
         "moments",
     ];
     for b in programs::ALL {

@@ -28,6 +28,7 @@
 //! comments of generated C name it), so the locations of these programs'
 //! operations are in this crate, wherever they are run from.
 
+pub mod audio;
 pub mod blackscholes;
 pub mod dotp;
 pub mod figure3;
@@ -37,8 +38,10 @@ pub mod histogram;
 pub mod kmeans;
 pub mod mandelbrot;
 pub mod matmul;
+pub mod md5;
 pub mod moments;
 pub mod nbody;
+pub mod pagerank;
 pub mod radixsort;
 pub mod rng;
 pub mod rowsolve;

@@ -59,14 +59,15 @@ fn parse_args() -> Args {
     args
 }
 
-/// The positions whose bits differ, with the first few printed.
-fn compare(what: &str, got: &[f32], want: &[f32]) -> usize {
+/// The rows that differ from the reference by more than `tol` allows,
+/// with the first few printed.
+fn compare(what: &str, got: &[f32], want: &[f32], tol: &[f64]) -> usize {
     let mut bad = got.len().abs_diff(want.len());
     if bad > 0 {
         eprintln!("check {what}: MISMATCH: {} rows, the plain-Rust reference has {}", got.len(), want.len());
     }
     for (r, (g, w)) in got.iter().zip(want).enumerate() {
-        if g.to_bits() != w.to_bits() {
+        if g.to_bits() != w.to_bits() && (*g as f64 - *w as f64).abs() > tol[r] {
             if bad < 10 {
                 eprintln!("check {what}: MISMATCH at row {r}: got {g}, plain Rust gives {w}");
             }
@@ -144,18 +145,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     if check {
+        let reassociates = accelerate::Config::from_env()?.backend == accelerate::Backend::Cuda;
         let mut bad = 0;
         for (k, (x_host, (y1, y2, y3))) in xs_host.iter().zip(&results).enumerate() {
             let t = Instant::now();
             let mut want = vec![0.0; csr.nrows()];
             csr.mul_ref(x_host, &mut want);
             let t_ref = t.elapsed();
-            bad += compare(&format!("vector {k}, fold_seg_offsets"), y1, &want);
-            bad += compare(&format!("vector {k}, fold_seg"), y2, &want);
-            bad += compare(&format!("vector {k}, sequence of rows"), y3, &want);
-            if bad == 0 {
+            // The CPU backend and the interpreter sum each row left to
+            // right, as the reference does: bit-identical. The CUDA
+            // backend sums a row across the lanes of a warp (a fold's
+            // operator is taken to be associative: docs/semantics.md), so
+            // there each row is within the bound of a reassociated sum of
+            // its n rounded products, gamma_n * sum |a_ij x_j| with
+            // gamma_n = n u / (1 - n u), u = 2^-24 (Higham, ch. 4).
+            let tol: Vec<f64> = (0..csr.nrows())
+                .map(|r| {
+                    if !reassociates {
+                        return 0.0;
+                    }
+                    let (lo, hi) = (csr.row_ptr[r] as usize, csr.row_ptr[r + 1] as usize);
+                    let abs: f64 =
+                        (lo..hi).map(|j| (csr.vals[j] * x_host[csr.col_idx[j] as usize]).abs() as f64).sum();
+                    let nu = (hi - lo) as f64 * f32::EPSILON as f64 / 2.0;
+                    nu / (1.0 - nu) * abs
+                })
+                .collect();
+            bad += compare(&format!("vector {k}, fold_seg_offsets"), y1, &want, &tol);
+            bad += compare(&format!("vector {k}, fold_seg"), y2, &want, &tol);
+            bad += compare(&format!("vector {k}, sequence of rows"), y3, &want, &tol);
+            let exact = [y1, y2, y3]
+                .iter()
+                .map(|y| y.iter().zip(&want).filter(|(g, w)| g.to_bits() == w.to_bits()).count())
+                .min()
+                .unwrap_or(0);
+            if bad == 0 && !reassociates {
                 println!(
                     "check: vector {k}: the three results are bit-identical to the plain-Rust CSR loop ({:.2} ms)",
+                    ms(t_ref)
+                );
+            } else if bad == 0 {
+                println!(
+                    "check: vector {k}: the three results are within a reassociated sum's bound of the plain-Rust CSR loop, at least {exact} of {} rows bit-identical ({:.2} ms)",
+                    want.len(),
                     ms(t_ref)
                 );
             }

@@ -957,9 +957,9 @@ impl<'a> ExpGen<'a> {
             Max if float => format!("acc_fmax_{ct}({a}, {b})"),
             Min => format!("acc_min_{sfx}({a}, {b})"),
             Max => format!("acc_max_{sfx}({a}, {b})"),
-            Neg if float => format!("-{a}"),
+            Neg if float => format!("acc_fneg_{ct}({a})"),
             Neg => format!("acc_neg_{sfx}({a})"),
-            Abs if float => format!("{}({a})", libm("fabs")),
+            Abs if float => format!("acc_fabs_{ct}({a})"),
             Abs => format!("acc_abs_{sfx}({a})"),
             Signum => format!("acc_signum_{sfx}({a})"),
             Quot | Rem | IDiv | Mod => {

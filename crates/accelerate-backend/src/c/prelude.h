@@ -51,6 +51,7 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
  * nonzero operand for CLZ and CTZ). */
 static inline float acc_f32_bits(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
 static inline double acc_f64_bits(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }
+static inline uint32_t acc_f32_to_bits(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }
 static inline uint64_t acc_f64_to_bits(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }
 #define ACC_POPCOUNT64(x) __builtin_popcountll(x)
 #define ACC_CLZ64(x) __builtin_clzll(x)

@@ -6,8 +6,8 @@
  * - the fixed-width integer types and their limits, isnan and copysign;
  * - ACC_FN, how a helper is declared (`static inline`, or a __device__
  *   function);
- * - the bit casts acc_f32_bits, acc_f64_bits (from bits) and
- *   acc_f64_to_bits, and the 64-bit bit counts ACC_POPCOUNT64, ACC_CLZ64
+ * - the bit casts acc_f32_bits, acc_f64_bits (from bits),
+ *   acc_f32_to_bits and acc_f64_to_bits, and the 64-bit bit counts ACC_POPCOUNT64, ACC_CLZ64
  *   and ACC_CTZ64 (the last two of a nonzero operand).
  *
  * The rules these helpers implement are those of docs/semantics.md, and
@@ -125,6 +125,16 @@ ACC_INT_OPS(uint64_t, uint64_t, uint64_t, 64, 0)
     ACC_FN T acc_fmax_##T(T a, T b) { return ((a < b) | (a != a)) ? b : a; }
 ACC_FLOAT_MINMAX(float)
 ACC_FLOAT_MINMAX(double)
+
+/* Negation and absolute value change the sign bit alone, of a NaN too
+ * (Rust's `-x` and `abs`, IEEE 754's negate and abs): PTX's neg.f32 and
+ * abs.f32 give an unspecified NaN for a NaN (an H100 gives the canonical
+ * one, losing the sign and payload), so both are written on the bits; on
+ * the host they compile to the same xor and and. */
+ACC_FN float acc_fneg_float(float a) { return acc_f32_bits(acc_f32_to_bits(a) ^ 0x80000000u); }
+ACC_FN float acc_fabs_float(float a) { return acc_f32_bits(acc_f32_to_bits(a) & 0x7fffffffu); }
+ACC_FN double acc_fneg_double(double a) { return acc_f64_bits(acc_f64_to_bits(a) ^ 0x8000000000000000ull); }
+ACC_FN double acc_fabs_double(double a) { return acc_f64_bits(acc_f64_to_bits(a) & 0x7fffffffffffffffull); }
 
 /* Rust's powi (compiler-rt's __powisf2/__powidf2): repeated squaring. */
 ACC_FN float acc_powi_float(float a, int32_t b) {

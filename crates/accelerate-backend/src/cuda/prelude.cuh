@@ -58,6 +58,7 @@ ACC_FN bool acc_mul_overflow_int64(int64_t a, int64_t b, int64_t *r) {
  * with the CUDA intrinsics. */
 ACC_FN float acc_f32_bits(uint32_t b) { return __uint_as_float(b); }
 ACC_FN double acc_f64_bits(uint64_t b) { return __longlong_as_double((long long)b); }
+ACC_FN uint32_t acc_f32_to_bits(float x) { return __float_as_uint(x); }
 ACC_FN uint64_t acc_f64_to_bits(double x) { return (uint64_t)__double_as_longlong(x); }
 #define ACC_POPCOUNT64(x) __popcll(x)
 #define ACC_CLZ64(x) __clzll((long long)(x))

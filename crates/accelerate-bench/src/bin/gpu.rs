@@ -54,7 +54,11 @@ fn run(size: Size, names: &[String]) -> Result<(), String> {
         let mut b = bench(&gpu, size)?;
         eprintln!("{name}: {}", b.problem);
         let measured = measure(&mut b, &plan)?;
-        rows.extend(report::rows(&b, &measured));
+        let these = report::rows(&b, &measured);
+        // each benchmark's rows as soon as it is measured (a run cut
+        // short by a time limit still reports those done)
+        eprintln!("{}", markdown(&these));
+        rows.extend(these);
     }
     println!("{}", markdown(&rows));
     Ok(())

@@ -26,6 +26,7 @@
 //! `ACCELERATE_DUMP` prints what it names, `ilp` the clustering's solve
 //! times, as for any program).
 
+pub mod audio;
 pub mod blackscholes;
 pub mod dotp;
 pub mod filter;
@@ -35,8 +36,10 @@ pub mod kmeans;
 pub mod mandelbrot;
 pub mod matmul;
 pub mod matvec;
+pub mod md5;
 pub mod moments;
 pub mod nbody;
+pub mod pagerank;
 pub mod radixsort;
 pub mod rowsolve;
 pub mod saxpy;
@@ -45,6 +48,7 @@ pub mod segsum;
 pub mod smvm;
 pub mod softmax;
 pub mod stencil;
+pub mod stream;
 pub mod triad;
 
 use crate::harness::{fresh, Bench, Size};
@@ -78,6 +82,8 @@ pub const ALL: &[Benchmark] = &[
     Benchmark { name: "mandelbrot", bench: mandelbrot::bench, compile: Some(mandelbrot::compile_probe) },
     Benchmark { name: "nbody", bench: nbody::bench, compile: Some(nbody::compile_probe) },
     Benchmark { name: "smvm", bench: smvm::bench, compile: Some(smvm::compile_probe) },
+    Benchmark { name: "audio", bench: audio::bench, compile: Some(audio::compile_probe) },
+    Benchmark { name: "pagerank", bench: pagerank::bench, compile: Some(pagerank::compile_probe) },
     Benchmark { name: "matvec", bench: matvec::bench, compile: Some(matvec::compile_probe) },
     Benchmark { name: "rowsolve", bench: rowsolve::bench, compile: Some(rowsolve::compile_probe) },
     Benchmark { name: "kmeans", bench: kmeans::bench, compile: Some(kmeans::compile_probe) },
@@ -90,6 +96,8 @@ pub const ALL: &[Benchmark] = &[
     Benchmark { name: "segsum", bench: segsum::bench, compile: Some(segsum::compile_probe) },
     Benchmark { name: "stencil", bench: stencil::bench, compile: Some(stencil::compile_probe) },
     Benchmark { name: "floyd", bench: floyd::bench, compile: Some(floyd::compile_probe) },
+    Benchmark { name: "md5", bench: md5::bench, compile: Some(md5::compile_probe) },
+    Benchmark { name: "stream", bench: stream::bench, compile: Some(stream::compile_probe) },
 ];
 
 pub fn find(name: &str) -> Option<&'static Benchmark> {

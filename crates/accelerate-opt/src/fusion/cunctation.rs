@@ -508,7 +508,7 @@ impl Cunctation {
 const CHEAP_NODES: usize = 24;
 
 /// Is `e` index arithmetic with at most `reads` array reads?
-fn cheap(e: &OpenExp, reads: usize) -> bool {
+pub(crate) fn cheap(e: &OpenExp, reads: usize) -> bool {
     let mut budget = CHEAP_NODES;
     let mut reads = reads;
     cheap_in(e, &mut budget, &mut reads)

@@ -66,7 +66,7 @@ impl Lifter<'_> {
     fn components(&mut self, a: &OpenAcc, out: &mut Vec<ABind>) -> Result<()> {
         match &a.kind {
             AccKind::Let(b, body) if !matches!(b.kind, AccKind::Tuple(_)) => {
-                let v = self.array(b)?;
+                let v = self.let_bound(b)?;
                 self.abinds.push(v);
                 let r = self.components(body, out);
                 self.abinds.pop();

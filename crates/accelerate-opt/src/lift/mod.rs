@@ -83,6 +83,29 @@
 //! state's shape...), so that the states of all the elements are one
 //! regular array.
 //!
+//! Note [Irregular arrays]
+//! An array whose extent depends on the context (a window of a signal
+//! whose length is the window's, a row of a sparse matrix) has a
+//! different shape at each context index. It is held as its shapes (an
+//! array over the dimensions its extent and elements depend on) and an
+//! element function of the context index and the index inside it
+//! (`ABind::Irregular`), composed into whatever reads it, so that an
+//! irregular intermediate read once (a row's products, summed) is never
+//! written: the thesis builds a segment descriptor and a flat array for
+//! every irregular value; here they are built only where an operation
+//! needs the rows in memory (`fold1` as a segmented fold,
+//! `materialise_irregular`: the offsets a scan of the sizes, each element
+//! finding its row by a binary search of the offsets).
+//!
+//! Composing repeats the element's work at every read. Sharing recovery
+//! let-binds only arrays used more than once, so a let-bound irregular
+//! array whose element is not index arithmetic (fusion's cost rule, Note
+//! [The cost rule], with any number of reads) is materialised once, and
+//! read from memory at its row's offset (`manifest_irregular`): as
+//! fusion keeps a shared, costly producer manifest in a flat program. The
+//! audio processor's Hann-windowed samples, read by each of 128 bins'
+//! sums, are computed once per sample rather than 128 times.
+//!
 //! What is not lifted yet reports `Error::NestedParallelism`, naming the
 //! construct: functions of folds, scans and permutations that depend on
 //! the context, scans, slices and permutes of irregular arrays, irregular
@@ -846,7 +869,14 @@ impl<'e> Lifter<'e> {
     fn scalar_inner(&mut self, x: &OpenExp) -> Result<SBind> {
         match &x.kind {
             ExpKind::ALet(a, body) => {
-                let b = self.array(a)?;
+                let mut b = self.array(a)?;
+                if let ABind::Irregular { elem, .. } = &b {
+                    // read more than once, and costly to compute again at
+                    // every read (Note [Irregular arrays])
+                    if !crate::fusion::cheap(&elem.f.body, usize::MAX) && read_repeatedly(body, 0) {
+                        b = self.manifest_irregular(b, x.loc)?;
+                    }
+                }
                 self.abinds.push(b);
                 let r = self.scalar(body);
                 self.abinds.pop();
@@ -1765,7 +1795,7 @@ impl<'e> Lifter<'e> {
         match &a.kind {
             AccKind::Var(i) => self.abind_at(*i, loc),
             AccKind::Let(b, body) => {
-                let v = self.array(b)?;
+                let v = self.let_bound(b)?;
                 self.abinds.push(v);
                 let r = self.array(body);
                 self.abinds.pop();
@@ -2260,6 +2290,42 @@ impl<'e> Lifter<'e> {
         Ok((offsets, vals))
     }
 
+    /// The lifted form of a let-bound array term: shared (sharing
+    /// recovery binds only those), so an irregular one whose elements are
+    /// costly to compute again at every read is materialised (Note
+    /// [Irregular arrays]).
+    fn let_bound(&mut self, b: &OpenAcc) -> Result<ABind> {
+        let v = self.array(b)?;
+        match &v {
+            ABind::Irregular { elem, .. } if !crate::fusion::cheap(&elem.f.body, usize::MAX) => {
+                self.manifest_irregular(v, b.loc)
+            }
+            _ => Ok(v),
+        }
+    }
+
+    /// An irregular array whose elements are read from memory: its
+    /// elements materialised row after row (`materialise_irregular`), and
+    /// its element at the frame index `dims ++ ix` the value at its row's
+    /// offset plus `ix`'s position in the row (Note [Irregular arrays]).
+    fn manifest_irregular(&mut self, b: ABind, loc: SrcLoc) -> Result<ABind> {
+        let (offsets, vals) = self.materialise_irregular(&b, loc)?;
+        let ABind::Irregular { shapes, shape, dims, inner, .. } = b else {
+            return Err(Error::Internal("lifting: materialising a regular array".into()));
+        };
+        let at = e(ExpKind::Var(0), loc);
+        let ctx = tuple((0..dims.len()).map(|c| prj(c, at.clone(), loc)).collect(), loc);
+        let own = tuple((0..inner).map(|c| prj(dims.len() + c, at.clone(), loc)).collect(), loc);
+        let row = prim(PrimFun::ToIndex, vec![self.shape_of(&dims, loc)?, ctx.clone()], loc);
+        let row_shape = e(ExpKind::Index { array: self.avar(shapes), index: Box::new(ctx) }, loc);
+        let start = e(ExpKind::LinearIndex { array: self.avar(offsets), index: Box::new(row) }, loc);
+        let pos = prim(PrimFun::Add, vec![start, prim(PrimFun::ToIndex, vec![row_shape, own], loc)], loc);
+        let body = e(ExpKind::LinearIndex { array: self.avar(vals), index: Box::new(pos) }, loc);
+        let f = Fun { params: vec![EltTy::shape(dims.len() + inner)], body };
+        let elem = std::rc::Rc::new(Elem { f, depth: self.adepth() });
+        Ok(ABind::Irregular { shapes, shape, elem, dims, inner })
+    }
+
     /// `fold` of an irregular vector per context index: a segmented fold
     /// of its elements, one segment per context index.
     fn fold_irregular(&mut self, b: &ABind, f: &Fun, seed: Option<&OpenExp>, loc: SrcLoc) -> Result<ABind> {
@@ -2563,6 +2629,71 @@ fn keeps_shape(a: &OpenAcc, same: &mut Vec<bool>) -> bool {
         AccKind::Acond { then_, else_, .. } => keeps_shape(then_, same) && keeps_shape(else_, same),
         _ => false,
     }
+}
+
+/// Whether the array variable `var` of scalar term `e` may be read more
+/// than once: read in two places, or in one inside a scalar loop or an
+/// array term nested in `e` (which runs once per element of its
+/// operation). Stops at the second read found.
+fn read_repeatedly(e: &OpenExp, var: usize) -> bool {
+    let mut n = 0;
+    exp_reads(e, var, false, &mut n);
+    n >= 2
+}
+
+fn exp_reads(e: &OpenExp, var: usize, repeated: bool, n: &mut usize) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if *n >= 2 {
+            return;
+        }
+        match &e.kind {
+            ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } if *array == var => {
+                *n += if repeated { 2 } else { 1 };
+            }
+            ExpKind::While { .. } => {
+                each_child(e, |c| exp_reads(c, var, true, n));
+                return;
+            }
+            ExpKind::ALet(a, body) => {
+                acc_reads(a, var, n);
+                exp_reads(body, var + 1, repeated, n);
+                return;
+            }
+            _ => {}
+        }
+        each_child(e, |c| exp_reads(c, var, repeated, n));
+    })
+}
+
+/// `exp_reads` in an array term nested in scalar code: any use counts as
+/// repeated.
+fn acc_reads(a: &OpenAcc, var: usize, n: &mut usize) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if *n >= 2 {
+            return;
+        }
+        if let AccKind::Var(k) = a.kind {
+            *n += if k == var { 2 } else { 0 };
+            return;
+        }
+        each_exp(a, |x| exp_reads(x, var, true, n));
+        match &a.kind {
+            AccKind::Let(b, body) => {
+                acc_reads(b, var, n);
+                acc_reads(body, var + 1, n);
+            }
+            AccKind::Awhile { pred, body, init } => {
+                acc_reads(&pred.body, var + 1, n);
+                acc_reads(&body.body, var + 1, n);
+                acc_reads(init, var, n);
+            }
+            AccKind::Foreign { fallback, arg, .. } => {
+                acc_reads(&fallback.body, var + 1, n);
+                acc_reads(arg, var, n);
+            }
+            _ => visit::acc_children(a).into_iter().for_each(|c| acc_reads(c, var, n)),
+        }
+    })
 }
 
 /// The scalar variable a term is, if it is one.

@@ -1,0 +1,138 @@
+//! The audio processor (the sequences thesis §3.2.2 and §7.2), as in
+//! `examples/audio.rs`: windows of 256 to 2048 samples chosen by the
+//! signal's local zero-crossing rate and energy, overlapping by half; each
+//! window's Hann-windowed magnitude spectrum (64 bins, each a sum over the
+//! window) and zero crossings; then, in Rust, each window's spectral flux
+//! and the onsets. Compute-bound: `64 x L` products for the real and as
+//! many for the imaginary part of a window of `L` samples.
+//!
+//! Variants (post-processing, the flux and the onsets, included in every
+//! one, since the sequence's reader does it while the sequence runs):
+//!
+//! - `accelerate-seq`: the sequence (`zc_stream`: `produce` of the window
+//!   indices, `map_seq` of `process_window`) consumed by `stream_out`,
+//!   post-processed as the elements arrive. A sequence is built and run,
+//!   not compiled once: its front end runs in every sample (the kernels
+//!   come from the kernel cache after the checking run);
+//! - `accelerate-per-window`: "regular Accelerate" of §7.2, the same
+//!   `process_window` as one program compiled once and run once per
+//!   window;
+//! - `rust-seq`: the plain loop over the windows, the reference;
+//! - `rust-rayon`: the windows on rayon's pool (each window's spectrum
+//!   the reference's loop, so bit-identical to it), then the
+//!   post-processing in order.
+//!
+//! Every variant is checked with `audio::check_features` (zero crossings
+//! exact; magnitudes and flux within the tolerance derived at
+//! `audio::magnitude_tolerances`, Note [Audio tolerance]: each sum over
+//! a window may be reassociated, and the backend's `cos` may differ by a
+//! few ulps).
+//!
+//! The program, its reference, the signal and the pre-processing are
+//! `accelerate_programs::audio`.
+
+use super::{accelerate_configs, probe_compile, CompileProbe};
+use crate::harness::{fresh, Bench, Size};
+use accelerate::prelude::*;
+use accelerate_programs::audio::{
+    check_features, features_ref, signal, twiddles, window_program, window_ref, zc_stream_of, Audio,
+    Features, PostProcessor, BINS, SAMPLE_RATE,
+};
+use accelerate_programs::rng::SEED_A;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Seconds of signal at `SAMPLE_RATE`: about 30, 300 and 3600 windows.
+pub fn seconds(size: Size) -> f64 {
+    size.pick(0.5, 5.0, 60.0)
+}
+
+/// Parallel: the windows' spectra on rayon's pool, then the
+/// post-processing, which is sequential by nature (each flux reads the
+/// previous window), in order.
+pub fn features_rayon(audio: &Audio, twiddles: &[f32]) -> Features {
+    let outs: Vec<(Vec<f32>, i32)> =
+        (0..audio.windows()).into_par_iter().map(|w| window_ref(audio.window(w), twiddles)).collect();
+    let mut post = PostProcessor::new();
+    for (m, zc) in &outs {
+        post.push(m, *zc);
+    }
+    post.finish()
+}
+
+pub fn bench(size: Size) -> Result<Bench, String> {
+    let n = (seconds(size) * SAMPLE_RATE) as usize;
+    let audio = Arc::new(Audio::new(signal(n, SEED_A)));
+    let tw_host = Arc::new(twiddles());
+    let want = Arc::new(features_ref(&audio, &tw_host));
+    let check = {
+        let audio = audio.clone();
+        move |got: &Features| check_features(&audio, got, &want)
+    };
+
+    let windows = audio.windows();
+    let total: i64 = audio.lengths.iter().sum();
+    let (lo, hi) = (audio.lengths.iter().min().copied(), audio.lengths.iter().max().copied());
+    let mut b = Bench::new(
+        "audio",
+        format!(
+            "{n} samples, {windows} windows of {}..{} samples (mean {}), {BINS} bins",
+            lo.unwrap_or(0),
+            hi.unwrap_or(0),
+            total / windows.max(1) as i64
+        ),
+    );
+    // a multiply and an add for each of the real and imaginary parts'
+    // terms, BINS x L of each a window
+    b.flops = Some(4.0 * BINS as f64 * total as f64);
+
+    let config = accelerate_configs()[0].1.clone();
+    let data = audio.data();
+    let tw = Vector::from_elems(tw_host.to_vec());
+
+    let (d, t, c, cfg) = (data.clone(), tw.clone(), check.clone(), config.clone());
+    b.variant(
+        "accelerate-seq",
+        move |slot| {
+            fresh(slot, || -> accelerate::Result<Features> {
+                let mut post = PostProcessor::new();
+                for e in accelerate::stream_out_with(&zc_stream_of(&d, &t), &cfg)? {
+                    let (magnitudes, zero_crossings) = e?;
+                    post.push(&magnitudes.to_vec(), zero_crossings.value());
+                }
+                Ok(post.finish())
+            })
+        },
+        move |f| c(f),
+    );
+
+    let prog = accelerate::compile_with(window_program, config)
+        .map_err(|e| format!("audio, accelerate-per-window: compiling: {e}"))?;
+    let c = check.clone();
+    b.variant(
+        "accelerate-per-window",
+        move |slot| {
+            fresh(slot, || -> accelerate::Result<Features> {
+                let mut post = PostProcessor::new();
+                for w in 0..windows {
+                    let (magnitudes, zero_crossings) = prog.run((&data, &tw, &Scalar::scalar(w as i64)))?;
+                    post.push(&magnitudes.to_vec(), zero_crossings.value());
+                }
+                Ok(post.finish())
+            })
+        },
+        move |f| c(f),
+    );
+
+    type Kernel = fn(&Audio, &[f32]) -> Features;
+    let kernels: [(&str, Kernel); 2] = [("rust-seq", features_ref), ("rust-rayon", features_rayon)];
+    for (name, kernel) in kernels {
+        let (a, t, c) = (audio.clone(), tw_host.clone(), check.clone());
+        b.variant(name, move |slot| fresh(slot, || Ok::<_, String>(kernel(&a, &t))), move |f| c(f));
+    }
+    Ok(b)
+}
+
+pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {
+    probe_compile(|config| accelerate::compile_with(window_program, config))
+}
