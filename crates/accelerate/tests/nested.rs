@@ -537,6 +537,37 @@ fn maps_and_zips_of_irregular_arrays() {
 }
 
 #[test]
+fn a_costly_irregular_array_read_twice_is_computed_once() {
+    // per row: w_j = (7919 j + 3 i) % 13 (a remainder: not index
+    // arithmetic), then its sum and its sum of squares; the array is read
+    // in two places, so the lifter writes it once (Note [Irregular arrays])
+    // rather than computing each element in both sums
+    let lens = vec![3i64, 0, 5, 1, 17, 2];
+    let l = use_array(Vector::from_elems(lens.clone()));
+    let r = generate(index1(lens.len() as i64), |i| {
+        let i = unindex1(i);
+        let n = l.index(index1(&i));
+        let i2 = i.clone();
+        let w = generate(index1(n), move |j| (unindex1(j) * 7919i64 + &i2 * 3i64) % 13i64);
+        let sum = w.fold(0i64, |a, b| a + b).the();
+        let squares = w.map(|x| x * x).fold(0i64, |a, b| a + b).the();
+        sum * 1000 + squares
+    });
+    let want: Vec<i64> = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let w: Vec<i64> = (0..n).map(|j| (j * 7919 + i as i64 * 3) % 13).collect();
+            w.iter().sum::<i64>() * 1000 + w.iter().map(|x| x * x).sum::<i64>()
+        })
+        .collect();
+    assert_eq!(run_env(&r).unwrap().to_vec(), want);
+    let text = accelerate::explain_with(&r, &Config::default()).unwrap();
+    let lift = text.split("== lift ==").nth(1).unwrap().split("== ").next().unwrap();
+    assert_eq!(lift.matches("% 13").count(), 1, "{lift}");
+}
+
+#[test]
 fn an_out_of_bounds_read_of_an_irregular_array_is_an_error() {
     let v = use_array(Vector::from_elems(vec![2i64, 3]));
     let r = v.map(|x| {
