@@ -134,7 +134,7 @@ fn median(mut xs: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let (mut n, mut runs, mut max_chunk) = (1usize << 14, 5usize, 4096usize);
+    let (mut n, mut runs, mut max_chunk) = (1usize << 16, 5usize, 8192usize);
     let mut it = std::env::args().skip(1);
     let number = |it: &mut std::iter::Skip<std::env::Args>| -> usize {
         it.next().and_then(|s| s.parse().ok()).filter(|&v| v > 0).unwrap_or_else(|| usage())

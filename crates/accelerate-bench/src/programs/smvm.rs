@@ -15,10 +15,10 @@
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
-use crate::harness::{in_place, Bench, Size};
+use crate::harness::{fresh, in_place, Bench, Size};
 use accelerate::prelude::*;
 use accelerate_programs::rng::{Rng, SEED_A, SEED_B};
-use accelerate_programs::smvm::{random_csr, smvm, smvm_nested, Csr};
+use accelerate_programs::smvm::{random_csr, smvm, smvm_nested, smvm_seq, Csr};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -112,6 +112,30 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |p| p.run((&a4.0, &a4.1, &a4.2, &a4.3)),
         move |r: &Vector<f32>| c(&r.to_vec()),
     )?;
+    // the sequence of rows (`from_segs` of the row lengths), compiled on
+    // each run as a user's `run_seq` is
+    let config = super::accelerate_configs()[0].1.clone();
+    let seq_args = (
+        Vector::from_elems(a.row_lengths()),
+        Vector::from_elems(a.col_idx.clone()),
+        Vector::from_elems(a.vals.clone()),
+        Vector::from_elems(x.to_vec()),
+    );
+    let c = check.clone();
+    b.variant(
+        "accelerate-seq",
+        move |s| {
+            let (l, ci, v, xv) = &seq_args;
+            let seq = smvm_seq(
+                &use_array(l.clone()),
+                &use_array(ci.clone()),
+                &use_array(v.clone()),
+                &use_array(xv.clone()),
+            );
+            fresh(s, || accelerate::run_seq_with(&seq, &config))
+        },
+        move |r: &Vector<f32>| c(&r.to_vec()),
+    );
     type Kernel = fn(&Csr, &[f32], &mut [f32]);
     let kernels: [(&str, Kernel); 2] = [("rust-seq", Csr::mul_ref), ("rust-rayon", smvm_rayon)];
     for (name, kernel) in kernels {
