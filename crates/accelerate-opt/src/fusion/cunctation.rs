@@ -497,9 +497,10 @@ impl Cunctation {
 // used once and these whatever their uses). A producer is cheap when it
 // moves data without computing on it (`backpermute`, `replicate`, `slice`
 // of a manifest array, their index maps cheap) or generates each element
-// from its index with at most one array read and at most `CHEAP_NODES`
-// nodes of integer, comparison and shape arithmetic: no division, no
-// loop, no floating-point function. Such a producer is inlined into every
+// from its index with at most one array read (reads of rank-0 arrays,
+// one value for the whole operation, not counted) and at most
+// `CHEAP_NODES` nodes of integer, comparison and shape arithmetic: no
+// division, no loop, no floating-point function. Such a producer is inlined into every
 // use, including scalar reads and `awhile` bodies, and into stencils
 // (which read each element several times); any other producer is inlined
 // only into a single use that runs once.
@@ -526,6 +527,9 @@ fn cheap_in(e: &OpenExp, budget: &mut usize, reads: &mut usize) -> bool {
         ExpKind::Cond(..) => true,
         ExpKind::ALet(..) => false,
         ExpKind::Const(c) => !matches!(c, ScalarVal::F16(_) | ScalarVal::F32(_) | ScalarVal::F64(_)),
+        // the element of a rank-0 array (a `Scalar`'s `the`, a chunk's
+        // length) is one value for the whole operation: free
+        ExpKind::Index { index, .. } if matches!(&index.kind, ExpKind::Tuple(c) if c.is_empty()) => true,
         ExpKind::Index { .. } | ExpKind::LinearIndex { .. } => {
             if *reads == 0 {
                 return false;
