@@ -44,6 +44,7 @@ pub mod nbody;
 pub mod pagerank;
 pub mod radixsort;
 pub mod rng;
+pub mod rounding;
 pub mod rowsolve;
 pub mod saxpy;
 pub mod scan;

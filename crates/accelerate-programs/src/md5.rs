@@ -54,7 +54,7 @@ pub const NOT_FOUND: i64 = i64::MAX;
 pub const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
 
 /// The rotation of each step (RFC 1321 §3.4).
-const SHIFTS: [u32; 64] = [
+pub const SHIFTS: [u32; 64] = [
     7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, //
     5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, //
     4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, //
@@ -63,7 +63,7 @@ const SHIFTS: [u32; 64] = [
 
 /// The additive constant of each step, `floor(|sin(i + 1)| * 2^32)`
 /// (RFC 1321 §3.4, table T).
-const K: [u32; 64] = [
+pub const K: [u32; 64] = [
     0xd76a_a478,
     0xe8c7_b756,
     0x2420_70db,
@@ -132,7 +132,7 @@ const K: [u32; 64] = [
 
 /// The message word step `i` reads (RFC 1321 §3.4: `i`, `5i + 1`, `3i +
 /// 5`, `7i`, modulo 16, by round).
-const fn message_index(i: usize) -> usize {
+pub const fn message_index(i: usize) -> usize {
     match i / 16 {
         0 => i,
         1 => (5 * i + 1) % 16,

@@ -47,6 +47,7 @@
 //! Used by `examples/pagerank.rs` and the `pagerank` benchmarks.
 
 use crate::rng::Rng;
+use crate::rounding::{gamma, U};
 use accelerate::array::{ArrayData, ArraysVal, Buffer};
 use accelerate::prelude::*;
 use accelerate::{run_seq_with, Config, Program};
@@ -292,16 +293,6 @@ impl Iterator for RandomLinks {
 
 // ---------------------------------------------------------------------------
 // The reference
-
-/// The unit roundoff of f32, and Higham's `gamma_k = k*u / (1 - k*u)`: a
-/// sum of `k + 1` terms computed in any order is within
-/// `gamma_k * sum |terms|` of the exact sum ("Accuracy and Stability of
-/// Numerical Algorithms", §3.1, (3.5)).
-const U: f64 = f32::EPSILON as f64 / 2.0;
-
-fn gamma(k: usize) -> f64 {
-    k as f64 * U / (1.0 - k as f64 * U)
-}
 
 /// A bound on `|fl(a) - fl(b)|`, one rounding of two values with
 /// `|a - b| <= diff`, where `b` is `exact`: rounding to nearest is

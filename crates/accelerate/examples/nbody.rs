@@ -22,6 +22,7 @@ use accelerate_programs::nbody::{
     PARAMS, V3,
 };
 use accelerate_programs::rng::SEED_A;
+use accelerate_programs::rounding::gamma;
 use std::process::exit;
 use std::time::Instant;
 
@@ -68,16 +69,6 @@ struct Checked {
     /// The largest velocity difference, as a fraction of what was allowed
     /// on its side.
     worst: f64,
-}
-
-/// The unit roundoff of f32, and Higham's `gamma_k = k*u / (1 - k*u)`: a
-/// sum of `k + 1` terms computed in any order is within
-/// `gamma_k * sum |terms|` of the exact sum ("Accuracy and Stability of
-/// Numerical Algorithms", §3.1, (3.5)).
-const U: f64 = f32::EPSILON as f64 / 2.0;
-
-fn gamma(k: usize) -> f64 {
-    k as f64 * U / (1.0 - k as f64 * U)
 }
 
 /// Checks one step of the program, from `before` to `got`, against the

@@ -38,6 +38,10 @@ use accelerate_programs::rng::SEED_A;
 use std::process::exit;
 use std::time::{Duration, Instant};
 
+#[path = "common/memory.rs"]
+mod memory;
+use memory::status_kib;
+
 /// What the process may hold beyond the budget and the vertices' arrays.
 const SLACK_MB: usize = 64;
 /// The vertices' arrays of the streamed form, in bytes per vertex: the
@@ -89,13 +93,6 @@ fn parse_args() -> Args {
         usage()
     }
     args
-}
-
-/// A field of `/proc/self/status`, in KiB.
-fn status_kib(field: &str) -> Option<usize> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn ms(d: Duration) -> f64 {

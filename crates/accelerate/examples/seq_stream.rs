@@ -27,6 +27,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+#[path = "common/memory.rs"]
+mod memory;
+use memory::status_kib;
+
 const ELEM: usize = 1 << 16;
 const SLACK_MB: usize = 64;
 
@@ -41,13 +45,6 @@ fn element(i: usize) -> Vec<i32> {
             (x >> 40) as i32 - (1 << 23)
         })
         .collect()
-}
-
-/// A field of `/proc/self/status`, in KiB.
-fn status_kib(field: &str) -> Option<usize> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn main() {

@@ -18,6 +18,7 @@
 use accelerate::prelude::*;
 use accelerate::Backend;
 use accelerate_programs::rng::{Rng, SEED_A, SEED_B};
+use accelerate_programs::rounding::gamma;
 use accelerate_programs::smvm::{random_csr, smvm, smvm_lengths, smvm_seq};
 use std::process::exit;
 use std::time::Instant;
@@ -159,8 +160,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // backend sums a row across the lanes of a warp (a fold's
             // operator is taken to be associative: docs/semantics.md), so
             // there each row is within the bound of a reassociated sum of
-            // its n rounded products, gamma_n * sum |a_ij x_j| with
-            // gamma_n = n u / (1 - n u), u = 2^-24 (Higham, ch. 4).
+            // its n rounded products, gamma_n * sum |a_ij x_j|
+            // (`rounding::gamma`; a bound for n terms, one more than the
+            // n - 1 additions need).
             let tol: Vec<f64> = (0..csr.nrows())
                 .map(|r| {
                     if !reassociates {
@@ -169,8 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let (lo, hi) = (csr.row_ptr[r] as usize, csr.row_ptr[r + 1] as usize);
                     let abs: f64 =
                         (lo..hi).map(|j| (csr.vals[j] * x_host[csr.col_idx[j] as usize]).abs() as f64).sum();
-                    let nu = (hi - lo) as f64 * f32::EPSILON as f64 / 2.0;
-                    nu / (1.0 - nu) * abs
+                    gamma(hi - lo) * abs
                 })
                 .collect();
             bad += compare(&format!("vector {k}, fold_seg_offsets"), y1, &want, &tol);

@@ -30,6 +30,7 @@
 
 use accelerate::prelude::*;
 use accelerate::{run_seq_with, stream_out_with, Config, ProgressFn, SeqOptions};
+use accelerate_bench::harness::median;
 use accelerate_programs::rng::{Rng, SEED_A};
 use std::collections::BTreeMap;
 use std::process::exit;
@@ -126,11 +127,6 @@ impl Stream {
         let settled = trace.lock().unwrap().settled();
         Ok((time, settled))
     }
-}
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
 }
 
 fn main() {
@@ -250,7 +246,7 @@ fn report(s: &Stream, sizes: &[Option<usize>], runs: usize) -> Result<(), String
             }
         }
     }
-    let medians: Vec<Duration> = times.into_iter().map(median).collect();
+    let medians: Vec<Duration> = times.iter().map(|t| median(t)).collect();
     let n = s.items.len();
     println!(
         "\n### {} stream: {n} vectors of i32, {:.1} MiB, {runs} runs each (medians)\n",

@@ -37,8 +37,8 @@ use crate::native::native_fn;
 use accelerate::prelude::*;
 use accelerate::run_seq_with;
 use accelerate_programs::md5::{
-    batches, dictionary_blocks, md5_ref, md5_search, md5_search_seq, planted_word, search_ref, BLOCK_WORDS,
-    INIT, NOT_FOUND,
+    batches, dictionary_blocks, md5_ref, md5_search, md5_search_seq, message_index, planted_word, search_ref,
+    BLOCK_WORDS, INIT, K, NOT_FOUND, SHIFTS,
 };
 use accelerate_programs::rng::SEED_A;
 use rayon::prelude::*;
@@ -67,26 +67,6 @@ pub const LANES: usize = 16;
 /// Words per rayon task: 4096 words (256 KiB) are about a millisecond of
 /// hashing on one core, and leave 1024 tasks at 2^22 words.
 const WORDS_PER_TASK: usize = 4096;
-
-/// The step constants and shifts, as in RFC 1321 (the reference's, in the
-/// lane-wise loop's form).
-fn step_constants() -> ([u32; 64], [u32; 64], [usize; 64]) {
-    let shifts = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]];
-    let mut k = [0u32; 64];
-    let mut s = [0u32; 64];
-    let mut g = [0usize; 64];
-    for i in 0..64 {
-        k[i] = ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32;
-        s[i] = shifts[i / 16][i % 4];
-        g[i] = match i / 16 {
-            0 => i,
-            1 => (5 * i + 1) % 16,
-            2 => (3 * i + 5) % 16,
-            _ => (7 * i) % 16,
-        };
-    }
-    (k, s, g)
-}
 
 /// One step of round `R` on all lanes: `R` a constant, so that the
 /// round's function is chosen at compile time and the lane loop is
@@ -118,8 +98,7 @@ native_fn! {
     /// The digests of `LANES` blocks (`LANES * 16` words), lane by lane in
     /// each step: the lanes are independent, so each step's operations
     /// vectorise across them.
-    fn md5_lanes(blocks: &[u32], consts: &([u32; 64], [u32; 64], [usize; 64])) -> [[u32; LANES]; 4] {
-        let (k, s, g) = consts;
+    fn md5_lanes(blocks: &[u32]) -> [[u32; LANES]; 4] {
         // the message transposed: word j of every lane together
         let mut m = [[0u32; LANES]; BLOCK_WORDS];
         for (l, block) in blocks.chunks_exact(BLOCK_WORDS).enumerate() {
@@ -129,16 +108,16 @@ native_fn! {
         }
         let mut st = INIT.map(|x| [x; LANES]);
         for i in 0..16 {
-            step::<0>(&mut st, &m, k[i], s[i], g[i]);
+            step::<0>(&mut st, &m, K[i], SHIFTS[i], message_index(i));
         }
         for i in 16..32 {
-            step::<1>(&mut st, &m, k[i], s[i], g[i]);
+            step::<1>(&mut st, &m, K[i], SHIFTS[i], message_index(i));
         }
         for i in 32..48 {
-            step::<2>(&mut st, &m, k[i], s[i], g[i]);
+            step::<2>(&mut st, &m, K[i], SHIFTS[i], message_index(i));
         }
         for i in 48..64 {
-            step::<3>(&mut st, &m, k[i], s[i], g[i]);
+            step::<3>(&mut st, &m, K[i], SHIFTS[i], message_index(i));
         }
         for (w, init) in st.iter_mut().zip(INIT) {
             for x in w.iter_mut() {
@@ -151,16 +130,11 @@ native_fn! {
 
 /// The first index in `blocks` (a task's words, the first of which is word
 /// `first`) whose digest is `target`, or `NOT_FOUND`; every word hashed.
-fn first_in_task(
-    blocks: &[u32],
-    first: usize,
-    target: [u32; 4],
-    consts: &([u32; 64], [u32; 64], [usize; 64]),
-) -> i64 {
+fn first_in_task(blocks: &[u32], first: usize, target: [u32; 4]) -> i64 {
     let mut best = NOT_FOUND;
     let (full, tail) = blocks.split_at(blocks.len() / (LANES * BLOCK_WORDS) * LANES * BLOCK_WORDS);
     for (j, group) in full.chunks_exact(LANES * BLOCK_WORDS).enumerate() {
-        let h = md5_lanes(group, consts);
+        let h = md5_lanes(group);
         if let Some(l) = (0..LANES).find(|&l| [h[0][l], h[1][l], h[2][l], h[3][l]] == target) {
             best = best.min((first + j * LANES + l) as i64);
         }
@@ -176,11 +150,10 @@ fn first_in_task(
 /// Parallel: tasks of `WORDS_PER_TASK` words on rayon's pool, each
 /// hashed `LANES` at a time; the smallest match over all tasks.
 pub fn search_rayon(blocks: &[u32], target: [u32; 4]) -> i64 {
-    let consts = step_constants();
     blocks
         .par_chunks(WORDS_PER_TASK * BLOCK_WORDS)
         .enumerate()
-        .map(|(t, task)| first_in_task(task, t * WORDS_PER_TASK, target, &consts))
+        .map(|(t, task)| first_in_task(task, t * WORDS_PER_TASK, target))
         .min()
         .unwrap_or(NOT_FOUND)
 }
@@ -257,7 +230,7 @@ mod tests {
     #[test]
     fn lane_wise_md5_agrees_with_the_reference() {
         let blocks = dictionary_blocks(0..LANES, 9, None);
-        let h = md5_lanes(&blocks, &step_constants());
+        let h = md5_lanes(&blocks);
         for (l, block) in blocks.chunks_exact(BLOCK_WORDS).enumerate() {
             let want = accelerate_programs::md5::md5_block_ref(block);
             assert_eq!([h[0][l], h[1][l], h[2][l], h[3][l]], want);

@@ -870,12 +870,10 @@ impl<'e> Lifter<'e> {
         match &x.kind {
             ExpKind::ALet(a, body) => {
                 let mut b = self.array(a)?;
-                if let ABind::Irregular { elem, .. } = &b {
-                    // read more than once, and costly to compute again at
-                    // every read (Note [Irregular arrays])
-                    if !crate::fusion::cheap(&elem.f.body, usize::MAX) && read_repeatedly(body, 0) {
-                        b = self.manifest_irregular(b, x.loc)?;
-                    }
+                // read more than once, and costly to compute again at every
+                // read (Note [Irregular arrays])
+                if costly_irregular(&b) && read_repeatedly(body, 0) {
+                    b = self.manifest_irregular(b, x.loc)?;
                 }
                 self.abinds.push(b);
                 let r = self.scalar(body);
@@ -2296,11 +2294,10 @@ impl<'e> Lifter<'e> {
     /// [Irregular arrays]).
     fn let_bound(&mut self, b: &OpenAcc) -> Result<ABind> {
         let v = self.array(b)?;
-        match &v {
-            ABind::Irregular { elem, .. } if !crate::fusion::cheap(&elem.f.body, usize::MAX) => {
-                self.manifest_irregular(v, b.loc)
-            }
-            _ => Ok(v),
+        if costly_irregular(&v) {
+            self.manifest_irregular(v, b.loc)
+        } else {
+            Ok(v)
         }
     }
 
@@ -2629,6 +2626,13 @@ fn keeps_shape(a: &OpenAcc, same: &mut Vec<bool>) -> bool {
         AccKind::Acond { then_, else_, .. } => keeps_shape(then_, same) && keeps_shape(else_, same),
         _ => false,
     }
+}
+
+/// An irregular array whose element is not index arithmetic (fusion's
+/// cost rule, with any number of reads): worth materialising where it is
+/// read more than once.
+fn costly_irregular(b: &ABind) -> bool {
+    matches!(b, ABind::Irregular { elem, .. } if !crate::fusion::cheap(&elem.f.body, usize::MAX))
 }
 
 /// Whether the array variable `var` of scalar term `e` may be read more
