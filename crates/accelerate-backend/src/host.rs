@@ -12,7 +12,7 @@
 use crate::interp::scalar::{lookup, ArrayEnv, ScalarEval};
 use accelerate_base::array::{ArrayData, ArraysVal};
 use accelerate_base::error::{Error, Result, SrcLoc};
-use accelerate_base::foreign::{call_host, ForeignAcc};
+use accelerate_base::foreign::{call_host, no_implementation, ForeignAcc};
 use accelerate_plan::Cmd;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -283,6 +283,7 @@ impl<M: Machine> Walker<'_, M> {
                 if let Some(r) = self.m.foreign(func, *loc, &x) {
                     return r;
                 }
+                let Some(fallback) = fallback else { return Err(no_implementation(func, *loc)) };
                 self.env.push(Ok(x));
                 let r = self.cmd(fallback);
                 self.env.pop();

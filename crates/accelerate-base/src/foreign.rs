@@ -34,6 +34,18 @@ pub type HostFn = dyn Fn(ArraysVal) -> std::result::Result<ArraysVal, String> + 
 /// A host implementation (`HostFn`), as a type a backend can look for.
 pub struct HostImpl(pub Box<HostFn>);
 
+/// The implementation of a call the library makes itself, run by every
+/// backend on host arrays (the CUDA backend copies the arguments to the
+/// host and the results back), whose errors are the library's own: a
+/// sequence collected into a larger program (`Consumed::collect`) is one,
+/// running the sequence's chunk programs on the enclosing program's
+/// backend. Such a call needs no fallback.
+pub type RuntimeFn = dyn Fn(ArraysVal) -> Result<ArraysVal> + Send + Sync;
+
+/// A runtime implementation (`RuntimeFn`), as a type a backend can look
+/// for.
+pub struct RuntimeImpl(pub Box<RuntimeFn>);
+
 /// A foreign array function: its name (for messages and the plan's
 /// text), the type of its result, and its implementations (shared by
 /// its clones).
@@ -91,15 +103,37 @@ impl fmt::Debug for ForeignAcc {
 }
 
 /// Runs `f`'s host implementation on `arg` for a call at `loc`, if it
-/// has one: its result, checked, or the `Error::Foreign` of an error it
-/// returned, a panic, or a result of the wrong type.
+/// has one (else its runtime implementation, `call_runtime`): its
+/// result, checked, or the `Error::Foreign` of an error it returned, a
+/// panic, or a result of the wrong type.
 pub fn call_host(f: &ForeignAcc, loc: SrcLoc, arg: ArraysVal) -> Option<Result<ArraysVal>> {
-    let HostImpl(imp) = f.implementation::<HostImpl>()?;
+    let Some(HostImpl(imp)) = f.implementation::<HostImpl>() else { return call_runtime(f, loc, arg) };
     Some(match catch_unwind(AssertUnwindSafe(|| imp(arg))) {
         Ok(Ok(r)) => f.check_result(loc, &r).map(|()| r),
         Ok(Err(message)) => Err(f.error(loc, message)),
         Err(panic) => Err(f.error(loc, format!("panicked: {}", panic_message(&*panic)))),
     })
+}
+
+/// Runs `f`'s runtime implementation (`RuntimeImpl`) on `arg`, if it has
+/// one: its result, checked, or its own error unchanged; a panic (a bug
+/// of the library, caught so that it does not unwind through a backend)
+/// is an internal error.
+pub fn call_runtime(f: &ForeignAcc, loc: SrcLoc, arg: ArraysVal) -> Option<Result<ArraysVal>> {
+    let RuntimeImpl(imp) = f.implementation::<RuntimeImpl>()?;
+    Some(match catch_unwind(AssertUnwindSafe(|| imp(arg))) {
+        Ok(Ok(r)) => f.check_result(loc, &r).map(|()| r),
+        Ok(Err(e)) => Err(e),
+        Err(panic) => {
+            Err(Error::Internal(format!("{} at {loc} panicked: {}", f.name, panic_message(&*panic))))
+        }
+    })
+}
+
+/// The error of a call of `f` at `loc` on a backend that has no
+/// implementation of it, where it has no fallback either.
+pub fn no_implementation(f: &ForeignAcc, loc: SrcLoc) -> Error {
+    f.error(loc, "this backend has no implementation of it, and it has no fallback")
 }
 
 /// The message of a panic's payload, where it is a string.

@@ -612,9 +612,12 @@ impl AccConverter<'_> {
             }
             NodeKind::Foreign { func, fallback, arg } => AccKind::Foreign {
                 func: func.clone(),
-                fallback: self.afun(fallback)?,
+                fallback: Some(self.afun(fallback)?),
                 arg: self.acc_ref(*arg)?,
             },
+            NodeKind::Collect { seq, arg } => {
+                AccKind::Foreign { func: seq.foreign(self.opts)?, fallback: None, arg: self.acc_ref(*arg)? }
+            }
             NodeKind::ATuple(xs) => {
                 AccKind::Tuple(xs.iter().map(|x| self.acc_ref(*x).map(|b| *b)).collect::<Result<_>>()?)
             }

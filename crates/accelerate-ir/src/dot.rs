@@ -101,11 +101,13 @@ impl Dot {
                 let i = self.acc(arg);
                 let n = self.node(&label(a), "box3d");
                 self.edge(&i, &n, Some("argument"));
-                let p = self.node("fallback argument", "ellipse");
-                self.env.push(p);
-                let r = self.acc(&fallback.body);
-                self.env.pop();
-                self.edge(&r, &n, Some("fallback"));
+                if let Some(fallback) = fallback {
+                    let p = self.node("fallback argument", "ellipse");
+                    self.env.push(p);
+                    let r = self.acc(&fallback.body);
+                    self.env.pop();
+                    self.edge(&r, &n, Some("fallback"));
+                }
                 n
             }
             _ => {

@@ -295,8 +295,10 @@ impl Printer {
             }
             AccKind::Foreign { func, fallback, arg } => {
                 let _ = write!(out, "foreign {} ", func.name);
-                self.afun(fallback, indent, out);
-                out.push(' ');
+                if let Some(fallback) = fallback {
+                    self.afun(fallback, indent, out);
+                    out.push(' ');
+                }
                 self.acc_arg(arg, indent, out);
             }
             AccKind::Delayed(DelayedArray { shape, index, linear }) => {

@@ -208,10 +208,12 @@ pub enum AccKind {
     /// fusion barrier on both sides): a backend runs an implementation of
     /// `func` it has, and `fallback` (whose parameter is `arg`'s type and
     /// whose result is `func.result`) where it has none (sequences
-    /// thesis §6.1.2, `Aforeign`).
+    /// thesis §6.1.2, `Aforeign`). A call without a fallback is one every
+    /// backend implements (`base::foreign::RuntimeImpl`: a collected
+    /// sequence).
     Foreign {
         func: Arc<ForeignAcc>,
-        fallback: AFun,
+        fallback: Option<AFun>,
         arg: Box<OpenAcc>,
     },
     /// A delayed array (Note [Delayed arrays]): fusion's output, allowed
@@ -467,7 +469,10 @@ impl Drop for OpenAcc {
                 AccKind::Permute { defaults, source, .. } => accs.extend([*defaults, *source]),
                 AccKind::Acond { then_, else_, .. } => accs.extend([*then_, *else_]),
                 AccKind::Awhile { pred, body, init } => accs.extend([*pred.body, *body.body, *init]),
-                AccKind::Foreign { fallback, arg, .. } => accs.extend([*fallback.body, *arg]),
+                AccKind::Foreign { fallback, arg, .. } => {
+                    accs.extend(fallback.map(|f| *f.body));
+                    accs.push(*arg);
+                }
                 _ => {}
             };
         if matches!(self.kind, AccKind::Var(_) | AccKind::Use(_)) {

@@ -387,6 +387,7 @@ fn acc_ty_inner(acc: &OpenAcc, senv: &[EltTy], aenv: &mut AEnv<'_>) -> Result<Ar
         }
         AccKind::Foreign { func, fallback, arg } => {
             let t = acc_ty(arg, aenv)?;
+            let Some(fallback) = fallback else { return Ok(func.result.clone()) };
             let r = afun_ty(fallback, &t, senv, aenv)?;
             if r != func.result {
                 return Err(at(

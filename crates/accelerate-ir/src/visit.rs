@@ -191,7 +191,7 @@ pub fn acc_children(a: &OpenAcc) -> Vec<&OpenAcc> {
         AccKind::Permute { defaults, source, .. } => vec![defaults, source],
         AccKind::Acond { then_, else_, .. } => vec![then_, else_],
         AccKind::Awhile { pred, body, init } => vec![&pred.body, &body.body, init],
-        AccKind::Foreign { fallback, arg, .. } => vec![&fallback.body, arg],
+        AccKind::Foreign { fallback, arg, .. } => fallback.iter().map(|f| &*f.body).chain([&**arg]).collect(),
     }
 }
 

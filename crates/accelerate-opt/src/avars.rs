@@ -72,7 +72,11 @@ pub fn parts_mut(a: &mut OpenAcc) -> Vec<Part<'_>> {
         AccKind::Awhile { pred, body, init } => {
             vec![Acc(&mut pred.body, 1), Acc(&mut body.body, 1), Acc(init, 0)]
         }
-        AccKind::Foreign { fallback, arg, .. } => vec![Acc(arg, 0), Acc(&mut fallback.body, 1)],
+        AccKind::Foreign { fallback, arg, .. } => {
+            let mut v = vec![Acc(arg, 0)];
+            v.extend(fallback.iter_mut().map(|f| Acc(&mut f.body, 1)));
+            v
+        }
         AccKind::Delayed(DelayedArray { shape, index, linear }) => vec![Exp(shape), Fun(index), Fun(linear)],
     }
 }
@@ -364,9 +368,11 @@ impl LetCounter {
             }
             AccKind::Foreign { fallback, arg, .. } => {
                 self.acc(arg);
-                self.scope.push(None);
-                self.acc(&mut fallback.body);
-                self.scope.pop();
+                if let Some(fallback) = fallback {
+                    self.scope.push(None);
+                    self.acc(&mut fallback.body);
+                    self.scope.pop();
+                }
             }
             _ => {
                 let own = own_of(a);

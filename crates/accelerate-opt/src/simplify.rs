@@ -158,7 +158,9 @@ fn simplify_acc_parts(a: &mut OpenAcc, opts: SimplifyOptions) {
                 simplify_acc(init);
             }
             AccKind::Foreign { fallback, arg, .. } => {
-                simplify_acc(&mut fallback.body);
+                if let Some(fallback) = fallback {
+                    simplify_acc(&mut fallback.body);
+                }
                 simplify_acc(arg);
             }
             AccKind::Delayed(DelayedArray { shape, index, linear }) => {

@@ -90,10 +90,11 @@ pub enum Cmd {
     },
     /// A foreign call (`ir::AccKind::Foreign`): an implementation of
     /// `func` the backend has runs on `arg`'s arrays; where it has none,
-    /// `fallback` runs, seeing them as array variable 0.
+    /// `fallback` runs, seeing them as array variable 0 (a call without
+    /// one is an error on a backend that has no implementation).
     Foreign {
         func: Arc<ForeignAcc>,
-        fallback: Box<Cmd>,
+        fallback: Option<Box<Cmd>>,
         arg: Box<Cmd>,
         loc: SrcLoc,
     },
@@ -146,7 +147,9 @@ impl Cmd {
                 }
                 Cmd::Foreign { fallback, arg, .. } => {
                     arg.arrays_read(depth, kernel_reads, out);
-                    fallback.arrays_read(depth + 1, kernel_reads, out);
+                    if let Some(fallback) = fallback {
+                        fallback.arrays_read(depth + 1, kernel_reads, out);
+                    }
                 }
                 Cmd::Kernel(k) => {
                     let mut vs = Vec::new();
@@ -199,7 +202,10 @@ impl Drop for Cmd {
             Cmd::Prj(_, c) | Cmd::Unzip(c) | Cmd::Reshape { array: c, .. } => stack.push(leaf(c)),
             Cmd::Acond { then_, else_, .. } => stack.extend([leaf(then_), leaf(else_)]),
             Cmd::Awhile { pred, body, init } => stack.extend([leaf(pred), leaf(body), leaf(init)]),
-            Cmd::Foreign { fallback, arg, .. } => stack.extend([leaf(fallback), leaf(arg)]),
+            Cmd::Foreign { fallback, arg, .. } => {
+                stack.extend(fallback.as_mut().map(leaf));
+                stack.push(leaf(arg));
+            }
             Cmd::Var(_) | Cmd::Use(_) | Cmd::Unit(..) | Cmd::Kernel(_) => {}
         };
         let mut stack = Vec::new();

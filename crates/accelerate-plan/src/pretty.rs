@@ -151,11 +151,13 @@ impl Printer {
             }
             Cmd::Foreign { func, fallback, arg, .. } => {
                 let _ = write!(out, "foreign {} ", func.name);
-                let n = self.bind();
-                let _ = write!(out, "(fallback \\{n} -> ");
-                self.cmd(fallback, deeper, out);
-                out.push_str(") ");
-                self.names.pop();
+                if let Some(fallback) = fallback {
+                    let n = self.bind();
+                    let _ = write!(out, "(fallback \\{n} -> ");
+                    self.cmd(fallback, deeper, out);
+                    out.push_str(") ");
+                    self.names.pop();
+                }
                 out.push('(');
                 self.cmd(arg, deeper, out);
                 out.push(')');

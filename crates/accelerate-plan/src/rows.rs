@@ -108,7 +108,10 @@ pub fn row_groups(body: &Cmd, kernels: &[Kernel]) -> Vec<RowGroup> {
             Cmd::Reshape { array, .. } => stack.push(array),
             Cmd::Acond { then_, else_, .. } => stack.extend([&**then_, &**else_]),
             Cmd::Awhile { pred, body, init } => stack.extend([&**pred, &**body, &**init]),
-            Cmd::Foreign { fallback, arg, .. } => stack.extend([&**fallback, &**arg]),
+            Cmd::Foreign { fallback, arg, .. } => {
+                stack.extend(fallback.as_deref());
+                stack.push(arg);
+            }
         }
     }
     out.sort_by_key(|g| g.kernels[0]);

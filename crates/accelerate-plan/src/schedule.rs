@@ -116,15 +116,16 @@ impl Scheduler {
             }
             AccKind::Foreign { func, fallback, arg } => {
                 let (ca, _) = self.acc(arg)?;
-                self.aenv.push(fallback.param.clone());
-                let f = self.acc(&fallback.body);
-                self.aenv.pop();
-                let cmd = Cmd::Foreign {
-                    func: func.clone(),
-                    fallback: Box::new(f?.0),
-                    arg: Box::new(ca),
-                    loc: a.loc,
+                let fallback = match fallback {
+                    Some(fallback) => {
+                        self.aenv.push(fallback.param.clone());
+                        let f = self.acc(&fallback.body);
+                        self.aenv.pop();
+                        Some(Box::new(f?.0))
+                    }
+                    None => None,
                 };
+                let cmd = Cmd::Foreign { func: func.clone(), fallback, arg: Box::new(ca), loc: a.loc };
                 (cmd, func.result.clone())
             }
             _ => match bind_arguments(a) {

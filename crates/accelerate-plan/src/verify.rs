@@ -130,6 +130,7 @@ impl Verifier<'_> {
             }
             Cmd::Foreign { func, fallback, arg, loc } => {
                 let t = self.cmd(arg)?;
+                let Some(fallback) = fallback else { return Ok(func.result.clone()) };
                 self.aenv.push(t);
                 let f = self.cmd(fallback);
                 self.aenv.pop();

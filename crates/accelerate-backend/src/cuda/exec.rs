@@ -249,7 +249,7 @@ impl<D: Device> Machine for OnDevice<'_, D> {
 impl<D: Device> OnDevice<'_, D> {
     /// A host array as a device array, copied to the device when a kernel
     /// first reads it.
-    fn copy_in(&self, a: Arc<ArrayData>) -> DeviceArray<D> {
+    pub(super) fn copy_in(&self, a: Arc<ArrayData>) -> DeviceArray<D> {
         let mut m = lock(self.mem);
         let bufs = (0..a.buffers().len()).map(|i| m.insert_shared(Arc::new(Leaf(a.clone(), i)))).collect();
         drop(m);

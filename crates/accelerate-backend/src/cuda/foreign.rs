@@ -16,9 +16,9 @@ use super::device::Device;
 use super::exec::{lock, DeviceArray, OnDevice, Stored};
 use super::memory::{BufId, MemoryManager};
 use crate::host::{HostArray, Value};
-use accelerate_base::array::{ArraysTy, ScalarTy};
+use accelerate_base::array::{ArraysTy, ArraysVal, ScalarTy};
 use accelerate_base::error::{Result, SrcLoc};
-use accelerate_base::foreign::{panic_message, ForeignAcc};
+use accelerate_base::foreign::{call_runtime, panic_message, ForeignAcc, RuntimeImpl};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
@@ -128,7 +128,7 @@ pub(super) fn call<D: Device>(
     loc: SrcLoc,
     arg: &Value<DeviceArray<D>>,
 ) -> Option<Result<Value<DeviceArray<D>>>> {
-    let CudaImpl(imp) = f.implementation::<CudaImpl>()?;
+    let Some(CudaImpl(imp)) = f.implementation::<CudaImpl>() else { return runtime(on, f, loc, arg) };
     let mut arrays = Vec::new();
     leaves(arg, &mut arrays);
     let mut m = lock(on.mem);
@@ -187,6 +187,37 @@ pub(super) fn call<D: Device>(
             Err(e)
         }
     })
+}
+
+/// A runtime implementation (`base::foreign::RuntimeImpl`, a collected
+/// sequence) on this backend: the arguments brought to the host, the
+/// results copied to the device when a kernel first reads them.
+fn runtime<D: Device>(
+    on: &OnDevice<'_, D>,
+    f: &ForeignAcc,
+    loc: SrcLoc,
+    arg: &Value<DeviceArray<D>>,
+) -> Option<Result<Value<DeviceArray<D>>>> {
+    if !f.has::<RuntimeImpl>() {
+        return None;
+    }
+    fn to_host<D: Device>(v: &Value<DeviceArray<D>>) -> Result<ArraysVal> {
+        Ok(match v {
+            Value::Array(a) => ArraysVal::Array(a.host()?.clone()),
+            Value::Tuple(vs) => ArraysVal::Tuple(vs.iter().map(to_host).collect::<Result<_>>()?),
+        })
+    }
+    fn to_device<D: Device>(on: &OnDevice<'_, D>, v: ArraysVal) -> Value<DeviceArray<D>> {
+        match v {
+            ArraysVal::Array(a) => Value::Array(on.copy_in(a)),
+            ArraysVal::Tuple(vs) => Value::Tuple(vs.into_iter().map(|v| to_device(on, v)).collect()),
+        }
+    }
+    let host = match to_host(arg) {
+        Ok(h) => h,
+        Err(e) => return Some(Err(e)),
+    };
+    call_runtime(f, loc, host).map(|r| r.map(|v| to_device(on, v)))
 }
 
 fn leaves<'a, D: Device>(v: &'a Value<DeviceArray<D>>, out: &mut Vec<&'a DeviceArray<D>>) {

@@ -15,7 +15,7 @@ use accelerate_base::array::typed::{for_each_index, linear_index};
 use accelerate_base::array::value::ArrayBuilder;
 use accelerate_base::array::{ArrayData, ArraysTy, ArraysVal, EltTy, ScalarVal, SliceDim, Val};
 use accelerate_base::error::{Error, Result, SrcLoc};
-use accelerate_base::foreign::call_host;
+use accelerate_base::foreign::{call_host, no_implementation};
 use accelerate_ir::verify::{acc_ty, fun_ty};
 use accelerate_ir::*;
 use scalar::{checked_dims, ASlot, ScalarEval, Slot};
@@ -570,9 +570,10 @@ impl Interp {
             }
             AccKind::Foreign { func, fallback, arg } => {
                 let x = self.acc(arg)?;
-                match call_host(func, loc, x.clone()) {
-                    Some(r) => r,
-                    None => self.apply_afun(fallback, x),
+                match (call_host(func, loc, x.clone()), fallback) {
+                    (Some(r), _) => r,
+                    (None, Some(fallback)) => self.apply_afun(fallback, x),
+                    (None, None) => Err(no_implementation(func, loc)),
                 }
             }
             // only a consumer's argument (`source`), but meaningful anywhere

@@ -182,6 +182,14 @@ pub(crate) enum NodeKind<C = NodeId> {
         fallback: Lam<C>,
         arg: C,
     },
+    /// A consumed sequence's result (`Consumed::collect`): `arg` the
+    /// tuple of the arrays its sources read from this program
+    /// (`SeqParts::outer_nodes`). Converted to a foreign call that every
+    /// backend runs (`lang::seq::SeqProgram`).
+    Collect {
+        seq: Rc<super::seq::CollectSeq>,
+        arg: C,
+    },
     ATuple(Vec<C>),
     APrj(usize, C),
 }
@@ -421,6 +429,7 @@ impl NodeKind {
                 arrays.extend([pred.body, body.body, *init]);
             }
             Foreign { fallback, arg, .. } => arrays.extend([fallback.body, *arg]),
+            Collect { arg, .. } => arrays.push(*arg),
             ATuple(xs) => arrays.extend(xs),
             APrj(_, t) => arrays.push(*t),
             _ => {}
@@ -468,6 +477,7 @@ impl<C> NodeKind<C> {
                 fallback.for_each(f);
                 f(arg);
             }
+            Collect { arg, .. } => f(arg),
             Index { array, index } | LinearIndex { array, index } => {
                 f(array);
                 f(index);
@@ -552,6 +562,7 @@ impl<C> NodeKind<C> {
             Foreign { func, fallback, arg } => {
                 Foreign { func: func.clone(), fallback: lam(fallback, f), arg: f(arg) }
             }
+            Collect { seq, arg } => Collect { seq: seq.clone(), arg: f(arg) },
             Index { array, index } => Index { array: f(array), index: f(index) },
             LinearIndex { array, index } => LinearIndex { array: f(array), index: f(index) },
             Reshape { shape, array } => Reshape { shape: f(shape), array: f(array) },

@@ -24,10 +24,13 @@
 use super::acc::{generate, unit, Acc, AsAcc};
 use super::exp::{Exp, IntoExp};
 use super::graph::{self, NodeKind, NodeRef};
+use crate::convert::{convert_program, SharingOptions};
 use accelerate_base::array::{
     Array, ArrayData, ArrayTy, Arrays, ArraysTy, Elt, Scalar, Shape, Snoc, Vector, Z,
 };
-use accelerate_base::error::SrcLoc;
+use accelerate_base::error::{Result, SrcLoc};
+use accelerate_base::foreign::ForeignAcc;
+use accelerate_ir as ir;
 use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -47,7 +50,7 @@ pub enum SourceKind {
     Segments { lengths: NodeRef, values: NodeRef, ty: ArrayTy },
     /// A Rust iterator's arrays (`stream_in`), taken by the first run;
     /// `len`, the length it was declared to have, if it was.
-    Stream { items: Mutex<Option<ArrayStream>>, ty: ArrayTy, len: Option<u64> },
+    Stream { items: Arc<Mutex<Option<ArrayStream>>>, ty: ArrayTy, len: Option<u64> },
     /// The running folds of a sequence of scalars (`scan_seq`): element
     /// `i` is `init ⊕ x_0 ⊕ ... ⊕ x_i`. `init` is a `Scalar`, `step` the
     /// function from the carry and a chunk's values to the chunk's running
@@ -112,6 +115,26 @@ impl Source {
                 vec![(init.clone(), ArraysTy::Array(self.ty.clone()))]
             }
         }
+    }
+}
+
+impl SeqParts {
+    /// The arrays a run of the sequence reads from the enclosing program,
+    /// in the order a run takes them (`SeqProgram::arg_tys`): each
+    /// source's (`Source::outer`), a running scan's followed by its input
+    /// sequence's; then a fold's initial state.
+    pub fn outer_nodes(&self, consumer: Option<&Consumer>) -> Vec<(NodeRef, ArraysTy)> {
+        let mut out = Vec::new();
+        for s in &self.sources {
+            out.extend(s.outer());
+            if let SourceKind::Scan { input, .. } = &s.kind {
+                out.extend(input.outer_nodes(None));
+            }
+        }
+        if let Some(Consumer::Batch { init, step }) = consumer {
+            out.push((init.clone(), step.params[0].1.clone()));
+        }
+        out
     }
 }
 
@@ -244,7 +267,7 @@ where
     I::IntoIter: Send + 'static,
 {
     let items: ArrayStream = Box::new(items.into_iter().map(|a| a.data().clone()));
-    let kind = SourceKind::Stream { items: Mutex::new(Some(items)), ty: array_ty::<Sh, E>(), len };
+    let kind = SourceKind::Stream { items: Arc::new(Mutex::new(Some(items))), ty: array_ty::<Sh, E>(), len };
     let (src, x) = source::<Array<Sh, E>>(kind, array_ty::<Sh, E>(), loc);
     Seq::from_parts(SeqParts { sources: vec![src], elem: x.r(), ty: row_ty::<Sh, E>(), loc })
 }
@@ -443,5 +466,164 @@ impl<R> Consumed<R> {
     #[doc(hidden)]
     pub fn loc(&self) -> SrcLoc {
         self.loc
+    }
+}
+
+impl<R: Arrays> Consumed<R> {
+    /// The consumed sequence's result as an array computation, part of a
+    /// larger program (Accelerate's `collect`): the arrays its sources
+    /// read are computed by that program, and the sequence runs, chunk
+    /// after chunk, where the program needs its result, on the program's
+    /// backend and configuration. Like a foreign call, it is a fusion
+    /// barrier, and it cannot be used inside a parallel function (`map`'s
+    /// and the like): that is an `Error::NestedParallelism`. A program
+    /// with a stream (`stream_in`) runs once: the stream is taken by the
+    /// first run.
+    #[track_caller]
+    pub fn collect(&self) -> Acc<R> {
+        let loc = SrcLoc::caller();
+        let args = self.parts.outer_nodes(Some(&self.consumer));
+        let arg = tuple_node(args.into_iter().map(|(n, _)| n).collect(), loc);
+        let seq =
+            CollectSeq { parts: self.parts.clone(), consumer: self.consumer.clone(), ty: R::arrays_ty() };
+        Acc::node(NodeKind::Collect { seq: Rc::new(seq), arg }, loc)
+    }
+}
+
+/// A consumed sequence inside a larger program (`Consumed::collect`),
+/// kept in the graph until the program is converted.
+#[doc(hidden)]
+pub struct CollectSeq {
+    parts: SeqParts,
+    consumer: Rc<Consumer>,
+    ty: ArraysTy,
+}
+
+impl std::fmt::Debug for CollectSeq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "collect of a sequence of {} sources -> {}", self.parts.sources.len(), self.ty)
+    }
+}
+
+impl CollectSeq {
+    /// The foreign call a collected sequence is in the IR: named
+    /// `collect`, of the consumer's result type, with the sequence's
+    /// `SeqProgram` (converted with the enclosing program's sharing
+    /// options) as the form a runtime implementation is made from
+    /// (Note [Sequence programs] in the facade's `exec::seq`).
+    pub fn foreign(&self, opts: SharingOptions) -> Result<Arc<ForeignAcc>> {
+        let prog = SeqProgram::convert(&self.parts, Some(&self.consumer), self.parts.loc, opts)?;
+        Ok(Arc::new(ForeignAcc::new("collect", self.ty.clone()).with_impl(Arc::new(prog))))
+    }
+}
+
+/// A sequence in the IR, for the runtime: its sources, its element
+/// function (a program whose parameters are the sources' elements, in
+/// order), and how it is consumed.
+pub struct SeqProgram {
+    pub sources: Vec<SourceProgram>,
+    pub elem: ir::Program,
+    /// The element's type.
+    pub ty: ArraysTy,
+    pub consumer: ConsumerProgram,
+    pub loc: SrcLoc,
+}
+
+/// A source in the IR.
+pub struct SourceProgram {
+    pub kind: SourceProgramKind,
+    /// The element's type.
+    pub ty: ArrayTy,
+    /// The types of the arrays it reads from the enclosing program
+    /// (`Source::outer`).
+    pub outer: Vec<ArraysTy>,
+    pub loc: SrcLoc,
+}
+
+pub enum SourceProgramKind {
+    Indices,
+    Rows,
+    Segments,
+    /// The iterator, shared with the graph's source: a run takes it.
+    Stream {
+        items: Arc<Mutex<Option<ArrayStream>>>,
+        len: Option<u64>,
+    },
+    /// `step` from the carry and a chunk's values to the chunk's running
+    /// folds and the next carry.
+    Scan {
+        input: Box<SeqProgram>,
+        step: Box<ir::Program>,
+    },
+}
+
+/// How a sequence is consumed, in the IR.
+pub enum ConsumerProgram {
+    /// Element by element (`stream_out`, a running scan's input).
+    Each,
+    Elements,
+    Tabulate,
+    /// A state stepped once a chunk by `step` (its parameters: the
+    /// state, the chunk's extents and values).
+    Batch {
+        state_ty: ArraysTy,
+        step: Box<ir::Program>,
+    },
+}
+
+impl SeqProgram {
+    /// Converts a sequence's graph to the IR (sharing recovered as `opts`
+    /// says), consumed by `consumer` (element by element where `None`).
+    pub fn convert(
+        parts: &SeqParts,
+        consumer: Option<&Consumer>,
+        loc: SrcLoc,
+        opts: SharingOptions,
+    ) -> Result<SeqProgram> {
+        let func = |f: &ArrayFn| convert_program(&f.params, &f.body, opts);
+        let mut sources = Vec::with_capacity(parts.sources.len());
+        let mut params = Vec::with_capacity(parts.sources.len());
+        for s in &parts.sources {
+            params.push((s.param.clone(), ArraysTy::Array(s.ty.clone())));
+            let kind = match &s.kind {
+                SourceKind::Indices { .. } => SourceProgramKind::Indices,
+                SourceKind::Rows { .. } => SourceProgramKind::Rows,
+                SourceKind::Segments { .. } => SourceProgramKind::Segments,
+                SourceKind::Stream { items, len, .. } => {
+                    SourceProgramKind::Stream { items: items.clone(), len: *len }
+                }
+                SourceKind::Scan { input, step, .. } => SourceProgramKind::Scan {
+                    input: Box::new(SeqProgram::convert(input, None, s.loc, opts)?),
+                    step: Box::new(func(step)?),
+                },
+            };
+            let outer = s.outer().into_iter().map(|(_, t)| t).collect();
+            sources.push(SourceProgram { kind, ty: s.ty.clone(), outer, loc: s.loc });
+        }
+        let consumer = match consumer {
+            None => ConsumerProgram::Each,
+            Some(Consumer::Elements) => ConsumerProgram::Elements,
+            Some(Consumer::Tabulate) => ConsumerProgram::Tabulate,
+            Some(Consumer::Batch { step, .. }) => {
+                ConsumerProgram::Batch { state_ty: step.params[0].1.clone(), step: Box::new(func(step)?) }
+            }
+        };
+        let elem = convert_program(&params, &parts.elem, opts)?;
+        Ok(SeqProgram { sources, elem, ty: parts.ty.clone(), consumer, loc })
+    }
+
+    /// The types of the arrays a run takes (`SeqParts::outer_nodes`).
+    pub fn arg_tys(&self) -> Vec<ArraysTy> {
+        let mut out = Vec::new();
+        for s in &self.sources {
+            out.extend(s.outer.iter().cloned());
+            if let SourceProgramKind::Scan { input, .. } = &s.kind {
+                out.extend(input.arg_tys());
+            }
+        }
+        if let ConsumerProgram::Batch { state_ty, .. } = &self.consumer {
+            out.push(state_ty.clone());
+        }
+        out
     }
 }

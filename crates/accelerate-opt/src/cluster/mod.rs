@@ -248,6 +248,7 @@ impl Cx<'_> {
             }
             AccKind::Foreign { fallback, arg, .. } => {
                 self.acc(arg, env)?;
+                let Some(fallback) = fallback else { return Ok(()) };
                 env.push(fallback.param.clone());
                 let r = self.acc(&mut fallback.body, env);
                 env.pop();

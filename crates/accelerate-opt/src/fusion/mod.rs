@@ -539,7 +539,9 @@ impl Fuser {
         };
         let e = self.embed(*arg)?;
         let arg = self.to_indices(e.cc.compute(loc));
-        self.fuse_afuns([&mut fallback], loc)?;
+        if let Some(fallback) = &mut fallback {
+            self.fuse_afuns([fallback], loc)?;
+        }
         let m = OpenAcc::new(AccKind::Foreign { func, fallback, arg: Box::new(arg) }, loc);
         let mut binds = e.binds;
         let level = self.bind(&mut binds, m)?;

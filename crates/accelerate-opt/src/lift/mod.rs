@@ -192,10 +192,12 @@ fn flatten_inner(a: &mut OpenAcc, env: &mut Vec<ArraysTy>) -> Result<ArraysTy> {
         }
         AccKind::Foreign { func, fallback, arg } => {
             let t = flatten(arg, env)?;
-            env.push(t);
-            let r = flatten(&mut fallback.body, env);
-            env.pop();
-            r?;
+            if let Some(fallback) = fallback {
+                env.push(t);
+                let r = flatten(&mut fallback.body, env);
+                env.pop();
+                r?;
+            }
             return Ok(func.result.clone());
         }
         _ => {}
@@ -767,7 +769,9 @@ impl<'e> Lifter<'e> {
             }
             AccKind::Foreign { fallback, arg, .. } => {
                 sub(arg, out);
-                self.acc_deps(&fallback.body, local.arrays(1), done, out);
+                if let Some(fallback) = fallback {
+                    self.acc_deps(&fallback.body, local.arrays(1), done, out);
+                }
             }
             AccKind::Acond { cond, then_, else_ } => {
                 x(cond, out);
@@ -2692,7 +2696,9 @@ fn acc_reads(a: &OpenAcc, var: usize, n: &mut usize) {
                 acc_reads(init, var, n);
             }
             AccKind::Foreign { fallback, arg, .. } => {
-                acc_reads(&fallback.body, var + 1, n);
+                if let Some(fallback) = fallback {
+                    acc_reads(&fallback.body, var + 1, n);
+                }
                 acc_reads(arg, var, n);
             }
             _ => visit::acc_children(a).into_iter().for_each(|c| acc_reads(c, var, n)),

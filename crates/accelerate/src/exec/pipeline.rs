@@ -75,7 +75,13 @@ pub(crate) fn compile_graph(
 /// The phases after sharing recovery and lifting, from a flat program
 /// (`prog`, the last of `phases` or a program built by the runtime, as a
 /// sequence's chunk program is, `exec::seq`), then the plan.
-pub(crate) fn optimise(mut phases: Vec<Phase>, prog: ir::Program, config: &Config) -> Result<Compiled> {
+pub(crate) fn optimise(mut phases: Vec<Phase>, mut prog: ir::Program, config: &Config) -> Result<Compiled> {
+    // collected sequences run on this configuration's backend (the IR
+    // shows no difference: their calls gain an implementation)
+    super::seq::bind_collected(&mut prog.body, config)?;
+    if let Some(last) = phases.last_mut() {
+        last.ir = prog.clone();
+    }
     let simplify_opts = crate::trafo::simplify::SimplifyOptions { cse: config.cse };
     if phases.is_empty() {
         finish(&mut phases, "lift", prog.clone(), Instant::now(), config)?;

@@ -49,11 +49,15 @@ use super::pipeline;
 use crate::array::{ArrayData, ArrayTy, Arrays, ArraysTy, ArraysVal, Scalar, Z};
 use crate::backend::{self, Prepared};
 use crate::ir;
-use crate::lang::seq::{tuple_node, ArrayFn, ArrayStream, Consumed, Consumer, Seq, SeqParts, SourceKind};
+use crate::lang::seq::{
+    tuple_node, ArrayStream, Consumed, Consumer, ConsumerProgram, Seq, SeqParts, SeqProgram,
+    SourceProgramKind,
+};
+use accelerate_base::foreign::RuntimeImpl;
 use queue::Queue;
 use schedule::Scheduler;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How sequences run.
@@ -109,13 +113,82 @@ pub fn run_seq<R: Arrays>(c: &Consumed<R>) -> Result<R> {
 
 /// Runs a consumed sequence with an explicit configuration.
 pub fn run_seq_with<R: Arrays>(c: &Consumed<R>, config: &Config) -> Result<R> {
-    let mut exec = SeqExec::compile(c.parts(), Some(c.consumer()), c.loc(), config)?;
-    let mut acc = Accumulated::default();
-    exec.run(&mut |out| {
-        acc.push(out);
-        Ok(true)
-    })?;
-    R::from_arrays_val(exec.finish(acc)?)
+    let mut exec = compile_graph(c.parts(), Some(c.consumer()), c.loc(), config)?;
+    R::from_arrays_val(exec.run_whole()?)
+}
+
+/// Compiles a sequence from its graph (on the thread that built it), and
+/// runs its prelude: the arrays its sources read, computed once by a
+/// program of their own.
+fn compile_graph(
+    parts: &SeqParts,
+    consumer: Option<&Consumer>,
+    loc: SrcLoc,
+    config: &Config,
+) -> Result<SeqExec> {
+    let prog = SeqProgram::convert(parts, consumer, loc, config.sharing)?;
+    let mut exec = SeqExec::compile(&prog, loc, config)?;
+    let outer = parts.outer_nodes(consumer);
+    let vals = if outer.is_empty() {
+        Vec::new()
+    } else {
+        let root = tuple_node(outer.into_iter().map(|(n, _)| n).collect(), loc);
+        let c = pipeline::compile_graph(&[], &root, config)?;
+        match backend::prepare(&c.plan, config)?.run(Vec::new())? {
+            ArraysVal::Tuple(vs) => vs,
+            v => vec![v],
+        }
+    };
+    exec.start(vals)?;
+    Ok(exec)
+}
+
+/// Gives every collected sequence in `a` (a foreign call whose function
+/// holds a `SeqProgram`, `Consumed::collect`) its runtime implementation
+/// for `config`: the sequence compiled for the program's backend, run
+/// on the arrays the enclosing program computed for it.
+pub(crate) fn bind_collected(a: &mut ir::OpenAcc, config: &Config) -> Result<()> {
+    let mut stack = vec![a];
+    while let Some(a) = stack.pop() {
+        if let ir::AccKind::Foreign { func, .. } = &mut a.kind {
+            if let (Some(prog), false) = (func.implementation::<Arc<SeqProgram>>(), func.has::<RuntimeImpl>())
+            {
+                let runner = Collected::compile(prog.clone(), a.loc, config)?;
+                *func =
+                    Arc::new((**func).clone().with_impl(RuntimeImpl(Box::new(move |arg| runner.run(arg)))));
+            }
+        }
+        for part in crate::trafo::avars::parts_mut(a) {
+            if let crate::trafo::avars::Part::Acc(c, _) = part {
+                stack.push(c);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A collected sequence, compiled for one configuration: each call runs
+/// it on the enclosing program's arrays (the same compiled chunk
+/// programs serve every run, as in an `awhile` loop).
+struct Collected {
+    exec: Mutex<SeqExec>,
+}
+
+impl Collected {
+    fn compile(prog: Arc<SeqProgram>, loc: SrcLoc, config: &Config) -> Result<Collected> {
+        Ok(Collected { exec: Mutex::new(SeqExec::compile(&prog, loc, config)?) })
+    }
+
+    fn run(&self, arg: ArraysVal) -> Result<ArraysVal> {
+        let outer = match arg {
+            ArraysVal::Tuple(vs) => vs,
+            v => vec![v],
+        };
+        let mut exec = self.exec.lock().unwrap_or_else(|e| e.into_inner());
+        exec.reset();
+        exec.start(outer)?;
+        exec.run_whole()
+    }
 }
 
 /// The elements of a sequence as a Rust iterator, computed while it is
@@ -131,7 +204,7 @@ pub fn stream_out<A: Arrays>(s: &Seq<A>) -> Result<StreamOut<A>> {
 #[track_caller]
 pub fn stream_out_with<A: Arrays>(s: &Seq<A>, config: &Config) -> Result<StreamOut<A>> {
     let loc = SrcLoc::caller();
-    let mut exec = SeqExec::compile(s.parts(), None, loc, config)?;
+    let mut exec = compile_graph(s.parts(), None, loc, config)?;
     let out = Arc::new(Queue::new(config.seq.budget_bytes / schedule::LIVE_FACTOR));
     let q = out.clone();
     let handle = std::thread::Builder::new()
@@ -207,7 +280,8 @@ enum SourceRt {
     Segments,
     Stream {
         ty: ArrayTy,
-        items: Option<ArrayStream>,
+        /// The iterator, until a run takes it.
+        items: Arc<Mutex<Option<ArrayStream>>>,
         queue: Option<Arc<Queue<Result<Arc<ArrayData>>>>>,
         thread: Option<std::thread::JoinHandle<()>>,
         loc: SrcLoc,
@@ -271,18 +345,20 @@ impl Accumulated {
     }
 }
 
-/// A sequence compiled for one run.
+/// A sequence compiled for a configuration, and the state of its run.
 struct SeqExec {
     loc: SrcLoc,
     config: Config,
     sources: Vec<SourceRt>,
     elem: ir::Program,
     comps: Vec<ArrayTy>,
+    /// The types of the arrays the sources read (each source's own, not
+    /// a running scan's input's: those are its runtime's).
     outer_tys: Vec<ArraysTy>,
-    outer: Vec<ArraysVal>,
-    prelude: Option<Box<dyn Prepared>>,
     consumer: ConsumerRt,
     variants: HashMap<Vec<bool>, Box<dyn Prepared>>,
+    // the run's state
+    outer: Vec<ArraysVal>,
     state: Option<ArraysVal>,
     known_len: Option<u64>,
     started: bool,
@@ -301,28 +377,24 @@ fn scalar_i64(x: i64) -> ArraysVal {
     ArraysVal::Array(Scalar::<i64>::scalar(x).data().clone())
 }
 
-fn convert_fn(f: &ArrayFn, config: &Config) -> Result<ir::Program> {
-    let p = crate::trafo::convert::convert_program(&f.params, &f.body, config.sharing)?;
-    ir::verify::verify_nested_program(&p, "sharing")?;
-    Ok(p)
+/// A function of the sequence (a step), checked as sharing recovery's
+/// output is.
+fn verified(p: &ir::Program) -> Result<ir::Program> {
+    ir::verify::verify_nested_program(p, "sharing")?;
+    Ok(p.clone())
 }
 
-fn compile_fn(f: &ArrayFn, config: &Config) -> Result<Box<dyn Prepared>> {
-    let p = convert_fn(f, config)?;
+fn compile_fn(p: &ir::Program, config: &Config) -> Result<Box<dyn Prepared>> {
+    let p = verified(p)?;
     let p = if ir::visit::first_nested(&p.body).is_some() { crate::trafo::lift::lift_program(p)? } else { p };
     let c = pipeline::optimise(Vec::new(), p, config)?;
     backend::prepare(&c.plan, config)
 }
 
 impl SeqExec {
-    /// Compiles a sequence's element function and prelude (on the thread
-    /// that built it: the graph is that thread's), and takes its streams.
-    fn compile(
-        parts: &SeqParts,
-        consumer: Option<&Consumer>,
-        loc: SrcLoc,
-        config: &Config,
-    ) -> Result<SeqExec> {
+    /// Compiles a sequence for `config` (its chunk programs are compiled
+    /// when a chunk first needs them).
+    fn compile(prog: &SeqProgram, loc: SrcLoc, config: &Config) -> Result<SeqExec> {
         if config.seq.budget_bytes == 0 {
             return Err(Error::Sequence {
                 loc,
@@ -335,75 +407,50 @@ impl SeqExec {
                 message: "a fixed chunk size of 0 elements computes nothing".into(),
             });
         }
-        let mut sources = Vec::new();
-        let mut outer_nodes = Vec::new();
-        let mut params = Vec::new();
-        for s in &parts.sources {
-            params.push((s.param.clone(), ArraysTy::Array(s.ty.clone())));
-            outer_nodes.extend(s.outer());
+        let mut sources = Vec::with_capacity(prog.sources.len());
+        let mut outer_tys = Vec::new();
+        for s in &prog.sources {
+            outer_tys.extend(s.outer.iter().cloned());
             sources.push(match &s.kind {
-                SourceKind::Indices { .. } => SourceRt::Indices,
-                SourceKind::Rows { .. } => SourceRt::Rows { ty: s.ty.clone() },
-                SourceKind::Segments { .. } => SourceRt::Segments,
-                SourceKind::Stream { items, len, .. } => {
-                    let items = items.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or_else(|| {
-                        Error::Sequence {
-                            loc: s.loc,
-                            message: "this stream was consumed by an earlier run of a sequence".into(),
-                        }
-                    })?;
-                    SourceRt::Stream {
-                        ty: s.ty.clone(),
-                        items: Some(items),
-                        queue: None,
-                        thread: None,
-                        loc: s.loc,
-                        len: *len,
-                    }
-                }
-                SourceKind::Scan { input, step, .. } => SourceRt::Scan {
+                SourceProgramKind::Indices => SourceRt::Indices,
+                SourceProgramKind::Rows => SourceRt::Rows { ty: s.ty.clone() },
+                SourceProgramKind::Segments => SourceRt::Segments,
+                SourceProgramKind::Stream { items, len } => SourceRt::Stream {
                     ty: s.ty.clone(),
-                    inner: Box::new(SeqExec::compile(input, None, s.loc, config)?),
+                    items: items.clone(),
+                    queue: None,
+                    thread: None,
+                    loc: s.loc,
+                    len: *len,
+                },
+                SourceProgramKind::Scan { input, step } => SourceRt::Scan {
+                    ty: s.ty.clone(),
+                    inner: Box::new(SeqExec::compile(input, s.loc, config)?),
                     step: compile_fn(step, config)?,
                     carry: None,
                 },
             });
         }
-        let outer_tys: Vec<ArraysTy> = outer_nodes.iter().map(|(_, t)| t.clone()).collect();
-        let consumer = match consumer {
-            None => ConsumerRt::Segmented(Collect::Each),
-            Some(Consumer::Elements) => ConsumerRt::Segmented(Collect::Elements),
-            Some(Consumer::Tabulate) => ConsumerRt::Segmented(Collect::Tabulate),
-            Some(Consumer::Batch { init, step }) => {
-                outer_nodes.push((init.clone(), step.params[0].1.clone()));
-                ConsumerRt::Batch {
-                    state_ty: step.params[0].1.clone(),
-                    step: Box::new(convert_fn(step, config)?),
-                }
+        let consumer = match &prog.consumer {
+            ConsumerProgram::Each => ConsumerRt::Segmented(Collect::Each),
+            ConsumerProgram::Elements => ConsumerRt::Segmented(Collect::Elements),
+            ConsumerProgram::Tabulate => ConsumerRt::Segmented(Collect::Tabulate),
+            ConsumerProgram::Batch { state_ty, step } => {
+                ConsumerRt::Batch { state_ty: state_ty.clone(), step: Box::new(verified(step)?) }
             }
         };
-        let prelude = if outer_nodes.is_empty() {
-            None
-        } else {
-            let root = tuple_node(outer_nodes.iter().map(|(n, _)| n.clone()).collect(), loc);
-            let c = pipeline::compile_graph(&[], &root, config)?;
-            Some(backend::prepare(&c.plan, config)?)
-        };
-        let elem = crate::trafo::convert::convert_program(&params, &parts.elem, config.sharing)?;
-        ir::verify::verify_nested_program(&elem, "sharing")?;
         let mut comps = Vec::new();
-        components(&parts.ty, &mut comps);
+        components(&prog.ty, &mut comps);
         Ok(SeqExec {
             loc,
             config: config.clone(),
             sources,
-            elem,
+            elem: verified(&prog.elem)?,
             comps,
             outer_tys,
-            outer: Vec::new(),
-            prelude,
             consumer,
             variants: HashMap::new(),
+            outer: Vec::new(),
             state: None,
             known_len: None,
             started: false,
@@ -411,30 +458,58 @@ impl SeqExec {
         })
     }
 
-    /// Runs the prelude, learns the lengths the sources know, and starts
-    /// the streams' readers.
-    fn start(&mut self) -> Result<()> {
+    /// How many arrays `start` takes (`SeqProgram::arg_tys`).
+    fn arg_count(&self) -> usize {
+        let inner: usize = self
+            .sources
+            .iter()
+            .map(|s| match s {
+                SourceRt::Scan { inner, .. } => inner.arg_count(),
+                _ => 0,
+            })
+            .sum();
+        let state = usize::from(matches!(self.consumer, ConsumerRt::Batch { .. }));
+        self.outer_tys.len() + inner + state
+    }
+
+    /// Forgets a finished run, keeping what is compiled.
+    fn reset(&mut self) {
+        self.stop_streams();
+        self.outer.clear();
+        self.state = None;
+        self.known_len = None;
+        self.started = false;
+        self.pending = None;
+        for s in &mut self.sources {
+            if let SourceRt::Scan { inner, carry, .. } = s {
+                inner.reset();
+                *carry = None;
+            }
+        }
+    }
+
+    /// Starts a run on the arrays the sources read (`args`, in the order
+    /// of `SeqProgram::arg_tys`): learns the lengths the sources know,
+    /// and starts the streams' readers.
+    fn start(&mut self, args: Vec<ArraysVal>) -> Result<()> {
         if self.started {
-            return Ok(());
+            return Err(Error::Internal("a sequence started twice".into()));
+        }
+        if args.len() != self.arg_count() {
+            return Err(Error::Internal(format!(
+                "a sequence of {} arguments given {}",
+                self.arg_count(),
+                args.len()
+            )));
         }
         self.started = true;
-        if let Some(p) = &self.prelude {
-            let mut vals = match p.run(Vec::new())? {
-                ArraysVal::Tuple(vs) => vs,
-                v => vec![v],
-            };
-            if matches!(self.consumer, ConsumerRt::Batch { .. }) {
-                self.state = vals.pop();
-            }
-            self.outer = vals;
-        }
+        let mut args = args.into_iter();
         let budget = self.config.seq.budget_bytes;
         let mut known: Option<u64> = None;
         let mut meet = |n: u64| known = Some(known.map_or(n, |k| k.min(n)));
-        let mut at = 0;
         for s in &mut self.sources {
-            let count = s.outer_count();
-            let first = self.outer.get(at).and_then(|v| v.array()).cloned();
+            let own: Vec<ArraysVal> = args.by_ref().take(s.outer_count()).collect();
+            let first = own.first().and_then(|v| v.array()).cloned();
             match s {
                 SourceRt::Indices => {
                     let n = first
@@ -457,10 +532,14 @@ impl SeqExec {
                     if let Some(n) = len {
                         meet(*n);
                     }
-                    let q = Arc::new(Queue::new(budget / schedule::LIVE_FACTOR));
-                    let mut it = items.take().expect("a stream is started once");
-                    let qp = q.clone();
                     let loc = *loc;
+                    let taken = items.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    let mut it = taken.ok_or_else(|| Error::Sequence {
+                        loc,
+                        message: "this stream was consumed by an earlier run of a sequence".into(),
+                    })?;
+                    let q = Arc::new(Queue::new(budget / schedule::LIVE_FACTOR));
+                    let qp = q.clone();
                     let h = std::thread::Builder::new()
                         .name("accelerate-stream-in".into())
                         .spawn(move || {
@@ -496,17 +575,31 @@ impl SeqExec {
                     *thread = Some(h);
                 }
                 SourceRt::Scan { inner, carry, .. } => {
-                    inner.start()?;
-                    *carry = self.outer.get(at).cloned();
+                    *carry = own.first().cloned();
+                    let theirs: Vec<ArraysVal> = args.by_ref().take(inner.arg_count()).collect();
+                    inner.start(theirs)?;
                     if let Some(n) = inner.known_len {
                         meet(n);
                     }
                 }
             }
-            at += count;
+            self.outer.extend(own);
+        }
+        if matches!(self.consumer, ConsumerRt::Batch { .. }) {
+            self.state = args.next();
         }
         self.known_len = known;
         Ok(())
+    }
+
+    /// Runs the whole sequence and gives the consumer's result.
+    fn run_whole(&mut self) -> Result<ArraysVal> {
+        let mut acc = Accumulated::default();
+        self.run(&mut |out| {
+            acc.push(out);
+            Ok(true)
+        })?;
+        self.finish(acc)
     }
 
     /// The chunk program for streams of this regularity, compiled the
@@ -525,7 +618,9 @@ impl SeqExec {
     /// Runs the whole sequence, handing each chunk's result to `sink`
     /// (which returns false to stop).
     fn run(&mut self, sink: &mut dyn FnMut(ChunkOut) -> Result<bool>) -> Result<()> {
-        self.start()?;
+        if !self.started {
+            return Err(Error::Internal("a sequence run before it started".into()));
+        }
         let trace = self.config.dumps("schedule");
         let mut sched = Scheduler::new(self.config.seq.chunk, self.config.seq.budget_bytes);
         let t0 = Instant::now();
@@ -658,7 +753,6 @@ impl SeqExec {
     /// The values of the next chunk of a sequence of scalars (a scan's
     /// input), of at most `k` elements from `start`.
     fn next_values(&mut self, start: u64, k: usize) -> Result<Option<(usize, Arc<ArrayData>)>> {
-        self.start()?;
         let Some((n, inputs)) = self.gather(start, k)? else { return Ok(None) };
         let mut got = None;
         self.compute(start, n, &inputs, &mut |_| Ok(true)).map(|out| {
