@@ -15,10 +15,15 @@
 //! decision is taken on it.
 //!
 //! 1. Warm-up, from one element: the size doubles while doubling pays
-//!    (the time per element fell by more than `PAYS`), or while a step
-//!    takes less than `MIN_STEP` (launch and pool overheads dominate:
-//!    the thesis' rule to grow while the processors are under-used).
-//! 2. Then the size stays where the smoothed time per element is least.
+//!    (the time per element fell by more than `PAYS`), while the time per
+//!    element is within `PAYS` of the best so far (the flat part of the
+//!    curve, whose extent the settling needs), or while a step takes
+//!    less than `MIN_STEP` (launch and pool overheads dominate: the
+//!    thesis' rule to grow while the processors are under-used).
+//! 2. Then the size settles in the middle of the sizes within `PAYS` of
+//!    the best (where the curve is flat, the size that measured best is
+//!    chosen by noise, and a settled size at one end of the flat part was
+//!    4 times the best fixed size's on a regular stream), and stays.
 //!    Every `PROBE_EVERY` steps it tries a neighbour, alternately twice and
 //!    half the size, and moves there only if the neighbour's smoothed time
 //!    per element is better by more than `PAYS` (hysteresis: noise within
@@ -171,14 +176,30 @@ impl Scheduler {
             (Some(h), Some(b)) => h < b * (1.0 - PAYS),
             _ => true,
         };
-        if (paid || secs < MIN_STEP) && n == k && 2 * k <= self.cap {
+        // still on the flat part of the curve: as good as the best so far
+        let flat = match (here, self.best().and_then(|b| self.per_elem(b))) {
+            (Some(h), Some(b)) => h <= b * (1.0 + PAYS),
+            _ => true,
+        };
+        if (paid || flat || secs < MIN_STEP) && n == k && 2 * k <= self.cap {
             self.k = 2 * k;
             return "grow";
         }
         self.phase = Phase::Steady;
-        self.k = self.best().unwrap_or(k);
+        self.k = self.flat_middle().unwrap_or(k);
         self.home = self.k;
         "settle"
+    }
+
+    /// The middle (the larger of two middles) of the sizes whose smoothed
+    /// time per element is within `PAYS` of the best: where the curve is
+    /// flat, which of its sizes measured best is noise, and its middle is
+    /// the size furthest from both of its ends.
+    fn flat_middle(&self) -> Option<usize> {
+        let best = self.per_elem(self.best()?)?;
+        let near: Vec<usize> =
+            self.per_elem.iter().filter(|(_, &t)| t <= best * (1.0 + PAYS)).map(|(&k, _)| k).collect();
+        near.get(near.len() / 2).copied()
     }
 
     fn steady(&mut self) -> &'static str {
@@ -250,6 +271,21 @@ mod tests {
         }
         let best = s.home;
         assert!((1 << 13..=1 << 15).contains(&best), "settled at {best}");
+    }
+
+    #[test]
+    fn settles_in_the_middle_of_a_flat_curve() {
+        // 25 us a step and 1 us an element: the sizes from 512 up are
+        // within 5% of each other until cache misses past 8192, and noise
+        // makes the smallest of them measure best, by a hair
+        let mut s = Scheduler::new(None, usize::MAX);
+        for _ in 0..200 {
+            let k = s.next();
+            let hair = if k == 512 { 5e-8 * k as f64 } else { 0.0 };
+            let t = cost(k, 2.5e-5, 1e-6, 1 << 13, 1e-6).as_secs_f64() - hair;
+            s.record(k, k, Duration::from_secs_f64(t), 16 * k);
+        }
+        assert!((1 << 11..=1 << 12).contains(&s.home), "settled at {}", s.home);
     }
 
     #[test]
