@@ -48,6 +48,17 @@ pub trait Prepared: Send + Sync {
     /// Runs the program on its arguments (its parameters' values,
     /// outermost first).
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal>;
+    /// Makes ready what a coming run on `args` will need, while another
+    /// thread runs this or another program: the CUDA backend copies them
+    /// to the device, where its next run finds them (a sequence's next
+    /// chunk, uploaded while the chunk before it computes). Only an
+    /// optimisation: whatever it could not do, the run does.
+    fn prefetch(&self, _args: &[ArraysVal]) {}
+    /// Whether `prefetch` does anything: a caller that must do work to
+    /// have the arguments early does it only then.
+    fn copies_ahead(&self) -> bool {
+        false
+    }
     /// The generated source of its kernels, if the backend generates any.
     fn source(&self) -> Option<&str> {
         None

@@ -65,7 +65,7 @@ pub mod cuda {
 
     /// `memory_statistics_with` the environment's options.
     #[doc(hidden)]
-    pub fn memory_statistics() -> Result<(usize, usize, usize)> {
+    pub fn memory_statistics() -> Result<MemoryStatistics> {
         memory_statistics_with(&cuda_options_from_env())
     }
 

@@ -45,16 +45,17 @@ fn the_manager_evicts_and_keeps_inputs_resident() {
     };
     assert_eq!(want.0.value().to_bits(), got.0.value().to_bits(), "the sums");
     assert_eq!(want.1.to_vec(), got.1.to_vec(), "an array computed early, used late");
-    let (evictions, _, used) = accelerate::backend::cuda::memory_statistics().unwrap();
+    let accelerate::backend::cuda::MemoryStatistics { evictions, used, .. } =
+        accelerate::backend::cuda::memory_statistics().unwrap();
     assert!(evictions > 0, "the arrays did not exceed the cap: no eviction");
     assert!(used <= 1 << 20, "the manager uses {used} bytes, past its cap");
 
     // a compiled program run twice on the same array copies it once (each
     // launch also copies its arguments and its error record: the same
     // count in every run of the program)
-    let p = accelerate::compile_with(|xs: Acc<Vector<f32>>| xs.map(|x| x * 3.0f32), cuda).unwrap();
+    let p = accelerate::compile_with(|xs: Acc<Vector<f32>>| xs.map(|x| x * 3.0f32), cuda.clone()).unwrap();
     let xs = Vector::from_elems((0..1000).map(|i| i as f32).collect());
-    let uploads = || accelerate::backend::cuda::memory_statistics().unwrap().1;
+    let uploads = || accelerate::backend::cuda::memory_statistics().unwrap().uploads;
     let before = uploads();
     let first = p.run(&xs).unwrap();
     let once = uploads();
@@ -65,4 +66,18 @@ fn the_manager_evicts_and_keeps_inputs_resident() {
     let other = Vector::from_elems(vec![1.0f32; 1000]);
     assert_eq!(p.run(&other).unwrap().to_vec(), vec![3.0f32; 1000]);
     assert_eq!(uploads() - twice, once - before, "another array is copied");
+
+    // a sequence's chunks after the first are copied to the device while
+    // the chunk before computes (Note [Chunks copied ahead]): five chunks
+    // of four stream elements, each chunk one array
+    let items: Vec<Vector<i64>> =
+        (0..20).map(|i| Vector::from_elems((0..1000).map(|j| i * 1000 + j).collect())).collect();
+    let s = stream_in(items.clone()).map_seq(|x| x.map(|v| v * v).fold(0i64, |a, b| a + b));
+    let seq = cuda.clone().with_seq(accelerate::SeqOptions { chunk: Some(4), ..Default::default() });
+    let ahead = || accelerate::backend::cuda::memory_statistics().unwrap().uploaded_ahead;
+    let before = ahead();
+    let got: Vector<i64> = accelerate::run_seq_with(&s.elements(), &seq).unwrap();
+    assert_eq!(ahead() - before, 4, "chunks 2 to 5 copied ahead");
+    let want: Vec<i64> = items.iter().map(|x| x.to_vec().iter().map(|v| v * v).sum()).collect();
+    assert_eq!(got.to_vec(), want);
 }

@@ -58,6 +58,24 @@ pub trait Device: DeviceMemory<Buf: Send> + Send + 'static {
     /// GPU), for benchmarks that compare kernels without the copies
     /// between host and device.
     fn busy(&self) -> Duration;
+    /// What copies to the device beside the launches (`Copier`), if the
+    /// device can.
+    fn copier(&mut self) -> Option<Arc<dyn Copier>>;
+}
+
+/// Copies to the device that run beside the kernels another thread
+/// launches (on a GPU, on a stream of their own): how a sequence's next
+/// chunk is uploaded while the chunk before it computes
+/// (`MemoryManager::reserve`).
+pub trait Copier: Send + Sync {
+    /// Copies `host` to the device at `addr`, and waits for the copy.
+    ///
+    /// # Safety
+    ///
+    /// `addr .. addr + host.len()` lies in a live device allocation that
+    /// nothing else reads or writes until this returns (a buffer the
+    /// memory manager holds for the caller).
+    unsafe fn upload(&self, addr: u64, host: &[u8]) -> std::result::Result<(), String>;
 }
 
 fn driver(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -70,6 +88,8 @@ fn driver(what: &str, e: impl std::fmt::Debug) -> Error {
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Uploads beside the launches, made on first use.
+    copier: Option<Arc<GpuCopier>>,
     arch: &'static str,
     multiprocessors: u32,
     name: String,
@@ -99,10 +119,19 @@ impl Gpu {
         // opened once per set of options: the architecture's name is made
         // once for each
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
+        // SAFETY: the backend orders every use of device memory itself: the
+        // kernels, copies and allocations of the default stream one at a
+        // time, and the copier's uploads only into buffers the memory
+        // manager holds for them, allocated and fenced before the copy
+        // starts (`MemoryManager::reserve`). cudarc's own events would
+        // only add waits (and, with a second stream, a synchronisation of
+        // the whole context).
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
         Ok(Gpu {
             ctx,
             stream,
+            copier: None,
             arch,
             multiprocessors: multiprocessors.max(1) as u32,
             name,
@@ -160,6 +189,32 @@ impl DeviceMemory for Gpu {
         use cudarc::driver::DevicePtr;
         let (p, _sync) = buf.device_ptr(&self.stream);
         p
+    }
+
+    fn fence(&mut self) -> std::result::Result<(), String> {
+        // an allocation is ordered on the default stream; the copier's
+        // stream does not wait for it (launches wait for their kernels,
+        // so this waits for the allocation alone)
+        self.stream.synchronize().map_err(|e| format!("{e:?}"))
+    }
+}
+
+/// A GPU's uploads on a non-blocking stream of their own, which does not
+/// wait for the default stream's kernels.
+pub struct GpuCopier {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+}
+
+impl Copier for GpuCopier {
+    unsafe fn upload(&self, addr: u64, host: &[u8]) -> std::result::Result<(), String> {
+        self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
+        // SAFETY: the caller's contract: `addr` starts a live allocation of
+        // at least `host.len()` bytes that nothing else touches meanwhile;
+        // `host` outlives the copy, which is waited for below.
+        unsafe { cudarc::driver::result::memcpy_htod_async(addr, host, self.stream.cu_stream()) }
+            .map_err(|e| format!("{e:?}"))?;
+        self.stream.synchronize().map_err(|e| format!("{e:?}"))
     }
 }
 
@@ -228,5 +283,13 @@ impl Device for Gpu {
 
     fn busy(&self) -> Duration {
         self.busy
+    }
+
+    fn copier(&mut self) -> Option<Arc<dyn Copier>> {
+        if self.copier.is_none() {
+            let stream = self.ctx.new_stream().ok()?;
+            self.copier = Some(Arc::new(GpuCopier { ctx: self.ctx.clone(), stream }));
+        }
+        self.copier.clone().map(|c| c as Arc<dyn Copier>)
     }
 }

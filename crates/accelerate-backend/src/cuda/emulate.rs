@@ -28,7 +28,7 @@
 //! The grid is small (`blocks`), so that every grid-stride and
 //! block-stride loop runs several rounds.
 
-use super::device::{Device, KernelArgs};
+use super::device::{Copier, Device, KernelArgs};
 use super::memory::{AllocError, DeviceMemory};
 use crate::c::build::{command_words, Build};
 use crate::cache::{self, CacheDir};
@@ -294,5 +294,24 @@ impl Device for Emulator {
 
     fn busy(&self) -> Duration {
         self.busy
+    }
+
+    fn copier(&mut self) -> Option<Arc<dyn Copier>> {
+        Some(Arc::new(HostCopier))
+    }
+}
+
+/// The emulator's uploads beside the launches: its device memory is host
+/// memory, so a copy is a `memcpy`, made on the caller's thread while
+/// another runs kernels (the GPU's protocol, without the DMA).
+struct HostCopier;
+
+impl Copier for HostCopier {
+    unsafe fn upload(&self, addr: u64, host: &[u8]) -> std::result::Result<(), String> {
+        // SAFETY: the caller's contract: `addr` (a `Vec<u64>`'s data, whose
+        // heap block does not move while the manager holds it) starts at
+        // least `host.len()` bytes that nothing else touches meanwhile.
+        unsafe { std::ptr::copy_nonoverlapping(host.as_ptr(), addr as *mut u8, host.len()) };
+        Ok(())
     }
 }

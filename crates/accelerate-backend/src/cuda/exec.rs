@@ -21,8 +21,8 @@
 //! on, checked when the host reads it, so that a failed binding still
 //! fails only its uses (Note [Deferred errors]); that is not done yet.
 
-use super::device::{Device, KernelArgs, BLOCK};
-use super::memory::{BufId, MemoryError, MemoryManager};
+use super::device::{Copier, Device, KernelArgs, BLOCK};
+use super::memory::{BufId, HostBytes, MemoryError, MemoryManager};
 use super::{fold, fold_seg, generate, permute, scan, stencil};
 use crate::c::host::AccErr;
 use crate::c::kernel::{Kernel, Skeleton};
@@ -112,7 +112,41 @@ impl<D: Device> HostArray for DeviceArray<D> {
 }
 
 /// One buffer of a host array, as the manager's host copy of it.
-struct Leaf(Arc<ArrayData>, usize);
+pub(super) struct Leaf(pub(super) Arc<ArrayData>, pub(super) usize);
+
+/// A host array copied to the device by `copier` beside the launches of
+/// other threads (`MemoryManager::reserve`); `None` where a buffer could
+/// not be (the run that needs it copies it then).
+pub(super) fn copied_ahead<D: Device>(
+    mem: &Shared<D>,
+    copier: &dyn Copier,
+    a: &Arc<ArrayData>,
+) -> Option<DeviceArray<D>> {
+    let mut bufs = Vec::with_capacity(a.buffers().len());
+    let mut ok = true;
+    for i in 0..a.buffers().len() {
+        let leaf: HostBytes = Arc::new(Leaf(a.clone(), i));
+        let Ok((id, addr)) = lock(mem).reserve(leaf.clone()) else {
+            ok = false;
+            break;
+        };
+        bufs.push(id);
+        // SAFETY: the manager holds `id`'s allocation of `leaf`'s length
+        // for this thread alone until `filled` (its name is not shared
+        // before), and `leaf` lives through the copy
+        let copied = unsafe { copier.upload(addr, (*leaf).as_ref()) };
+        lock(mem).filled(id);
+        if copied.is_err() {
+            ok = false;
+            break;
+        }
+    }
+    // the buffers made so far are freed with the handle if not all were
+    let stored = Arc::new(Stored { mem: mem.clone(), bufs });
+    let host = Arc::new(OnceLock::new());
+    let _ = host.set(a.clone());
+    ok.then(|| DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host })
+}
 
 impl AsRef<[u8]> for Leaf {
     fn as_ref(&self) -> &[u8] {

@@ -27,12 +27,19 @@
 //! compare-and-swap on the 32-bit word holding a narrow element stays
 //! inside its buffer (`permute`).
 //!
+//! A buffer can also be copied to the device ahead of the kernel that
+//! reads it, by another thread, while this one launches kernels
+//! (`reserve`, then the copy outside the manager's lock, then `filled`):
+//! a sequence's next chunk, uploaded while the chunk before it computes.
+//! Between the two calls the buffer is *held*: never evicted, and known
+//! only to the thread filling it.
+//!
 //! The logic is written against the small `DeviceMemory` trait, so that
 //! its unit tests run on the host against a fake device of a fixed
 //! capacity; `device::Gpu` implements it with the driver API, and
 //! `emulate::Emulator` with host memory.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Why an allocation failed.
@@ -56,6 +63,11 @@ pub trait DeviceMemory {
     fn download(&mut self, buf: &Self::Buf, host: &mut [u8]) -> Result<(), String>;
     /// The device address a kernel is given.
     fn address(&self, buf: &Self::Buf) -> u64;
+    /// Waits until the allocations made so far can be used by another
+    /// stream (`reserve`'s copy runs on one of its own).
+    fn fence(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A host copy: bytes the manager owns, or shares with the array they
@@ -96,12 +108,16 @@ pub struct MemoryManager<D: DeviceMemory> {
     used: usize,
     entries: HashMap<BufId, Entry<D::Buf>>,
     pinned: Vec<BufId>,
+    /// Buffers being filled outside the lock (`reserve`).
+    held: HashSet<BufId>,
     clock: u64,
     next: u64,
     /// Evictions so far (for tests and statistics).
     pub evictions: usize,
     /// Copies to the device so far (for tests and statistics).
     pub uploads: usize,
+    /// Of those, the ones made outside the lock (`reserve`).
+    pub uploaded_ahead: usize,
 }
 
 /// The size of the device allocation of a buffer of `bytes` bytes.
@@ -117,10 +133,12 @@ impl<D: DeviceMemory> MemoryManager<D> {
             used: 0,
             entries: HashMap::new(),
             pinned: Vec::new(),
+            held: HashSet::new(),
             clock: 0,
             next: 0,
             evictions: 0,
             uploads: 0,
+            uploaded_ahead: 0,
         }
     }
 
@@ -193,6 +211,34 @@ impl<D: DeviceMemory> MemoryManager<D> {
         Ok(id)
     }
 
+    /// A buffer whose data is `data`, given device memory (evicting others
+    /// if needed) that the caller fills with it outside the manager's
+    /// lock, at the returned address, and then says so (`filled`); until
+    /// then the buffer is held: never evicted. Its entry says it is valid
+    /// on the device already, so no one else may read it before `filled`
+    /// (no one else knows its name).
+    pub fn reserve(&mut self, data: HostBytes) -> Result<(BufId, u64), MemoryError> {
+        let bytes = (*data).as_ref().len();
+        let buf = self.alloc_evicting(bytes)?;
+        if let Err(m) = self.dev.fence() {
+            self.release(buf, bytes);
+            return Err(MemoryError::Device(m));
+        }
+        let addr = self.dev.address(&buf);
+        let id = self.fresh();
+        let last_use = self.tick();
+        self.entries.insert(id, Entry { bytes, host: Some(data), device: Some(buf), last_use });
+        self.held.insert(id);
+        self.uploads += 1;
+        self.uploaded_ahead += 1;
+        Ok((id, addr))
+    }
+
+    /// Says that a reserved buffer is filled: it may be evicted from now.
+    pub fn filled(&mut self, id: BufId) {
+        self.held.remove(&id);
+    }
+
     /// Makes every buffer of `ids` resident on the device for the next
     /// kernel, pins them (and only them) against eviction, and returns
     /// their device addresses.
@@ -257,6 +303,7 @@ impl<D: DeviceMemory> MemoryManager<D> {
             }
         }
         self.pinned.retain(|p| *p != id);
+        self.held.remove(&id);
     }
 
     /// Whether a buffer has a device copy now.
@@ -304,7 +351,7 @@ impl<D: DeviceMemory> MemoryManager<D> {
         let victim = self
             .entries
             .iter()
-            .filter(|(id, e)| e.device.is_some() && !self.pinned.contains(id))
+            .filter(|(id, e)| e.device.is_some() && !self.pinned.contains(id) && !self.held.contains(id))
             .min_by_key(|(_, e)| e.last_use)
             .map(|(id, _)| *id);
         let Some(id) = victim else { return Ok(false) };
@@ -399,6 +446,36 @@ mod tests {
         assert!(m.on_device(a));
         m.prepare(&[a]).unwrap();
         assert_eq!(m.device_mut().uploads, 1, "a resident buffer is not copied again");
+    }
+
+    #[test]
+    fn a_reserved_buffer_is_held_until_filled_and_then_used_in_place() {
+        // room for two buffers of 64 bytes
+        let mut m = MemoryManager::new(FakeDevice::new(2 * 64));
+        let data = bytes(9, 64);
+        let (r, addr) = m.reserve(Arc::new(data.clone())).unwrap();
+        // the other thread's copy
+        m.device_mut().write(addr, &data);
+        // while it is held, the manager evicts around it, and when only
+        // it is left to evict, an allocation fails rather than take it
+        let a = m.insert_host(bytes(1, 64));
+        m.prepare(&[a]).unwrap();
+        let b = m.insert_host(bytes(2, 64));
+        m.prepare(&[b]).unwrap();
+        assert!(m.on_device(r) && !m.on_device(a), "a, not the held buffer, was evicted");
+        let c = m.insert_device(64);
+        assert!(matches!(c, Err(MemoryError::OutOfMemory { .. })), "{c:?}");
+        assert!(m.on_device(r), "the held buffer stays");
+        m.filled(r);
+        // filled: read in place (no upload), and evictable like any other
+        let uploads = m.device_mut().uploads;
+        assert_eq!(m.prepare(&[r]).unwrap()[0], addr);
+        assert_eq!(m.device_mut().uploads, uploads, "a filled buffer is not copied again");
+        assert_eq!(m.device_mut().read(addr, 64), data);
+        m.unpin();
+        let d = m.insert_host(bytes(3, 64));
+        m.prepare(&[d]).unwrap();
+        assert!(m.on_host(r), "its host copy stays valid");
     }
 
     #[test]

@@ -179,15 +179,34 @@ fn emulator(options: &CudaOptions) -> Result<Shared<Emulator>> {
     device_of(options, || Ok(Emulator::new(options.cxx.clone(), options.cache.clone())), &EMULATORS)
 }
 
-/// What the memory manager of the device that programs run on with these
-/// options has done so far: buffers evicted to the host, buffers copied to
-/// the device, and the device memory its buffers take now (for tests and
+/// What the memory manager of a device has done so far (for tests and
 /// statistics).
 #[doc(hidden)]
-pub fn memory_statistics_with(options: &CudaOptions) -> Result<(usize, usize, usize)> {
-    fn of<D: Device>(m: Shared<D>) -> (usize, usize, usize) {
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryStatistics {
+    /// Buffers evicted to the host.
+    pub evictions: usize,
+    /// Buffers copied to the device.
+    pub uploads: usize,
+    /// Of those, the ones copied ahead of the run that reads them, beside
+    /// other launches (`Prepared::prefetch`).
+    pub uploaded_ahead: usize,
+    /// The device memory its buffers take now.
+    pub used: usize,
+}
+
+/// `MemoryStatistics` of the device that programs run on with these
+/// options.
+#[doc(hidden)]
+pub fn memory_statistics_with(options: &CudaOptions) -> Result<MemoryStatistics> {
+    fn of<D: Device>(m: Shared<D>) -> MemoryStatistics {
         let m = m.lock().unwrap_or_else(|e| e.into_inner());
-        (m.evictions, m.uploads, m.used())
+        MemoryStatistics {
+            evictions: m.evictions,
+            uploads: m.uploads,
+            uploaded_ahead: m.uploaded_ahead,
+            used: m.used(),
+        }
     }
     Ok(match options.device {
         CudaDevice::Emulator => of(emulator(options)?),
@@ -220,11 +239,15 @@ struct Loaded<D: Device> {
     /// The device copies of the last run's host arrays (Note [Resident
     /// inputs] in `exec.rs`).
     resident: Mutex<Resident<D>>,
+    /// Host arrays copied to the device ahead of the next run
+    /// (`Prepared::prefetch`), which takes them.
+    ahead: Mutex<Resident<D>>,
 }
 
 /// What a compiled program does, whichever device it is on.
 trait Runs: Send + Sync {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal>;
+    fn prefetch(&self, args: &[ArraysVal]);
     fn device(&self) -> String;
 }
 
@@ -233,7 +256,8 @@ where
     D::Module: Send + Sync,
 {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
-        let last = std::mem::take(&mut *self.resident.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut last = std::mem::take(&mut *self.resident.lock().unwrap_or_else(|e| e.into_inner()));
+        last.append(&mut self.ahead.lock().unwrap_or_else(|e| e.into_inner()));
         let on = OnDevice { mem: &self.mem, module: &self.module, last: &last, now: Mutex::new(Vec::new()) };
         let result = (|| {
             let args = args.into_iter().map(|v| upload(&on, v)).collect::<Result<Vec<_>>>()?;
@@ -246,6 +270,37 @@ where
 
     fn device(&self) -> String {
         self.mem.lock().unwrap_or_else(|e| e.into_inner()).device().describe()
+    }
+
+    /// Copies the host arrays of `args` to the device beside the launches
+    /// of other threads (`exec::copied_ahead`), for the next run; those
+    /// on the device already (the last run's) are left.
+    fn prefetch(&self, args: &[ArraysVal]) {
+        let Some(copier) = self.mem.lock().unwrap_or_else(|e| e.into_inner()).device_mut().copier() else {
+            return;
+        };
+        let mut arrays = Vec::new();
+        leaves(args, &mut arrays);
+        for a in arrays {
+            let known = |r: &Resident<D>| r.iter().any(|(h, _)| Arc::ptr_eq(h, a));
+            if known(&self.resident.lock().unwrap_or_else(|e| e.into_inner()))
+                || known(&self.ahead.lock().unwrap_or_else(|e| e.into_inner()))
+            {
+                continue;
+            }
+            if let Some(d) = exec::copied_ahead(&self.mem, &*copier, a) {
+                self.ahead.lock().unwrap_or_else(|e| e.into_inner()).push((a.clone(), d));
+            }
+        }
+    }
+}
+
+fn leaves<'a>(vs: &'a [ArraysVal], out: &mut Vec<&'a Arc<accelerate_base::array::ArrayData>>) {
+    for v in vs {
+        match v {
+            ArraysVal::Array(a) => out.push(a),
+            ArraysVal::Tuple(ts) => leaves(ts, out),
+        }
     }
 }
 
@@ -285,6 +340,12 @@ impl Prepare for Cuda {
 impl Prepared for CudaProgram {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
         CudaProgram::run(self, args)
+    }
+    fn prefetch(&self, args: &[ArraysVal]) {
+        self.loaded.prefetch(args)
+    }
+    fn copies_ahead(&self) -> bool {
+        true
     }
     fn source(&self) -> Option<&str> {
         Some(self.cuda_source())
@@ -347,7 +408,7 @@ fn load<D: Device>(
     functions: &[String],
 ) -> Result<Loaded<D>> {
     let module = mem.lock().unwrap_or_else(|e| e.into_inner()).device_mut().load(source, functions)?;
-    Ok(Loaded { body, kernels, module, mem, resident: Mutex::new(Vec::new()) })
+    Ok(Loaded { body, kernels, module, mem, resident: Mutex::new(Vec::new()), ahead: Mutex::new(Vec::new()) })
 }
 
 /// The kernel functions of a kernel: its name and its skeleton's

@@ -33,6 +33,20 @@
 //! sequence on a thread of its own and hands each element to the consumer
 //! through such a queue.
 //!
+//! Note [Chunks copied ahead]
+//! On a backend whose programs copy their arguments to a device
+//! (`Prepared::copies_ahead`: the CUDA backend), the runtime gathers the
+//! next chunk before computing the current one, and while the current
+//! one computes, a second thread hands the next one's inputs to its
+//! chunk program (`Prepared::prefetch`), which copies them to the device
+//! on a stream of their own beside the current chunk's kernels
+//! (`MemoryManager::reserve` in the backend), where the next run finds
+//! them (Note [Resident inputs] there). The scheduler's choice after a
+//! chunk therefore takes effect a chunk later. A chunk's time is from its
+//! first kernel to the end of both its computation and the next chunk's
+//! copy. Elsewhere the chunks are gathered one at a time, each after the
+//! one before has computed.
+//!
 //! Errors: an element that fails is found by computing the failed chunk's
 //! elements one at a time, and reported as `Error::SeqElement` with its
 //! index; the elements before it are consumed first (a fold's state has
@@ -356,7 +370,7 @@ struct SeqExec {
     /// a running scan's input's: those are its runtime's).
     outer_tys: Vec<ArraysTy>,
     consumer: ConsumerRt,
-    variants: HashMap<Vec<bool>, Box<dyn Prepared>>,
+    variants: HashMap<Vec<bool>, Arc<dyn Prepared>>,
     // the run's state
     outer: Vec<ArraysVal>,
     state: Option<ArraysVal>,
@@ -604,15 +618,15 @@ impl SeqExec {
 
     /// The chunk program for streams of this regularity, compiled the
     /// first time it is needed.
-    fn variant(&mut self, regular: &[bool]) -> Result<&dyn Prepared> {
+    fn variant(&mut self, regular: &[bool]) -> Result<Arc<dyn Prepared>> {
         if !self.variants.contains_key(regular) {
             let lay = chunk::layout(&self.sources, regular, &self.outer_tys, &self.consumer);
             let prog = chunk::program(&self.sources, &lay, &self.elem, &self.consumer, self.loc)?;
             let c = pipeline::optimise(Vec::new(), prog, &self.config)?;
-            let exe = backend::prepare(&c.plan, &self.config)?;
+            let exe: Arc<dyn Prepared> = Arc::from(backend::prepare(&c.plan, &self.config)?);
             self.variants.insert(regular.to_vec(), exe);
         }
-        Ok(self.variants[regular].as_ref())
+        Ok(self.variants[regular].clone())
     }
 
     /// Runs the whole sequence, handing each chunk's result to `sink`
@@ -624,19 +638,41 @@ impl SeqExec {
         let trace = self.config.dumps("schedule");
         let mut sched = Scheduler::new(self.config.seq.chunk, self.config.seq.budget_bytes);
         let t0 = Instant::now();
-        let (mut start, mut chunks) = (0u64, 0usize);
+        let mut chunks = 0usize;
+        let mut ready = self.ready(0, sched.next());
         loop {
-            let asked = sched.next();
-            let Some((n, inputs)) = self.gather(start, asked)? else { break };
+            let Some(cur) = ready? else { break };
+            let start = cur.start;
+            let n = cur.n;
             // (the chunk program of this regularity compiled first: its
             // compilation is not the chunk's time)
-            self.variant(&self.regularity(&inputs, 0..n))?;
+            let exe = self.variant(&cur.regular)?;
+            // a backend that copies to the device beside its launches
+            // gets the next chunk while this one computes (Note [Chunks
+            // copied ahead])
+            let ahead = exe.copies_ahead() && cur.pending.is_none();
+            let (next, next_exe) = if ahead {
+                let next = self.ready(start + n as u64, sched.next());
+                let exe = match &next {
+                    Ok(Some(r)) => Some(self.variant(&r.regular)?),
+                    _ => None,
+                };
+                (Some(next), exe)
+            } else {
+                (None, None)
+            };
             let t = Instant::now();
-            let bytes_in: usize = inputs.iter().map(Gathered::bytes).sum();
-            let out = self.compute(start, n, &inputs, sink)?;
+            let bytes_in: usize = cur.inputs.iter().map(Gathered::bytes).sum();
+            let out = match (&next_exe, &next) {
+                (Some(exe), Some(Ok(Some(r)))) => std::thread::scope(|s| {
+                    s.spawn(|| exe.prefetch(&r.args));
+                    self.compute(&cur, sink)
+                })?,
+                _ => self.compute(&cur, sink)?,
+            };
             let time = t.elapsed();
             let bytes = bytes_in + out.as_ref().map_or(0, chunk_bytes);
-            let decision = sched.record(asked, n, time, bytes);
+            let decision = sched.record(cur.asked, n, time, bytes);
             if trace {
                 eprintln!(
                     "schedule: chunk {chunks} [{start}, {}) {n} elements in {:.3} ms, {:.3} us/element, {} bytes/element: {} -> {}",
@@ -649,10 +685,9 @@ impl SeqExec {
                 );
             }
             chunks += 1;
-            start += n as u64;
             if let Some(p) = &self.config.seq.progress {
                 (p.0)(SeqProgress {
-                    elements: start,
+                    elements: start + n as u64,
                     total: self.known_len,
                     chunks,
                     chunk_size: n,
@@ -663,12 +698,26 @@ impl SeqExec {
             if !sink(out)? {
                 break;
             }
-            if let Some(e) = self.pending.take() {
+            if let Some(e) = cur.pending {
                 return Err(e);
             }
+            ready = match next {
+                Some(next) => next,
+                None => self.ready(start + n as u64, sched.next()),
+            };
         }
         self.stop_streams();
         Ok(())
+    }
+
+    /// The next chunk, of at most `k` elements from `start`, gathered and
+    /// made into its chunk program's arguments; `None` at the end.
+    fn ready(&mut self, start: u64, k: usize) -> Result<Option<Ready>> {
+        let Some((n, inputs)) = self.gather(start, k)? else { return Ok(None) };
+        let pending = self.pending.take();
+        let regular = self.regularity(&inputs, 0..n);
+        let args = self.chunk_inputs(0..n, &inputs, &regular)?;
+        Ok(Some(Ready { start, asked: k, n, inputs, regular, args, pending }))
     }
 
     /// The next chunk's inputs, of at most `k` elements from `start`:
@@ -753,31 +802,30 @@ impl SeqExec {
     /// The values of the next chunk of a sequence of scalars (a scan's
     /// input), of at most `k` elements from `start`.
     fn next_values(&mut self, start: u64, k: usize) -> Result<Option<(usize, Arc<ArrayData>)>> {
-        let Some((n, inputs)) = self.gather(start, k)? else { return Ok(None) };
+        let Some(mut c) = self.ready(start, k)? else { return Ok(None) };
+        // (the scan's caller takes a stream's error after these values)
+        self.pending = c.pending.take();
         let mut got = None;
-        self.compute(start, n, &inputs, &mut |_| Ok(true)).map(|out| {
-            if let Some(ChunkOut::Segmented { comps, .. }) = out {
-                got = comps.into_iter().next().map(|(_, v)| v);
-            }
-        })?;
-        Ok(got.map(|v| (n, v)))
+        if let Some(ChunkOut::Segmented { comps, .. }) = self.compute(&c, &mut |_| Ok(true))? {
+            got = comps.into_iter().next().map(|(_, v)| v);
+        }
+        Ok(got.map(|v| (c.n, v)))
     }
 
     /// Computes a chunk. If it fails, computes its elements one at a time
     /// to name the one that fails, handing those before it to `sink`.
     fn compute(
         &mut self,
-        start: u64,
-        n: usize,
-        inputs: &[Gathered],
+        c: &Ready,
         sink: &mut dyn FnMut(ChunkOut) -> Result<bool>,
     ) -> Result<Option<ChunkOut>> {
-        match self.compute_range(start, 0..n, inputs) {
+        let (start, n) = (c.start, c.n);
+        match self.run_chunk(start, n, &c.regular, c.args.clone()) {
             Ok(out) => Ok(Some(out)),
             Err(e) if n == 1 => Err(Error::SeqElement { loc: self.loc, index: start, error: Box::new(e) }),
             Err(chunk_error) => {
                 for j in 0..n {
-                    match self.compute_range(start, j..j + 1, inputs) {
+                    match self.compute_range(start, j..j + 1, &c.inputs) {
                         Ok(out) => {
                             if !sink(out)? {
                                 return Ok(None);
@@ -820,10 +868,25 @@ impl SeqExec {
         range: std::ops::Range<usize>,
         inputs: &[Gathered],
     ) -> Result<ChunkOut> {
-        let n = range.len();
         let regular = self.regularity(inputs, range.clone());
+        let first = start + range.start as u64;
+        let n = range.len();
+        let args = self.chunk_inputs(range, inputs, &regular)?;
+        self.run_chunk(first, n, &regular, args)
+    }
+
+    /// The chunk program's arguments that come from the chunk's inputs
+    /// (the elements `range` of them): each stream's elements, a running
+    /// scan's values.
+    fn chunk_inputs(
+        &self,
+        range: std::ops::Range<usize>,
+        inputs: &[Gathered],
+        regular: &[bool],
+    ) -> Result<Vec<ArraysVal>> {
+        let n = range.len();
         let mut chunk_args = Vec::new();
-        for ((s, g), &reg) in self.sources.iter().zip(inputs).zip(&regular) {
+        for ((s, g), &reg) in self.sources.iter().zip(inputs).zip(regular) {
             match (s, g) {
                 (SourceRt::Stream { ty, .. }, Gathered::Stream(items)) => {
                     chunk_args.extend(stream_chunk(&items[range.clone()], ty, reg, self.loc)?);
@@ -836,14 +899,26 @@ impl SeqExec {
                 _ => {}
             }
         }
+        Ok(chunk_args)
+    }
+
+    /// Runs the chunk program of this regularity on `n` elements from
+    /// element `first`, whose inputs are `chunk_args`.
+    fn run_chunk(
+        &mut self,
+        first: u64,
+        n: usize,
+        regular: &[bool],
+        chunk_args: Vec<ArraysVal>,
+    ) -> Result<ChunkOut> {
         let mut args: Vec<ArraysVal> = self.outer.clone();
-        args.push(scalar_i64((start + range.start as u64) as i64));
+        args.push(scalar_i64(first as i64));
         args.push(scalar_i64(n as i64));
         args.extend(chunk_args);
         if let Some(s) = &self.state {
             args.push(s.clone());
         }
-        let exe = self.variant(&regular)?;
+        let exe = self.variant(regular)?;
         let out = exe.run(args)?;
         match &self.consumer {
             ConsumerRt::Batch { .. } => {
@@ -918,6 +993,20 @@ impl Drop for SeqExec {
     fn drop(&mut self) {
         self.stop_streams();
     }
+}
+
+/// A chunk gathered before it computes: its first element, the size
+/// the scheduler asked for and its size, each source's inputs and
+/// whether each stream's are regular, its chunk program's arguments from
+/// them, and a stream's error after its elements.
+struct Ready {
+    start: u64,
+    asked: usize,
+    n: usize,
+    inputs: Vec<Gathered>,
+    regular: Vec<bool>,
+    args: Vec<ArraysVal>,
+    pending: Option<Error>,
 }
 
 /// A source's part of a chunk's inputs, gathered before it runs.
