@@ -11,6 +11,9 @@
 #   bash scripts/gpu.sh bench [SIZE]  on the device machine: the GPU benchmarks
 #   bash scripts/gpu.sh examples      on the device machine: the examples
 #                                     ($GPU_EXAMPLES) with --check on the GPU
+#   bash scripts/gpu.sh sequences ARGS
+#                                     on the device machine: the bench crate's
+#                                     `sequences` binary with ARGS on the GPU
 #
 # On the device, `.gpu` travels as a carried path (the device tool's `carry`);
 # logs go to $OUT (or ./gpu-out when OUT is unset).
@@ -40,8 +43,8 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
         shutil.copy(m["executable"], ".gpu/pack/tests/" + m["target"]["name"])
 '
-    cargo build --release -p accelerate-bench --features cuda --bin gpu
-    cp target/release/gpu .gpu/pack/gpu
+    cargo build --release -p accelerate-bench --features cuda --bin gpu --bin sequences
+    cp target/release/gpu target/release/sequences .gpu/pack/
     # the examples `examples` runs on the device, each with --check
     mkdir -p .gpu/pack/examples
     for ex in $GPU_EXAMPLES; do
@@ -57,7 +60,7 @@ for line in sys.stdin:
     rm -rf .gpu/pack
     du -h .gpu/suite.tar.xz
     ;;
-suite | bench | examples)
+suite | bench | examples | sequences)
     mkdir -p /tmp/gpu "$out"
     tar -xJf .gpu/suite.tar.xz -C /tmp/gpu
     built="$(cat /tmp/gpu/root)"
@@ -124,6 +127,10 @@ suite | bench | examples)
         done 2>&1 | tee "$out/examples.log"
         grep -q '^FAILED' "$out/examples.log" && status=1
         exit $status
+    elif [ "$1" = sequences ]; then
+        shift
+        export ACCELERATE_BACKEND=cuda
+        /tmp/gpu/sequences "$@" 2>&1 | tee "$out/sequences.md"
     else
         /tmp/gpu/gpu --size "${2:-large}" 2>&1 | tee "$out/bench.md"
     fi

@@ -1,12 +1,17 @@
-//! The sequence runtime's two measurements that the benchmark harness's
+//! The sequence runtime's measurements that the benchmark harness's
 //! tables do not fit: the adaptive chunk scheduler against a sweep of
 //! fixed chunk sizes (the sequences thesis §5.4; `exec/seq/schedule.rs`,
-//! Note [Choosing chunk sizes]), and the overlap of `stream_in`'s
-//! producer, the computation and `stream_out`'s consumer (§3.2.2).
+//! Note [Choosing chunk sizes]), the overlap of `stream_in`'s producer,
+//! the computation and `stream_out`'s consumer (§3.2.2), and on a
+//! backend that copies to a device, the overlap of a chunk's copy with
+//! the chunk before it (Note [Chunks copied ahead]).
 //!
 //! ```sh
-//! cargo run --release -p accelerate-bench --bin sequences -- [--elements N] [--runs R] [--max-chunk K]
+//! cargo run --release -p accelerate-bench --bin sequences -- [--elements N] [--runs R] [--max-chunk K] \
+//!     [--copy-mib M] [--copy-steps S,S,..] [scheduler] [pipeline] [copy]
 //! ```
+//!
+//! The named measurements run (all three when none is named).
 //!
 //! **The scheduler.** Two streams of `i32` vectors, each element's sum of a hash of its
 //! values in `i64` (`map_seq`, then `elements`): a *regular* one (every
@@ -27,6 +32,17 @@
 //! each: run one stage at a time the three take their sum; overlapped,
 //! about the longest of them. The computation's own time is measured
 //! first with no sleeps.
+//!
+//! **Chunks copied ahead.** `M` MiB of `f32` vectors of `2^20` elements,
+//! in memory, streamed in chunks of 8 vectors, each element iterated
+//! `s` times (for each `s` of `--copy-steps`, default 0, 16, 64, 256: a
+//! GPU needs thousands for the computation to take as long as a chunk's
+//! copy), summed per vector; each run
+//! with the next chunk copied to the device while the current computes
+//! and without (`SeqOptions::copy_ahead`), `R` times each, medians. The
+//! two must agree bit for bit (the same kernels on the same chunks). On
+//! a backend that copies nothing (the CPU backend), the two are the
+//! same run.
 
 use accelerate::prelude::*;
 use accelerate::{run_seq_with, stream_out_with, Config, ProgressFn, SeqOptions};
@@ -41,7 +57,10 @@ use std::time::{Duration, Instant};
 const LEN: usize = 1024;
 
 fn usage() -> ! {
-    eprintln!("usage: sequences [--elements N] [--runs R] [--max-chunk K]");
+    eprintln!(
+        "usage: sequences [--elements N] [--runs R] [--max-chunk K] [--copy-mib M] [--copy-steps S,S,..] \
+         [scheduler] [pipeline] [copy]"
+    );
     exit(2)
 }
 
@@ -130,7 +149,9 @@ impl Stream {
 }
 
 fn main() {
-    let (mut n, mut runs, mut max_chunk) = (1usize << 16, 5usize, 8192usize);
+    let (mut n, mut runs, mut max_chunk, mut copy_mib) = (1usize << 16, 5usize, 8192usize, 1024usize);
+    let mut only: Vec<String> = Vec::new();
+    let mut copy_steps: Vec<i64> = vec![0, 16, 64, 256];
     let mut it = std::env::args().skip(1);
     let number = |it: &mut std::iter::Skip<std::env::Args>| -> usize {
         it.next().and_then(|s| s.parse().ok()).filter(|&v| v > 0).unwrap_or_else(|| usage())
@@ -140,26 +161,97 @@ fn main() {
             "--elements" => n = number(&mut it),
             "--runs" => runs = number(&mut it),
             "--max-chunk" => max_chunk = number(&mut it),
+            "--copy-mib" => copy_mib = number(&mut it),
+            "--copy-steps" => {
+                let list = it.next().unwrap_or_else(|| usage());
+                copy_steps = list.split(',').map(|s| s.parse().unwrap_or_else(|_| usage())).collect();
+            }
+            "scheduler" | "pipeline" | "copy" => only.push(a),
             _ => usage(),
         }
     }
-    let mut rng = Rng::new(SEED_A);
-    let regular = Stream::new("regular", vec![LEN; n], &mut rng);
-    let lens = (0..n).map(|_| rng.below(2 * LEN + 1)).collect();
-    let irregular = Stream::new("irregular", lens, &mut rng);
-    let mut sizes = Vec::new();
-    let mut k = 1;
-    while k <= max_chunk {
-        sizes.push(Some(k));
-        k *= 2;
+    let wanted = |m: &str| only.is_empty() || only.iter().any(|o| o == m);
+    let scheduler = || -> Result<(), String> {
+        let mut rng = Rng::new(SEED_A);
+        let regular = Stream::new("regular", vec![LEN; n], &mut rng);
+        let lens = (0..n).map(|_| rng.below(2 * LEN + 1)).collect();
+        let irregular = Stream::new("irregular", lens, &mut rng);
+        let mut sizes = Vec::new();
+        let mut k = 1;
+        while k <= max_chunk {
+            sizes.push(Some(k));
+            k *= 2;
+        }
+        sizes.push(None);
+        [&regular, &irregular].iter().try_for_each(|s| report(s, &sizes, runs))
+    };
+    let mut done = Ok(());
+    if wanted("scheduler") {
+        done = done.and_then(|()| scheduler());
     }
-    sizes.push(None);
-    let done =
-        [&regular, &irregular].iter().try_for_each(|s| report(s, &sizes, runs)).and_then(|()| overlap());
+    if wanted("pipeline") {
+        done = done.and_then(|()| overlap());
+    }
+    if wanted("copy") {
+        done = done.and_then(|()| copy_ahead(copy_mib, &copy_steps, runs));
+    }
     if let Err(e) = done {
         eprintln!("sequences: {e}");
         exit(1);
     }
+}
+
+/// The elements of a vector in the copy-ahead measurement.
+const COPY_LEN: usize = 1 << 20;
+
+fn copy_ahead(mib: usize, steps_list: &[i64], runs: usize) -> Result<(), String> {
+    let count = (mib << 20) / (4 * COPY_LEN);
+    let items: Vec<Vector<f32>> = (0..count)
+        .map(|i| Vector::from_elems((0..COPY_LEN).map(|j| ((i * 7 + j) % 1000) as f32 / 1000.0).collect()))
+        .collect();
+    let base = Config::default();
+    println!(
+        "\n### Chunks copied ahead: {count} vectors of 2^20 f32 ({mib} MiB) in chunks of 8, backend {:?}, {runs} runs each (medians)\n",
+        base.backend
+    );
+    println!("| steps an element | not copied ahead (ms) | copied ahead (ms) | ahead / not |\n|---:|---:|---:|---:|");
+    for &steps in steps_list {
+        let run = |ahead: bool| -> Result<(Duration, Vec<u32>), String> {
+            let config = base.clone().with_seq(SeqOptions {
+                chunk: Some(8),
+                copy_ahead: ahead,
+                ..SeqOptions::default()
+            });
+            let items = items.clone();
+            let s = stream_in(items).map_seq(move |x| {
+                x.map(move |v| iterate(steps, |y| y * 0.999f32 + 0.001f32, v.clone())).sum()
+            });
+            let t = Instant::now();
+            let sums: Vector<f32> = run_seq_with(&s.elements(), &config).map_err(|e| e.to_string())?;
+            Ok((t.elapsed(), sums.to_vec().iter().map(|v| v.to_bits()).collect()))
+        };
+        // a first run of each not timed: the kernels compiled into the cache
+        let (_, want) = run(false)?;
+        run(true)?;
+        let (mut off, mut on) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let (t, r) = run(false)?;
+            off.push(t);
+            let (u, q) = run(true)?;
+            on.push(u);
+            if r != want || q != want {
+                return Err(format!("copy-ahead, {steps} steps: the sums differ between runs"));
+            }
+        }
+        let (off, on) = (median(&off), median(&on));
+        println!(
+            "| {steps} | {:.2} | {:.2} | {:.3} |",
+            off.as_secs_f64() * 1e3,
+            on.as_secs_f64() * 1e3,
+            on.as_secs_f64() / off.as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 const OVERLAP_N: usize = 200;

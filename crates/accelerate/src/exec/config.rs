@@ -17,7 +17,9 @@
 //!   operation writes its result to memory), `no-ilp` (no clustering of
 //!   sibling operations into multi-output kernels, `trafo::cluster`:
 //!   fusion as ICFP'13 has it), `no-rows` (no row groups,
-//!   `plan::rows`: every kernel runs by itself). For ablations only: without
+//!   `plan::rows`: every kernel runs by itself), `no-copy-ahead` (a
+//!   sequence's next chunk is not copied to the device while the current
+//!   one computes, Note [Chunks copied ahead]). For ablations only: without
 //!   sharing recovery, shared work is repeated. And `fast-math`
 //!   (`Config::with_fast_math`): the CPU backend relaxes the float rules
 //!   as docs/semantics.md says ("Fast-math mode").
@@ -315,10 +317,11 @@ impl Config {
                 "no-fusion" => c.fusion = false,
                 "no-ilp" => c.cluster = None,
                 "no-rows" => c.rows = false,
+                "no-copy-ahead" => c.seq.copy_ahead = false,
                 "fast-math" => c = c.with_fast_math(true),
                 other => {
                     return Err(Error::Config(format!(
-                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion, no-ilp, no-rows, fast-math)"
+                        "ACCELERATE_FLAGS: unknown flag {other} (known: no-acc-sharing, no-exp-sharing, no-simplify, no-cse, no-fusion, no-ilp, no-rows, no-copy-ahead, fast-math)"
                     )))
                 }
             }

@@ -87,11 +87,16 @@ pub struct SeqOptions {
     pub chunk: Option<usize>,
     /// Called after each chunk with the sequence's progress.
     pub progress: Option<ProgressFn>,
+    /// Whether a backend that copies its arguments to a device gets the
+    /// next chunk's while the current one computes (Note [Chunks copied
+    /// ahead]). On by default; off for an ablation,
+    /// `ACCELERATE_FLAGS=no-copy-ahead`.
+    pub copy_ahead: bool,
 }
 
 impl Default for SeqOptions {
     fn default() -> Self {
-        SeqOptions { budget_bytes: 256 << 20, chunk: None, progress: None }
+        SeqOptions { budget_bytes: 256 << 20, chunk: None, progress: None, copy_ahead: true }
     }
 }
 
@@ -650,7 +655,7 @@ impl SeqExec {
             // a backend that copies to the device beside its launches
             // gets the next chunk while this one computes (Note [Chunks
             // copied ahead])
-            let ahead = exe.copies_ahead() && cur.pending.is_none();
+            let ahead = self.config.seq.copy_ahead && exe.copies_ahead() && cur.pending.is_none();
             let (next, next_exe) = if ahead {
                 let next = self.ready(start + n as u64, sched.next());
                 let exe = match &next {
