@@ -48,12 +48,16 @@ pub trait Prepared: Send + Sync {
     /// Runs the program on its arguments (its parameters' values,
     /// outermost first).
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal>;
-    /// Makes ready what a coming run on `args` will need, while another
-    /// thread runs this or another program: the CUDA backend copies them
-    /// to the device, where its next run finds them (a sequence's next
-    /// chunk, uploaded while the chunk before it computes). Only an
-    /// optimisation: whatever it could not do, the run does.
-    fn prefetch(&self, _args: &[ArraysVal]) {}
+    /// Makes ready what a coming run on `args` will need: what must be
+    /// done now (the CUDA backend gives them device memory), and a job to
+    /// run on another thread while this thread runs this or another
+    /// program (the CUDA backend's copies to the device, where its next
+    /// run finds them: a sequence's next chunk, uploaded while the chunk
+    /// before it computes). Only an optimisation: whatever it could not
+    /// do, the run does.
+    fn prefetch(&self, _args: &[ArraysVal]) -> Option<Box<dyn FnOnce() + Send>> {
+        None
+    }
     /// Whether `prefetch` does anything: a caller that must do work to
     /// have the arguments early does it only then.
     fn copies_ahead(&self) -> bool {

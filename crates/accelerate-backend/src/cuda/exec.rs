@@ -114,38 +114,56 @@ impl<D: Device> HostArray for DeviceArray<D> {
 /// One buffer of a host array, as the manager's host copy of it.
 pub(super) struct Leaf(pub(super) Arc<ArrayData>, pub(super) usize);
 
-/// A host array copied to the device by `copier` beside the launches of
-/// other threads (`MemoryManager::reserve`); `None` where a buffer could
-/// not be (the run that needs it copies it then).
-pub(super) fn copied_ahead<D: Device>(
+/// Where each buffer of an array copied ahead goes, and its bytes.
+pub(super) type Copies = Vec<(u64, HostBytes)>;
+
+/// A host array given device memory to be filled beside the launches of
+/// other threads (`MemoryManager::reserve`): its device array, and each
+/// buffer's address and bytes, for the copies (`fill_ahead`); `None`
+/// where the device has no room for it (the run that needs it copies it
+/// then).
+pub(super) fn reserve_ahead<D: Device>(
     mem: &Shared<D>,
-    copier: &dyn Copier,
     a: &Arc<ArrayData>,
-) -> Option<DeviceArray<D>> {
+) -> Option<(DeviceArray<D>, Copies)> {
+    let mut m = lock(mem);
     let mut bufs = Vec::with_capacity(a.buffers().len());
-    let mut ok = true;
+    let mut copies = Vec::with_capacity(a.buffers().len());
     for i in 0..a.buffers().len() {
         let leaf: HostBytes = Arc::new(Leaf(a.clone(), i));
-        let Ok((id, addr)) = lock(mem).reserve(leaf.clone()) else {
-            ok = false;
-            break;
-        };
-        bufs.push(id);
-        // SAFETY: the manager holds `id`'s allocation of `leaf`'s length
-        // for this thread alone until `filled` (its name is not shared
-        // before), and `leaf` lives through the copy
-        let copied = unsafe { copier.upload(addr, (*leaf).as_ref()) };
-        lock(mem).filled(id);
-        if copied.is_err() {
-            ok = false;
-            break;
+        match m.reserve(leaf.clone()) {
+            Ok((id, addr)) => {
+                bufs.push(id);
+                copies.push((addr, leaf));
+            }
+            Err(_) => {
+                for id in bufs {
+                    m.remove(id);
+                }
+                return None;
+            }
         }
     }
-    // the buffers made so far are freed with the handle if not all were
+    drop(m);
     let stored = Arc::new(Stored { mem: mem.clone(), bufs });
     let host = Arc::new(OnceLock::new());
     let _ = host.set(a.clone());
-    ok.then(|| DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host })
+    Some((DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host }, copies))
+}
+
+/// Fills a device array `reserve_ahead` made, by `copier`, without the
+/// manager's lock until the copies are done; false if a copy failed
+/// (the array is then dropped, and its buffers with it).
+pub(super) fn fill_ahead<D: Device>(copier: &dyn Copier, d: &DeviceArray<D>, copies: &Copies) -> bool {
+    // SAFETY: the manager holds each buffer, of its leaf's length, for
+    // this array alone until `filled` below (no other array has its
+    // name), and each leaf lives through its copy
+    let ok = copies.iter().all(|(addr, leaf)| unsafe { copier.upload(*addr, (**leaf).as_ref()) }.is_ok());
+    let mut m = lock(&d.stored.mem);
+    for &id in &d.stored.bufs {
+        m.filled(id);
+    }
+    ok
 }
 
 impl AsRef<[u8]> for Leaf {

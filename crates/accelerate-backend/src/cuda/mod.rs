@@ -241,13 +241,13 @@ struct Loaded<D: Device> {
     resident: Mutex<Resident<D>>,
     /// Host arrays copied to the device ahead of the next run
     /// (`Prepared::prefetch`), which takes them.
-    ahead: Mutex<Resident<D>>,
+    ahead: Arc<Mutex<Resident<D>>>,
 }
 
 /// What a compiled program does, whichever device it is on.
 trait Runs: Send + Sync {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal>;
-    fn prefetch(&self, args: &[ArraysVal]);
+    fn prefetch(&self, args: &[ArraysVal]) -> Option<Box<dyn FnOnce() + Send>>;
     fn device(&self) -> String;
 }
 
@@ -272,15 +272,15 @@ where
         self.mem.lock().unwrap_or_else(|e| e.into_inner()).device().describe()
     }
 
-    /// Copies the host arrays of `args` to the device beside the launches
-    /// of other threads (`exec::copied_ahead`), for the next run; those
-    /// on the device already (the last run's) are left.
-    fn prefetch(&self, args: &[ArraysVal]) {
-        let Some(copier) = self.mem.lock().unwrap_or_else(|e| e.into_inner()).device_mut().copier() else {
-            return;
-        };
+    /// Gives the host arrays of `args` device memory now, and returns the
+    /// job that copies them there beside the launches of other threads
+    /// (`exec::reserve_ahead`, `exec::fill_ahead`), for the next run;
+    /// those on the device already (the last run's) are left.
+    fn prefetch(&self, args: &[ArraysVal]) -> Option<Box<dyn FnOnce() + Send>> {
+        let copier = self.mem.lock().unwrap_or_else(|e| e.into_inner()).device_mut().copier()?;
         let mut arrays = Vec::new();
         leaves(args, &mut arrays);
+        let mut todo = Vec::new();
         for a in arrays {
             let known = |r: &Resident<D>| r.iter().any(|(h, _)| Arc::ptr_eq(h, a));
             if known(&self.resident.lock().unwrap_or_else(|e| e.into_inner()))
@@ -288,10 +288,21 @@ where
             {
                 continue;
             }
-            if let Some(d) = exec::copied_ahead(&self.mem, &*copier, a) {
-                self.ahead.lock().unwrap_or_else(|e| e.into_inner()).push((a.clone(), d));
+            if let Some((d, copies)) = exec::reserve_ahead(&self.mem, a) {
+                todo.push((a.clone(), d, copies));
             }
         }
+        if todo.is_empty() {
+            return None;
+        }
+        let ahead = self.ahead.clone();
+        Some(Box::new(move || {
+            for (a, d, copies) in todo {
+                if exec::fill_ahead(&*copier, &d, &copies) {
+                    ahead.lock().unwrap_or_else(|e| e.into_inner()).push((a, d));
+                }
+            }
+        }))
     }
 }
 
@@ -341,7 +352,7 @@ impl Prepared for CudaProgram {
     fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
         CudaProgram::run(self, args)
     }
-    fn prefetch(&self, args: &[ArraysVal]) {
+    fn prefetch(&self, args: &[ArraysVal]) -> Option<Box<dyn FnOnce() + Send>> {
         self.loaded.prefetch(args)
     }
     fn copies_ahead(&self) -> bool {
@@ -408,7 +419,14 @@ fn load<D: Device>(
     functions: &[String],
 ) -> Result<Loaded<D>> {
     let module = mem.lock().unwrap_or_else(|e| e.into_inner()).device_mut().load(source, functions)?;
-    Ok(Loaded { body, kernels, module, mem, resident: Mutex::new(Vec::new()), ahead: Mutex::new(Vec::new()) })
+    Ok(Loaded {
+        body,
+        kernels,
+        module,
+        mem,
+        resident: Mutex::new(Vec::new()),
+        ahead: Arc::new(Mutex::new(Vec::new())),
+    })
 }
 
 /// The kernel functions of a kernel: its name and its skeleton's

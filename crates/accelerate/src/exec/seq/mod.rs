@@ -667,13 +667,19 @@ impl SeqExec {
                 (None, None)
             };
             let t = Instant::now();
-            let bytes_in: usize = cur.inputs.iter().map(Gathered::bytes).sum();
-            let out = match (&next_exe, &next) {
-                (Some(exe), Some(Ok(Some(r)))) => std::thread::scope(|s| {
-                    s.spawn(|| exe.prefetch(&r.args));
+            // the inputs, and the chunk program's arguments made of them
+            let bytes_in: usize = cur.inputs.iter().map(Gathered::bytes).sum::<usize>()
+                + cur.args.iter().map(val_bytes).sum::<usize>();
+            let copy = match (&next_exe, &next) {
+                (Some(exe), Some(Ok(Some(r)))) => exe.prefetch(&r.args),
+                _ => None,
+            };
+            let out = match copy {
+                Some(copy) => std::thread::scope(|s| {
+                    s.spawn(copy);
                     self.compute(&cur, sink)
                 })?,
-                _ => self.compute(&cur, sink)?,
+                None => self.compute(&cur, sink)?,
             };
             let time = t.elapsed();
             let bytes = bytes_in + out.as_ref().map_or(0, chunk_bytes);
@@ -706,6 +712,8 @@ impl SeqExec {
             if let Some(e) = cur.pending {
                 return Err(e);
             }
+            // (this chunk's inputs freed before the next is gathered)
+            drop(cur);
             ready = match next {
                 Some(next) => next,
                 None => self.ready(start + n as u64, sched.next()),
@@ -1029,6 +1037,13 @@ impl Gathered {
             Gathered::Stream(items) => items.iter().map(|a| of(a)).sum(),
             Gathered::Scan(v) => of(v),
         }
+    }
+}
+
+fn val_bytes(v: &ArraysVal) -> usize {
+    match v {
+        ArraysVal::Array(a) => a.buffers().iter().map(|b| b.bytes().len()).sum(),
+        ArraysVal::Tuple(vs) => vs.iter().map(val_bytes).sum(),
     }
 }
 
