@@ -200,21 +200,60 @@ impl DeviceMemory for Gpu {
 }
 
 /// A GPU's uploads on a non-blocking stream of their own, which does not
-/// wait for the default stream's kernels.
+/// wait for the default stream's kernels. A copy overlaps a kernel only
+/// from page-locked host memory (the CUDA programming guide, "Overlap of
+/// Data Transfer and Kernel Execution"), so the bytes go through two
+/// page-locked staging buffers of `STAGE` bytes in turn: one is filled
+/// on the host while the other's copy runs.
 pub struct GpuCopier {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    staging: std::sync::Mutex<Vec<cudarc::driver::PinnedHostSlice<u8>>>,
+}
+
+/// The size of each staging buffer of `GpuCopier`.
+const STAGE: usize = 8 << 20;
+
+impl GpuCopier {
+    fn new(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> GpuCopier {
+        GpuCopier { ctx, stream, staging: std::sync::Mutex::new(Vec::new()) }
+    }
 }
 
 impl Copier for GpuCopier {
     unsafe fn upload(&self, addr: u64, host: &[u8]) -> std::result::Result<(), String> {
-        self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
-        // SAFETY: the caller's contract: `addr` starts a live allocation of
-        // at least `host.len()` bytes that nothing else touches meanwhile;
-        // `host` outlives the copy, which is waited for below.
-        unsafe { cudarc::driver::result::memcpy_htod_async(addr, host, self.stream.cu_stream()) }
-            .map_err(|e| format!("{e:?}"))?;
-        self.stream.synchronize().map_err(|e| format!("{e:?}"))
+        let err = |e: cudarc::driver::DriverError| format!("{e:?}");
+        self.ctx.bind_to_thread().map_err(err)?;
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        while staging.len() < 2 {
+            // SAFETY: its contents are only read after this thread wrote them
+            staging.push(unsafe { self.ctx.alloc_pinned::<u8>(STAGE) }.map_err(err)?);
+        }
+        // the copy out of each buffer last started, waited for before the
+        // buffer is written again
+        let mut done: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
+        for (k, piece) in host.chunks(STAGE).enumerate() {
+            let b = k % 2;
+            if let Some(e) = done[b].take() {
+                e.synchronize().map_err(err)?;
+            }
+            let buf = staging[b].as_mut_slice().map_err(err)?;
+            buf[..piece.len()].copy_from_slice(piece);
+            // SAFETY: the caller's contract: `addr .. addr + host.len()` is a
+            // live allocation that nothing else touches meanwhile; the
+            // staged bytes stay unwritten until this copy's event is waited
+            // for, and every copy is waited for before returning
+            unsafe {
+                cudarc::driver::result::memcpy_htod_async(
+                    addr + (k * STAGE) as u64,
+                    &buf[..piece.len()],
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(err)?;
+            done[b] = Some(self.stream.record_event(None).map_err(err)?);
+        }
+        self.stream.synchronize().map_err(err)
     }
 }
 
@@ -288,7 +327,7 @@ impl Device for Gpu {
     fn copier(&mut self) -> Option<Arc<dyn Copier>> {
         if self.copier.is_none() {
             let stream = self.ctx.new_stream().ok()?;
-            self.copier = Some(Arc::new(GpuCopier { ctx: self.ctx.clone(), stream }));
+            self.copier = Some(Arc::new(GpuCopier::new(self.ctx.clone(), stream)));
         }
         self.copier.clone().map(|c| c as Arc<dyn Copier>)
     }
