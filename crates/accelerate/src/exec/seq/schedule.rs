@@ -5,14 +5,19 @@
 //! A step computes one chunk; its size is chosen again after each step
 //! (never in the middle of one: the thesis' reason, that an irregular
 //! chunk's data size is unknown until it is computed). Sizes are powers of
-//! two, and what is measured is the compute time per element of each
-//! size, smoothed by an exponentially weighted moving average (weight
+//! two, and what is measured is the compute time per unit of work of each
+//! size (an element, and each 8 bytes of its inputs and results: the
+//! elements of an irregular stream differ in size, and so do chunks of
+//! the same number of them), smoothed by an exponentially weighted
+//! moving average (weight
 //! `ALPHA` on the newest sample), so that one noisy step does not move
 //! the size:
 //!
 //! The first step of each size is not measured (its buffers are new: page
-//! faults and cold caches make it slow), so each size runs twice before a
-//! decision is taken on it.
+//! faults and cold caches make it slow); in the warm-up each size then
+//! runs `SAMPLES` measured steps (their mean) before a decision is taken
+//! on it, except that a step shorter than `TINY_STEP` doubles the size at
+//! once (it is all overhead; such sizes are never measured).
 //!
 //! 1. Warm-up, from one element: the size doubles while doubling pays
 //!    (the time per element fell by more than `PAYS`), while the time per
@@ -20,10 +25,10 @@
 //!    curve, whose extent the settling needs), or while a step takes
 //!    less than `MIN_STEP` (launch and pool overheads dominate: the
 //!    thesis' rule to grow while the processors are under-used).
-//! 2. Then the size settles in the middle of the sizes within `PAYS` of
+//! 2. Then the size settles on the smallest of the sizes within `PAYS` of
 //!    the best (where the curve is flat, the size that measured best is
-//!    chosen by noise, and a settled size at one end of the flat part was
-//!    4 times the best fixed size's on a regular stream), and stays.
+//!    chosen by noise; the smallest of the flat part costs the least
+//!    memory and hands results on soonest), and stays.
 //!    Every `PROBE_EVERY` steps it tries a neighbour, alternately twice and
 //!    half the size, and moves there only if the neighbour's smoothed time
 //!    per element is better by more than `PAYS` (hysteresis: noise within
@@ -45,6 +50,11 @@ use std::time::Duration;
 const ALPHA: f64 = 0.3;
 const PAYS: f64 = 0.05;
 const MIN_STEP: f64 = 2e-3;
+/// A warm-up step shorter than this doubles the size at once, unmeasured:
+/// it is all overhead.
+const TINY_STEP: f64 = 1e-4;
+/// Measured steps of each size in the warm-up before it decides.
+const SAMPLES: usize = 2;
 const PROBE_EVERY: usize = 8;
 /// How many times a step's input and result bytes are live at once.
 pub(super) const LIVE_FACTOR: usize = 3;
@@ -144,17 +154,35 @@ impl Scheduler {
         if n == asked {
             let runs = self.runs.entry(n).or_insert(0);
             *runs += 1;
-            if *runs > 1 {
-                let t = secs / n as f64;
+            let runs = *runs;
+            if runs > 1 {
+                // per unit of work: an element and each 8 bytes of its
+                // inputs and results (on an irregular stream, chunks of
+                // one size hold different amounts of data); the mean of
+                // the first samples, then the moving average
+                let t = secs / (n as f64 + bytes as f64 / 8.0);
+                let w = (1.0 / (runs - 1) as f64).max(ALPHA);
                 let e = self.per_elem.entry(n).or_insert(t);
-                *e = ALPHA * t + (1.0 - ALPHA) * *e;
+                *e = w * t + (1.0 - w) * *e;
             }
         }
         if let Some(f) = self.fixed {
             self.k = f;
             return Decision { next: self.next(), why: "fixed" };
         }
-        if n == asked && self.per_elem(n).is_none() {
+        let warm = self.phase == Phase::Warmup;
+        if warm && n == asked && n == self.k && secs < TINY_STEP && 2 * n <= self.cap {
+            self.k = 2 * n;
+            return Decision { next: self.next(), why: "grow (tiny)" };
+        }
+        let measured = self.runs.get(&n).copied().unwrap_or(0).saturating_sub(1);
+        // (a size clearly worse than another on one sample is not sampled
+        // again: in the warm-up that is a large chunk, and the stream's
+        // elements are spent on it)
+        let others =
+            self.per_elem.iter().filter(|(&k, _)| k != n).map(|(_, &t)| t).fold(f64::INFINITY, f64::min);
+        let clearly_worse = self.per_elem(n).is_some_and(|t| t > others * (1.0 + 2.0 * PAYS));
+        if n == asked && (self.per_elem(n).is_none() || (warm && measured < SAMPLES && !clearly_worse)) {
             return Decision { next: self.next(), why: "measure" };
         }
         let why = match self.phase {
@@ -186,20 +214,18 @@ impl Scheduler {
             return "grow";
         }
         self.phase = Phase::Steady;
-        self.k = self.flat_middle().unwrap_or(k);
+        self.k = self.flat_smallest().unwrap_or(k);
         self.home = self.k;
         "settle"
     }
 
-    /// The middle (the larger of two middles) of the sizes whose smoothed
-    /// time per element is within `PAYS` of the best: where the curve is
-    /// flat, which of its sizes measured best is noise, and its middle is
-    /// the size furthest from both of its ends.
-    fn flat_middle(&self) -> Option<usize> {
+    /// The smallest of the sizes whose smoothed time per unit of work is
+    /// within `PAYS` of the best: where the curve is flat, which of its
+    /// sizes measured best is noise, and the smallest costs the least
+    /// memory and hands results on soonest.
+    fn flat_smallest(&self) -> Option<usize> {
         let best = self.per_elem(self.best()?)?;
-        let near: Vec<usize> =
-            self.per_elem.iter().filter(|(_, &t)| t <= best * (1.0 + PAYS)).map(|(&k, _)| k).collect();
-        near.get(near.len() / 2).copied()
+        self.per_elem.iter().find(|(_, &t)| t <= best * (1.0 + PAYS)).map(|(&k, _)| k)
     }
 
     fn steady(&mut self) -> &'static str {
@@ -274,18 +300,18 @@ mod tests {
     }
 
     #[test]
-    fn settles_in_the_middle_of_a_flat_curve() {
+    fn settles_on_the_smallest_size_of_a_flat_curve() {
         // 25 us a step and 1 us an element: the sizes from 512 up are
         // within 5% of each other until cache misses past 8192, and noise
-        // makes the smallest of them measure best, by a hair
+        // makes the largest of them measure best, by a hair
         let mut s = Scheduler::new(None, usize::MAX);
         for _ in 0..200 {
             let k = s.next();
-            let hair = if k == 512 { 5e-8 * k as f64 } else { 0.0 };
+            let hair = if k == 8192 { 2e-8 * k as f64 } else { 0.0 };
             let t = cost(k, 2.5e-5, 1e-6, 1 << 13, 1e-6).as_secs_f64() - hair;
             s.record(k, k, Duration::from_secs_f64(t), 16 * k);
         }
-        assert!((1 << 11..=1 << 12).contains(&s.home), "settled at {}", s.home);
+        assert!((1 << 9..=1 << 10).contains(&s.home), "settled at {}", s.home);
     }
 
     #[test]
