@@ -138,6 +138,10 @@ impl Scheduler {
     /// next size.
     pub fn record(&mut self, asked: usize, n: usize, time: Duration, bytes: usize) -> Decision {
         self.steps += 1;
+        // a step asked before the last decision (a backend that gathers a
+        // chunk ahead asks for the next size before this step's time is
+        // known): measured, but no decision is taken on it
+        let stale = asked != self.next();
         if n == 0 {
             return Decision { next: self.next(), why: "empty" };
         }
@@ -169,6 +173,13 @@ impl Scheduler {
         if let Some(f) = self.fixed {
             self.k = f;
             return Decision { next: self.next(), why: "fixed" };
+        }
+        if stale {
+            if self.k > self.cap {
+                self.k = prev_pow2(self.cap);
+                return Decision { next: self.next(), why: "budget" };
+            }
+            return Decision { next: self.next(), why: "asked before" };
         }
         let warm = self.phase == Phase::Warmup;
         if warm && n == asked && n == self.k && secs < TINY_STEP && 2 * n <= self.cap {
@@ -312,6 +323,25 @@ mod tests {
             s.record(k, k, Duration::from_secs_f64(t), 16 * k);
         }
         assert!((1 << 9..=1 << 10).contains(&s.home), "settled at {}", s.home);
+    }
+
+    #[test]
+    fn a_size_asked_a_step_ahead_settles_as_one_asked_after() {
+        // the CUDA backend's runtime asks for the next chunk's size before
+        // the current chunk's time is recorded (Note [Chunks copied ahead])
+        let run = |lag: bool| {
+            let mut s = Scheduler::new(None, usize::MAX);
+            let mut asked = s.next();
+            for _ in 0..300 {
+                let k = asked;
+                let ahead = s.next();
+                s.record(k, k, cost(k, 1e-3, 1e-7, 1 << 14, 4e-7), 16 * k);
+                asked = if lag { ahead } else { s.next() };
+            }
+            s.home
+        };
+        assert_eq!(run(true), run(false));
+        assert!((1 << 13..=1 << 15).contains(&run(true)), "settled at {}", run(true));
     }
 
     #[test]
