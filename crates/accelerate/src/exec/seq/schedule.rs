@@ -16,8 +16,10 @@
 //! The first step of each size is not measured (its buffers are new: page
 //! faults and cold caches make it slow); in the warm-up each size then
 //! runs `SAMPLES` measured steps (their mean) before a decision is taken
-//! on it, except that a step shorter than `TINY_STEP` doubles the size at
-//! once (it is all overhead; such sizes are never measured).
+//! on it, except that a step shorter than `TINY_STEP`, or a first step
+//! less than `OVERHEAD_GROWTH` times the first step of half the size,
+//! doubles the size at once (it is all overhead, as a GPU's launches are
+//! for small chunks; such sizes are never measured).
 //!
 //! 1. Warm-up, from one element: the size doubles while doubling pays
 //!    (the time per element fell by more than `PAYS`), while the time per
@@ -55,6 +57,9 @@ const MIN_STEP: f64 = 2e-3;
 const TINY_STEP: f64 = 1e-4;
 /// Measured steps of each size in the warm-up before it decides.
 const SAMPLES: usize = 2;
+/// A first step of twice the size taking less than this factor of the
+/// first step of the size before doubles the size again at once.
+const OVERHEAD_GROWTH: f64 = 1.25;
 const PROBE_EVERY: usize = 8;
 /// How many times a step's input and result bytes are live at once.
 pub(super) const LIVE_FACTOR: usize = 3;
@@ -80,6 +85,9 @@ pub(super) struct Scheduler {
     /// [Choosing chunk sizes]).
     per_elem: BTreeMap<usize, f64>,
     runs: BTreeMap<usize, usize>,
+    /// The time of each size's first step (not measured, but enough to
+    /// see a step that costs as much at twice the size: all overhead).
+    first: BTreeMap<usize, f64>,
     phase: Phase,
     steps: usize,
     since_probe: usize,
@@ -108,6 +116,7 @@ impl Scheduler {
             cap: usize::MAX,
             per_elem: BTreeMap::new(),
             runs: BTreeMap::new(),
+            first: BTreeMap::new(),
             phase: Phase::Warmup,
             steps: 0,
             since_probe: 0,
@@ -159,6 +168,9 @@ impl Scheduler {
             let runs = self.runs.entry(n).or_insert(0);
             *runs += 1;
             let runs = *runs;
+            if runs == 1 {
+                self.first.insert(n, secs);
+            }
             if runs > 1 {
                 // per unit of work: an element and each 8 bytes of its
                 // inputs and results (on an irregular stream, chunks of
@@ -182,9 +194,18 @@ impl Scheduler {
             return Decision { next: self.next(), why: "asked before" };
         }
         let warm = self.phase == Phase::Warmup;
-        if warm && n == asked && n == self.k && secs < TINY_STEP && 2 * n <= self.cap {
-            self.k = 2 * n;
-            return Decision { next: self.next(), why: "grow (tiny)" };
+        if warm && n == asked && n == self.k && 2 * n <= self.cap {
+            if secs < TINY_STEP {
+                self.k = 2 * n;
+                return Decision { next: self.next(), why: "grow (tiny)" };
+            }
+            // twice the elements in hardly more time than half as many
+            // (first steps both): the step is overhead (a GPU's launches)
+            let half = if n > 1 { self.first.get(&(n / 2)).copied() } else { None };
+            if self.runs.get(&n) == Some(&1) && half.is_some_and(|h| secs < OVERHEAD_GROWTH * h) {
+                self.k = 2 * n;
+                return Decision { next: self.next(), why: "grow (overhead)" };
+            }
         }
         let measured = self.runs.get(&n).copied().unwrap_or(0).saturating_sub(1);
         // (a size clearly worse than another on one sample is not sampled
@@ -342,6 +363,21 @@ mod tests {
         };
         assert_eq!(run(true), run(false));
         assert!((1 << 13..=1 << 15).contains(&run(true)), "settled at {}", run(true));
+    }
+
+    #[test]
+    fn steps_that_are_all_overhead_grow_the_size_at_once() {
+        // a GPU: 1 ms a step whatever its size, until 4096 elements
+        let mut s = Scheduler::new(None, usize::MAX);
+        let mut steps = 0;
+        while s.next() < 1 << 12 {
+            let k = s.next();
+            s.record(k, k, cost(k, 1e-3, 1e-8, usize::MAX, 0.0), 16 * k);
+            steps += 1;
+            assert!(steps < 20, "still at {k} after {steps} steps");
+        }
+        // one step each from size 2 on (size 1 has no size before it)
+        assert!(steps <= 16, "{steps} steps to reach 4096");
     }
 
     #[test]
