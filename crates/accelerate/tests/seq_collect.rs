@@ -8,13 +8,12 @@
 //! stream in a program run twice, a collect inside a parallel function,
 //! and an element that fails. The hostile cases run in a child process.
 
+#[macro_use]
 mod common;
 
 use accelerate::prelude::*;
 use accelerate::{compile_with, explain_with, run_with, Config, SeqOptions};
 use proptest::prelude::*;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn chunked(k: Option<usize>) -> Config {
     Config::from_env().unwrap().with_seq(SeqOptions { chunk: k, ..SeqOptions::default() })
@@ -148,46 +147,6 @@ fn the_plan_shows_a_collected_sequence_as_a_call_with_no_fallback() {
 // Hostile cases, each in a child process
 
 const ROLE: &str = "ACCELERATE_SEQ_COLLECT_CHILD";
-
-fn in_child(name: &str) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
-        .env(ROLE, "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            assert!(
-                status.success(),
-                "{name} failed in its child ({status}):\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return;
-        }
-        if t.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("{name} hung in its child");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-macro_rules! hostile {
-    ($name:ident, $body:block) => {
-        #[test]
-        fn $name() {
-            if std::env::var_os(ROLE).is_none() {
-                return in_child(stringify!($name));
-            }
-            $body
-        }
-    };
-}
 
 hostile!(a_stream_in_a_program_run_twice_is_an_error_naming_its_line, {
     let items: Vec<Vector<i32>> = (0..5).map(|i| Vector::from_elems(vec![i, i + 1])).collect();

@@ -5,54 +5,13 @@
 //! case runs in a child process (this test binary again), so that a crash
 //! or a hang fails the test instead of killing the run.
 
+#[macro_use]
+mod common;
+
 use accelerate::prelude::*;
 use accelerate::{run_seq_with, stream_out_with, Config, SeqOptions};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const ROLE: &str = "ACCELERATE_SEQ_ERRORS_CHILD";
-
-/// Runs the test `name` in a child process, which must finish within a
-/// minute and succeed.
-fn in_child(name: &str) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
-        .env(ROLE, "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            assert!(
-                status.success(),
-                "{name} failed in its child ({status}):\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return;
-        }
-        if t.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("{name} hung in its child");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-macro_rules! hostile {
-    ($name:ident, $body:block) => {
-        #[test]
-        fn $name() {
-            if std::env::var_os(ROLE).is_none() {
-                return in_child(stringify!($name));
-            }
-            $body
-        }
-    };
-}
 
 fn chunked(k: usize) -> Config {
     Config::from_env().unwrap().with_seq(SeqOptions { chunk: Some(k), ..SeqOptions::default() })
@@ -66,7 +25,7 @@ fn failing_at_six() -> Seq<Vector<i64>> {
     })
 }
 
-const DIV_LINE: u32 = 65;
+const DIV_LINE: u32 = line!() - 4; // (the line of `// DIV_LINE` above)
 
 hostile!(a_failing_element_is_named_by_its_index_and_line, {
     for k in [1, 4, 10] {

@@ -2,7 +2,8 @@
 //! values (always mixed with the special values: NaN, ±infinity, -0.0,
 //! subnormals, integer extremes), for shapes (always including empty and
 //! one-element shapes) and for arrays; running a program inside
-//! `accelerate::scope`; and comparisons that treat NaN as equal to NaN.
+//! `accelerate::scope`; comparisons that treat NaN as equal to NaN; and
+//! tests of hostile input run in a child process (`in_child`, `hostile!`).
 //!
 //! Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -603,4 +604,56 @@ pub fn compilations(out: &std::process::Output) -> usize {
         .find_map(|l| l.trim().strip_prefix("compilations="))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no count in the child's output:\n{text}"))
+}
+
+// ---------------------------------------------------------------------------
+// Hostile input, in a child process
+
+/// Runs the test `name` of this test binary again, alone, in a child
+/// process with `role` set in its environment; it must finish within two
+/// minutes and succeed, so that a crash or a hang fails the test instead
+/// of killing the run.
+pub fn in_child(role: &str, name: &str) {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .env(role, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                status.success(),
+                "{name} failed in its child ({status}):\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
+        if t.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("{name} hung in its child");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A test whose body runs in a child process (`in_child`, with the
+/// environment variable named by the `ROLE` constant in scope).
+#[allow(unused_macros)]
+macro_rules! hostile {
+    ($name:ident, $body:block) => {
+        #[test]
+        fn $name() {
+            if std::env::var_os(ROLE).is_none() {
+                return common::in_child(ROLE, stringify!($name));
+            }
+            $body
+        }
+    };
 }
