@@ -376,6 +376,9 @@ struct SeqExec {
     outer_tys: Vec<ArraysTy>,
     consumer: ConsumerRt,
     variants: HashMap<Vec<bool>, Arc<dyn Prepared>>,
+    /// The chunk size the last run that settled settled on: where the
+    /// next run's scheduler starts (a collected sequence is run again).
+    settled: Option<usize>,
     // the run's state
     outer: Vec<ArraysVal>,
     state: Option<ArraysVal>,
@@ -469,6 +472,7 @@ impl SeqExec {
             outer_tys,
             consumer,
             variants: HashMap::new(),
+            settled: None,
             outer: Vec::new(),
             state: None,
             known_len: None,
@@ -642,6 +646,9 @@ impl SeqExec {
         }
         let trace = self.config.dumps("schedule");
         let mut sched = Scheduler::new(self.config.seq.chunk, self.config.seq.budget_bytes);
+        if let Some(k) = self.settled {
+            sched = sched.starting_at(k);
+        }
         let t0 = Instant::now();
         let mut chunks = 0usize;
         let mut ready = self.ready(0, sched.next());
@@ -719,6 +726,7 @@ impl SeqExec {
                 None => self.ready(start + n as u64, sched.next()),
             };
         }
+        self.settled = sched.settled().or(self.settled);
         self.stop_streams();
         Ok(())
     }

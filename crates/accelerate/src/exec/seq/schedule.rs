@@ -39,6 +39,10 @@
 //!    probe's evidence and shrinking only on two (the thesis grows twice as
 //!    fast as it shrinks).
 //!
+//! A sequence compiled once and run again (a collected sequence, in an
+//! `awhile` loop) starts each run's warm-up at the size the last run
+//! settled on (`starting_at`), not at one element.
+//!
 //! The memory budget caps the size: a step's live bytes are taken as
 //! `LIVE_FACTOR` times its inputs' and results' bytes per element (the
 //! chunk being computed, the next chunk's inputs read meanwhile, and the
@@ -125,6 +129,24 @@ impl Scheduler {
             shrink_votes: 0,
             bytes_per_elem: 0.0,
         }
+    }
+
+    /// The warm-up starts from `k` elements (rounded down to a power of
+    /// two) instead of one: the size an earlier run of the same sequence
+    /// settled on (a collected sequence run again, as in an `awhile`
+    /// loop). It still measures `k` and grows from it while that pays;
+    /// the steady phase's probes shrink it if it is too large.
+    pub fn starting_at(mut self, k: usize) -> Scheduler {
+        if self.fixed.is_none() {
+            self.k = prev_pow2(k.max(1));
+            self.home = self.k;
+        }
+        self
+    }
+
+    /// The size a run settled on, once it has (the steady phase's home).
+    pub fn settled(&self) -> Option<usize> {
+        (self.fixed.is_none() && self.phase == Phase::Steady).then_some(self.home)
     }
 
     /// The size of the next chunk.
@@ -378,6 +400,25 @@ mod tests {
         }
         // one step each from size 2 on (size 1 has no size before it)
         assert!(steps <= 16, "{steps} steps to reach 4096");
+    }
+
+    #[test]
+    fn a_run_started_at_an_earlier_runs_size_settles_there_sooner() {
+        let model = |k: usize| cost(k, 1e-3, 1e-7, 1 << 14, 4e-7);
+        let settle = |mut s: Scheduler| {
+            let mut steps = 0;
+            while s.settled().is_none() {
+                let k = s.next();
+                s.record(k, k, model(k), 16 * k);
+                steps += 1;
+                assert!(steps < 200, "no settling");
+            }
+            (s.settled().unwrap(), steps)
+        };
+        let (first, steps_first) = settle(Scheduler::new(None, usize::MAX));
+        let (again, steps_again) = settle(Scheduler::new(None, usize::MAX).starting_at(first));
+        assert_eq!(again, first);
+        assert!(steps_again * 3 < steps_first, "{steps_again} steps against {steps_first}");
     }
 
     #[test]
