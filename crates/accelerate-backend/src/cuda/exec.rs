@@ -112,7 +112,7 @@ impl<D: Device> HostArray for DeviceArray<D> {
 }
 
 /// One buffer of a host array, as the manager's host copy of it.
-pub(super) struct Leaf(pub(super) Arc<ArrayData>, pub(super) usize);
+struct Leaf(Arc<ArrayData>, usize);
 
 /// Where each buffer of an array copied ahead goes, and its bytes.
 pub(super) type Copies = Vec<(u64, HostBytes)>;
@@ -145,10 +145,17 @@ pub(super) fn reserve_ahead<D: Device>(
         }
     }
     drop(m);
+    Some((of_host(mem, a.clone(), bufs), copies))
+}
+
+/// The device array of the host array `a` whose buffers in the manager
+/// are `bufs` (one per leaf), with `a` as its host copy.
+fn of_host<D: Device>(mem: &Shared<D>, a: Arc<ArrayData>, bufs: Vec<BufId>) -> DeviceArray<D> {
     let stored = Arc::new(Stored { mem: mem.clone(), bufs });
+    let (shape, elt) = (a.shape().to_vec(), a.elt_ty().clone());
     let host = Arc::new(OnceLock::new());
-    let _ = host.set(a.clone());
-    Some((DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host }, copies))
+    let _ = host.set(a);
+    DeviceArray { shape, elt, stored, host }
 }
 
 /// Fills a device array `reserve_ahead` made, by `copier`, without the
@@ -301,14 +308,11 @@ impl<D: Device> Machine for OnDevice<'_, D> {
 impl<D: Device> OnDevice<'_, D> {
     /// A host array as a device array, copied to the device when a kernel
     /// first reads it.
-    pub(super) fn copy_in(&self, a: Arc<ArrayData>) -> DeviceArray<D> {
+    fn copy_in(&self, a: Arc<ArrayData>) -> DeviceArray<D> {
         let mut m = lock(self.mem);
         let bufs = (0..a.buffers().len()).map(|i| m.insert_shared(Arc::new(Leaf(a.clone(), i)))).collect();
         drop(m);
-        let stored = Arc::new(Stored { mem: self.mem.clone(), bufs });
-        let host = Arc::new(OnceLock::new());
-        let _ = host.set(a.clone());
-        DeviceArray { shape: a.shape().to_vec(), elt: a.elt_ty().clone(), stored, host }
+        of_host(self.mem, a, bufs)
     }
 
     /// A device array of this type and shape for a kernel to write:

@@ -16,7 +16,7 @@ use super::device::Device;
 use super::exec::{lock, DeviceArray, OnDevice, Stored};
 use super::memory::{BufId, MemoryManager};
 use crate::host::{HostArray, Value};
-use accelerate_base::array::{ArraysTy, ArraysVal, ScalarTy};
+use accelerate_base::array::{ArraysTy, ScalarTy};
 use accelerate_base::error::{Result, SrcLoc};
 use accelerate_base::foreign::{call_runtime, panic_message, ForeignAcc, RuntimeImpl};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -191,7 +191,7 @@ pub(super) fn call<D: Device>(
 
 /// A runtime implementation (`base::foreign::RuntimeImpl`, a collected
 /// sequence) on this backend: the arguments brought to the host, the
-/// results copied to the device when a kernel first reads them.
+/// results handed back as a run's arguments are (`super::upload`).
 fn runtime<D: Device>(
     on: &OnDevice<'_, D>,
     f: &ForeignAcc,
@@ -201,23 +201,11 @@ fn runtime<D: Device>(
     if !f.has::<RuntimeImpl>() {
         return None;
     }
-    fn to_host<D: Device>(v: &Value<DeviceArray<D>>) -> Result<ArraysVal> {
-        Ok(match v {
-            Value::Array(a) => ArraysVal::Array(a.host()?.clone()),
-            Value::Tuple(vs) => ArraysVal::Tuple(vs.iter().map(to_host).collect::<Result<_>>()?),
-        })
-    }
-    fn to_device<D: Device>(on: &OnDevice<'_, D>, v: ArraysVal) -> Value<DeviceArray<D>> {
-        match v {
-            ArraysVal::Array(a) => Value::Array(on.copy_in(a)),
-            ArraysVal::Tuple(vs) => Value::Tuple(vs.into_iter().map(|v| to_device(on, v)).collect()),
-        }
-    }
-    let host = match to_host(arg) {
+    let host = match super::download(arg.clone()) {
         Ok(h) => h,
         Err(e) => return Some(Err(e)),
     };
-    call_runtime(f, loc, host).map(|r| r.map(|v| to_device(on, v)))
+    call_runtime(f, loc, host).map(|r| r.and_then(|v| super::upload(on, v)))
 }
 
 fn leaves<'a, D: Device>(v: &'a Value<DeviceArray<D>>, out: &mut Vec<&'a DeviceArray<D>>) {

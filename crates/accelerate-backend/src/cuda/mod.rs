@@ -315,7 +315,7 @@ fn leaves<'a>(vs: &'a [ArraysVal], out: &mut Vec<&'a Arc<accelerate_base::array:
     }
 }
 
-fn upload<D: Device>(on: &OnDevice<'_, D>, v: ArraysVal) -> Result<Value<DeviceArray<D>>> {
+pub(super) fn upload<D: Device>(on: &OnDevice<'_, D>, v: ArraysVal) -> Result<Value<DeviceArray<D>>> {
     use crate::host::Machine;
     Ok(match v {
         ArraysVal::Array(a) => Value::Array(on.upload(a)?),
@@ -323,7 +323,7 @@ fn upload<D: Device>(on: &OnDevice<'_, D>, v: ArraysVal) -> Result<Value<DeviceA
     })
 }
 
-fn download<D: Device>(v: Value<DeviceArray<D>>) -> Result<ArraysVal> {
+pub(super) fn download<D: Device>(v: Value<DeviceArray<D>>) -> Result<ArraysVal> {
     Ok(match v {
         Value::Array(a) => ArraysVal::Array(a.host()?.clone()),
         Value::Tuple(vs) => ArraysVal::Tuple(vs.into_iter().map(download).collect::<Result<_>>()?),

@@ -95,32 +95,35 @@ impl Source {
     /// of `to_seq`; the lengths, their offsets (a scan, one longer) and
     /// the values of `from_segs`; the initial value of `scan_seq`.
     pub fn outer(&self) -> Vec<(NodeRef, ArraysTy)> {
-        let loc = self.loc;
-        let i64v = || Vector::<i64>::arrays_ty();
-        match &self.kind {
-            SourceKind::Indices { n } => {
-                vec![(graph::push(NodeKind::Unit(n.clone()), loc), Scalar::<i64>::arrays_ty())]
-            }
-            SourceKind::Rows { array, ty } => vec![(array.clone(), ArraysTy::Array(ty.clone()))],
-            SourceKind::Segments { lengths, values, ty } => {
+        let nodes = match &self.kind {
+            SourceKind::Indices { n } => vec![graph::push(NodeKind::Unit(n.clone()), self.loc)],
+            SourceKind::Rows { array, .. } => vec![array.clone()],
+            SourceKind::Segments { lengths, values, .. } => {
                 let offsets = Acc::<Vector<i64>>::from_id(lengths.clone()).scanl(0i64, |a, b| a + b);
-                vec![
-                    (lengths.clone(), i64v()),
-                    (offsets.r(), i64v()),
-                    (values.clone(), ArraysTy::Array(ty.clone())),
-                ]
+                vec![lengths.clone(), offsets.r(), values.clone()]
             }
             SourceKind::Stream { .. } => Vec::new(),
-            SourceKind::Scan { init, .. } => {
-                vec![(init.clone(), ArraysTy::Array(self.ty.clone()))]
-            }
+            SourceKind::Scan { init, .. } => vec![init.clone()],
+        };
+        nodes.into_iter().zip(self.outer_tys()).collect()
+    }
+
+    /// The types of `outer`'s arrays (without building them).
+    pub fn outer_tys(&self) -> Vec<ArraysTy> {
+        let i64v = || Vector::<i64>::arrays_ty();
+        match &self.kind {
+            SourceKind::Indices { .. } => vec![Scalar::<i64>::arrays_ty()],
+            SourceKind::Rows { ty, .. } => vec![ArraysTy::Array(ty.clone())],
+            SourceKind::Segments { ty, .. } => vec![i64v(), i64v(), ArraysTy::Array(ty.clone())],
+            SourceKind::Stream { .. } => Vec::new(),
+            SourceKind::Scan { .. } => vec![ArraysTy::Array(self.ty.clone())],
         }
     }
 }
 
 impl SeqParts {
     /// The arrays a run of the sequence reads from the enclosing program,
-    /// in the order a run takes them (`SeqProgram::arg_tys`): each
+    /// in the order a run takes them: each
     /// source's (`Source::outer`), a running scan's followed by its input
     /// sequence's; then a fold's initial state.
     pub fn outer_nodes(&self, consumer: Option<&Consumer>) -> Vec<(NodeRef, ArraysTy)> {
@@ -597,7 +600,7 @@ impl SeqProgram {
                     step: Box::new(func(step)?),
                 },
             };
-            let outer = s.outer().into_iter().map(|(_, t)| t).collect();
+            let outer = s.outer_tys();
             sources.push(SourceProgram { kind, ty: s.ty.clone(), outer, loc: s.loc });
         }
         let consumer = match consumer {
@@ -610,20 +613,5 @@ impl SeqProgram {
         };
         let elem = convert_program(&params, &parts.elem, opts)?;
         Ok(SeqProgram { sources, elem, ty: parts.ty.clone(), consumer, loc })
-    }
-
-    /// The types of the arrays a run takes (`SeqParts::outer_nodes`).
-    pub fn arg_tys(&self) -> Vec<ArraysTy> {
-        let mut out = Vec::new();
-        for s in &self.sources {
-            out.extend(s.outer.iter().cloned());
-            if let SourceProgramKind::Scan { input, .. } = &s.kind {
-                out.extend(input.arg_tys());
-            }
-        }
-        if let ConsumerProgram::Batch { state_ty, .. } = &self.consumer {
-            out.push(state_ty.clone());
-        }
-        out
     }
 }

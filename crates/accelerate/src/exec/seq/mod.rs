@@ -384,8 +384,6 @@ struct SeqExec {
     state: Option<ArraysVal>,
     known_len: Option<u64>,
     started: bool,
-    /// An error of a stream, after the chunk of the elements before it.
-    pending: Option<Error>,
 }
 
 fn components(t: &ArraysTy, out: &mut Vec<ArrayTy>) {
@@ -477,11 +475,10 @@ impl SeqExec {
             state: None,
             known_len: None,
             started: false,
-            pending: None,
         })
     }
 
-    /// How many arrays `start` takes (`SeqProgram::arg_tys`).
+    /// How many arrays `start` takes (`SeqParts::outer_nodes`' order).
     fn arg_count(&self) -> usize {
         let inner: usize = self
             .sources
@@ -502,7 +499,6 @@ impl SeqExec {
         self.state = None;
         self.known_len = None;
         self.started = false;
-        self.pending = None;
         for s in &mut self.sources {
             if let SourceRt::Scan { inner, carry, .. } = s {
                 inner.reset();
@@ -512,7 +508,7 @@ impl SeqExec {
     }
 
     /// Starts a run on the arrays the sources read (`args`, in the order
-    /// of `SeqProgram::arg_tys`): learns the lengths the sources know,
+    /// of `SeqParts::outer_nodes`): learns the lengths the sources know,
     /// and starts the streams' readers.
     fn start(&mut self, args: Vec<ArraysVal>) -> Result<()> {
         if self.started {
@@ -571,7 +567,7 @@ impl SeqExec {
                                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| it.next()));
                                 let item = match next {
                                     Ok(Some(a)) => {
-                                        let bytes = a.buffers().iter().map(|b| b.bytes().len()).sum();
+                                        let bytes = array_bytes(&a);
                                         (Ok(a), bytes)
                                     }
                                     Ok(None) => break,
@@ -734,23 +730,23 @@ impl SeqExec {
     /// The next chunk, of at most `k` elements from `start`, gathered and
     /// made into its chunk program's arguments; `None` at the end.
     fn ready(&mut self, start: u64, k: usize) -> Result<Option<Ready>> {
-        let Some((n, inputs)) = self.gather(start, k)? else { return Ok(None) };
-        let pending = self.pending.take();
+        let Some((n, inputs, pending)) = self.gather(start, k)? else { return Ok(None) };
         let regular = self.regularity(&inputs, 0..n);
         let args = self.chunk_inputs(0..n, &inputs, &regular)?;
         Ok(Some(Ready { start, asked: k, n, inputs, regular, args, pending }))
     }
 
     /// The next chunk's inputs, of at most `k` elements from `start`:
-    /// their number and each source's; `None` at the end.
-    fn gather(&mut self, start: u64, k: usize) -> Result<Option<(usize, Vec<Gathered>)>> {
+    /// their number, each source's, and a stream's error after them (a
+    /// stream that failed or ended before its declared length: the
+    /// elements before are computed first, then this is the error);
+    /// `None` at the end.
+    fn gather(&mut self, start: u64, k: usize) -> Result<Option<Gathering>> {
         let mut n = k;
         if let Some(len) = self.known_len {
             n = n.min(len.saturating_sub(start) as usize);
         }
         let mut inputs = Vec::with_capacity(self.sources.len());
-        // a stream that failed or ended before its declared length: the
-        // elements before are computed first, then this is the error
         let mut pending = None;
         for s in &mut self.sources {
             if n == 0 {
@@ -784,13 +780,13 @@ impl SeqExec {
                     inputs.push(Gathered::Stream(items));
                 }
                 SourceRt::Scan { inner, step, carry, .. } => {
-                    let Some((m, vals)) = inner.next_values(start, n)? else {
+                    let Some((m, vals, failed)) = inner.next_values(start, n)? else {
                         n = 0;
                         break;
                     };
                     n = n.min(m);
-                    if let Some(e) = inner.pending.take() {
-                        pending = Some(e);
+                    if failed.is_some() {
+                        pending = failed;
                     }
                     let carry_in =
                         carry.clone().ok_or_else(|| Error::Internal("a scan without its carry".into()))?;
@@ -808,29 +804,24 @@ impl SeqExec {
                 _ => inputs.push(Gathered::None),
             }
         }
-        if let Some(e) = pending {
-            if n == 0 {
-                return Err(e);
-            }
-            self.pending = Some(e);
+        match pending {
+            Some(e) if n == 0 => Err(e),
+            _ if n == 0 => Ok(None),
+            pending => Ok(Some((n, inputs, pending))),
         }
-        if n == 0 {
-            return Ok(None);
-        }
-        Ok(Some((n, inputs)))
     }
 
     /// The values of the next chunk of a sequence of scalars (a scan's
-    /// input), of at most `k` elements from `start`.
-    fn next_values(&mut self, start: u64, k: usize) -> Result<Option<(usize, Arc<ArrayData>)>> {
+    /// input), of at most `k` elements from `start`, and a stream's error
+    /// after them.
+    fn next_values(&mut self, start: u64, k: usize) -> Result<Option<ScanInput>> {
         let Some(mut c) = self.ready(start, k)? else { return Ok(None) };
-        // (the scan's caller takes a stream's error after these values)
-        self.pending = c.pending.take();
+        let failed = c.pending.take();
         let mut got = None;
         if let Some(ChunkOut::Segmented { comps, .. }) = self.compute(&c, &mut |_| Ok(true))? {
             got = comps.into_iter().next().map(|(_, v)| v);
         }
-        Ok(got.map(|v| (c.n, v)))
+        Ok(got.map(|v| (c.n, v, failed)))
     }
 
     /// Computes a chunk. If it fails, computes its elements one at a time
@@ -1030,6 +1021,14 @@ struct Ready {
     pending: Option<Error>,
 }
 
+/// A chunk's number of elements, each source's inputs, and a stream's
+/// error after them (`SeqExec::gather`).
+type Gathering = (usize, Vec<Gathered>, Option<Error>);
+
+/// A running scan's input chunk: its number of elements, its values,
+/// and a stream's error after them (`SeqExec::next_values`).
+type ScanInput = (usize, Arc<ArrayData>, Option<Error>);
+
 /// A source's part of a chunk's inputs, gathered before it runs.
 enum Gathered {
     None,
@@ -1039,26 +1038,29 @@ enum Gathered {
 
 impl Gathered {
     fn bytes(&self) -> usize {
-        let of = |a: &ArrayData| a.buffers().iter().map(|b| b.bytes().len()).sum::<usize>();
         match self {
             Gathered::None => 0,
-            Gathered::Stream(items) => items.iter().map(|a| of(a)).sum(),
-            Gathered::Scan(v) => of(v),
+            Gathered::Stream(items) => items.iter().map(|a| array_bytes(a)).sum(),
+            Gathered::Scan(v) => array_bytes(v),
         }
     }
 }
 
+/// The bytes of an array's elements.
+fn array_bytes(a: &ArrayData) -> usize {
+    a.buffers().iter().map(|b| b.bytes().len()).sum()
+}
+
 fn val_bytes(v: &ArraysVal) -> usize {
     match v {
-        ArraysVal::Array(a) => a.buffers().iter().map(|b| b.bytes().len()).sum(),
+        ArraysVal::Array(a) => array_bytes(a),
         ArraysVal::Tuple(vs) => vs.iter().map(val_bytes).sum(),
     }
 }
 
 fn chunk_bytes(out: &ChunkOut) -> usize {
-    let of = |a: &ArrayData| a.buffers().iter().map(|b| b.bytes().len()).sum::<usize>();
     match out {
-        ChunkOut::Segmented { comps, .. } => comps.iter().map(|(e, v)| of(e) + of(v)).sum(),
+        ChunkOut::Segmented { comps, .. } => comps.iter().map(|(e, v)| array_bytes(e) + array_bytes(v)).sum(),
         ChunkOut::State => 0,
     }
 }
@@ -1130,7 +1132,7 @@ fn exec_split(out: &ChunkOut) -> Result<Vec<(ArraysVal, usize)>> {
     let mut out = Vec::with_capacity(*n);
     for j in 0..*n {
         let arrays: Vec<Arc<ArrayData>> = per_comp.iter().map(|c| c[j].clone()).collect();
-        let bytes = arrays.iter().map(|a| a.buffers().iter().map(|b| b.bytes().len()).sum::<usize>()).sum();
+        let bytes = arrays.iter().map(|a| array_bytes(a)).sum();
         let v = if arrays.len() == 1 {
             ArraysVal::Array(arrays[0].clone())
         } else {

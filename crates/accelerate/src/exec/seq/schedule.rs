@@ -84,7 +84,8 @@ pub(super) struct Scheduler {
     /// The most elements the budget allows, from the bytes per element
     /// measured so far.
     cap: usize,
-    /// Smoothed seconds per element, by chunk size, and how many steps
+    /// Smoothed seconds per unit of work (Note [Choosing chunk sizes]),
+    /// by chunk size, and how many steps
     /// of that size ran (the first of each is not counted: Note
     /// [Choosing chunk sizes]).
     per_elem: BTreeMap<usize, f64>,
