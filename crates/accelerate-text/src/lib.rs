@@ -11,4 +11,7 @@
 //! formats; `testspec` reads the `-- ==` test blocks of a source file.
 
 pub mod ast;
+pub mod defunc;
 pub mod diag;
+pub mod lower;
+pub mod mono;

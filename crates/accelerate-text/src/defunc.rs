@@ -1,0 +1,1056 @@
+//! Defunctionalisation by static values (Hovgaard, Henriksen and Elsman,
+//! TFP'18): every function value is replaced by the record of the values
+//! it captured, and every application of a function by a call of a
+//! first-order function specialised to the function applied, which is
+//! known at compile time (Note [Static values]).
+//!
+//! Keeps: the meaning of the program; its entry points, by name and type.
+//! Relies on: a checked, monomorphic program (`check`, then `mono`) that
+//! keeps the TFP'18 restrictions: no function returned by `if`, `loop` or
+//! `match`, no array of functions. Guarantees (`first_order`): no
+//! expression and no pattern has a function type, except the function
+//! arguments of the prelude's array combinators (`map`, `reduce`, ...),
+//! which are lambdas written in place whose bodies are first order; every
+//! other application is of a definition by name, with all its arguments.
+//! Operator sections are gone (lambdas, then calls).
+
+use crate::ast::*;
+use crate::diag::{DiagKind, Diagnostic};
+use crate::mono::stacker_grow;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+
+// Note [Static values]
+// The translation of an expression gives its first-order form and its
+// static value (the slides' `sv ::= Dyn τ | Lam x e E | Rcd {...}`): what
+// is known at compile time of the value it computes.
+//
+// - `Dyn(t)`: an ordinary first-order value of type `t`.
+// - `Lam`: a closure: the parameters it still takes, its body, and the
+//   static values of the variables it captured. At run time it is the
+//   record of the captured variables' values (its environment).
+// - `Tuple`/`Rcd`: a tuple or record some of whose parts are functions.
+// - `Partial`: a prelude function (`map`), an operator or a first-order
+//   definition applied to fewer arguments than it takes; at run time the
+//   tuple of the arguments it was given.
+//
+// Applying a `Lam` to its last parameter makes a new first-order
+// definition (a lifted function) whose parameters are the environment
+// record and the argument, and whose body is the closure's body
+// translated with the captured variables' static values; the application
+// becomes a call of it. Applying it to an earlier parameter only extends
+// the environment. Because `if`, `loop` and `match` never return
+// functions and arrays never hold them, every applied function's static
+// value is a `Lam` or a `Partial` known here: no run-time dispatch is
+// needed (TFP'18, "Type-based restrictions on functions").
+
+#[derive(Clone, Debug)]
+enum Sv {
+    Dyn(Type),
+    Lam(Rc<Closure>),
+    Tuple(Vec<Sv>),
+    Rcd(Vec<(String, Sv)>),
+    Partial { head: Head, args: Vec<Sv> },
+}
+
+#[derive(Debug)]
+struct Closure {
+    params: Vec<Pat>,
+    body: Rc<Expr>,
+    /// The captured variables, sorted by name.
+    env: Vec<(String, Sv)>,
+    /// The size parameters of the definition the closure came from.
+    sizes: Vec<Ident>,
+    /// A name for the lifted functions made from it.
+    hint: String,
+}
+
+#[derive(Clone, Debug)]
+enum Head {
+    /// A prelude function or a qualified name (`f32.sqrt`), with its type
+    /// at this use.
+    Intrinsic { name: Ident, qual: Option<Ident>, ty: Type, arity: usize },
+    /// A binary operator, with its operands' and its result's types.
+    Op { op: BinOp, ty: Type },
+    /// A first-order definition of the program.
+    Def { name: String, ty: Type, arity: usize },
+}
+
+impl Head {
+    fn arity(&self) -> usize {
+        match self {
+            Head::Intrinsic { arity, .. } | Head::Def { arity, .. } => *arity,
+            Head::Op { .. } => 2,
+        }
+    }
+}
+
+impl Sv {
+    /// The type of the value at run time.
+    fn runtime_ty(&self) -> Type {
+        match self {
+            Sv::Dyn(t) => t.clone(),
+            Sv::Lam(c) => Type::Record(c.env.iter().map(|(n, s)| (n.clone(), s.runtime_ty())).collect()),
+            Sv::Tuple(ss) => Type::Tuple(ss.iter().map(Sv::runtime_ty).collect()),
+            Sv::Rcd(fs) => Type::Record(fs.iter().map(|(n, s)| (n.clone(), s.runtime_ty())).collect()),
+            Sv::Partial { args, .. } => Type::Tuple(args.iter().map(Sv::runtime_ty).collect()),
+        }
+    }
+
+    /// The static value of a first-order value of type `t`: `Dyn`, or for
+    /// a tuple or record type, the same per part (so that a function put
+    /// into a tuple is known when taken out).
+    fn of_type(t: &Type) -> Sv {
+        Sv::Dyn(t.clone())
+    }
+}
+
+type Env = BTreeMap<String, Sv>;
+
+/// The globals a translation sees: definitions kept first order, and
+/// higher-order ones as closures.
+enum Global {
+    FirstOrder { ty: Type, arity: usize },
+    HigherOrder(Rc<Closure>),
+    /// A definition without parameters whose value holds a function:
+    /// translated again at each use (it is pure, so only work is
+    /// repeated, and only the work of building closures).
+    Inline(Rc<Expr>),
+}
+
+/// Defunctionalises a monomorphic program.
+pub fn defunctionalise(prog: Program) -> Result<Program, Diagnostic> {
+    let mut d = Defunc { globals: HashMap::new(), out: Vec::new(), fresh: 0 };
+    for decl in prog.decls {
+        let Decl::Value(v) = decl else { continue };
+        if v.params.is_empty() && !v.entry && v.ty.contains_arrow() {
+            d.globals.insert(v.name.name.clone(), Global::Inline(Rc::new(v.body)));
+        } else if v.entry || is_first_order(&v) {
+            let sizes: Vec<Ident> = size_params(&v);
+            let mut env = Env::new();
+            for s in &sizes {
+                env.insert(s.name.clone(), Sv::Dyn(Type::Prim(PrimType::I64)));
+            }
+            for p in &v.params {
+                bind_dyn(p, &mut env);
+            }
+            let (body, _) = d.expr(&v.body, &env)?;
+            let params = v.params.iter().map(strip_pat).collect();
+            let arity = v.params.len();
+            d.globals.insert(v.name.name.clone(), Global::FirstOrder { ty: v.ty.clone(), arity });
+            d.out.push(Decl::Value(ValueDecl { params, body, ..v }));
+        } else {
+            let sizes = size_params(&v);
+            let closure = Closure {
+                params: v.params.clone(),
+                body: Rc::new(v.body.clone()),
+                env: Vec::new(),
+                sizes,
+                hint: v.name.name.clone(),
+            };
+            d.globals.insert(v.name.name.clone(), Global::HigherOrder(Rc::new(closure)));
+        }
+    }
+    Ok(Program { decls: d.out })
+}
+
+/// A definition whose parameters and result hold no function: kept as a
+/// definition, called by name.
+fn is_first_order(v: &ValueDecl) -> bool {
+    let mut t = &v.ty;
+    for _ in &v.params {
+        match t {
+            Type::Arrow(a, r) if !a.contains_arrow() => t = r,
+            _ => return false,
+        }
+    }
+    !t.contains_arrow()
+}
+
+fn size_params(v: &ValueDecl) -> Vec<Ident> {
+    v.type_params
+        .iter()
+        .filter_map(|p| match p {
+            TypeParam::Size(n) => Some(n.clone()),
+            TypeParam::Type { .. } => None,
+        })
+        .collect()
+}
+
+struct Defunc {
+    globals: HashMap<String, Global>,
+    /// The output: definitions in an order where each comes after what it
+    /// calls.
+    out: Vec<Decl>,
+    fresh: usize,
+}
+
+fn expr(kind: ExprKind, ty: Type, span: Span) -> Expr {
+    Expr { kind, span, ty }
+}
+
+fn var(name: &str, ty: Type, span: Span) -> Expr {
+    expr(ExprKind::Var { name: Ident { name: name.into(), span }, qual: None, inst: vec![] }, ty, span)
+}
+
+fn id_pat(name: &str, ty: Type, span: Span) -> Pat {
+    Pat { kind: PatKind::Id(Ident { name: name.into(), span }), span, ty }
+}
+
+/// Binds every variable of a pattern of a first-order value.
+fn bind_dyn(p: &Pat, env: &mut Env) {
+    match &p.kind {
+        PatKind::Id(i) => {
+            env.insert(i.name.clone(), Sv::of_type(&p.ty));
+        }
+        PatKind::Wildcard | PatKind::Lit(_) => {}
+        PatKind::Tuple(ps) => ps.iter().for_each(|q| bind_dyn(q, env)),
+        PatKind::Record(fs) => fs.iter().for_each(|(_, q)| bind_dyn(q, env)),
+        PatKind::Ascribe(q, _) => bind_dyn(q, env),
+    }
+}
+
+/// A pattern without ascriptions (its types are known), its types those of
+/// first-order values.
+fn strip_pat(p: &Pat) -> Pat {
+    match &p.kind {
+        PatKind::Ascribe(q, _) => strip_pat(q),
+        PatKind::Tuple(ps) => Pat { kind: PatKind::Tuple(ps.iter().map(strip_pat).collect()), ..p.clone() },
+        PatKind::Record(fs) => Pat {
+            kind: PatKind::Record(fs.iter().map(|(n, q)| (n.clone(), strip_pat(q))).collect()),
+            ..p.clone()
+        },
+        _ => p.clone(),
+    }
+}
+
+/// Binds the variables of a pattern to the parts of a static value, and
+/// gives the pattern with the run-time types of what it binds.
+fn bind_sv(p: &Pat, sv: &Sv, env: &mut Env) -> Pat {
+    match (&p.kind, sv) {
+        (PatKind::Ascribe(q, _), _) => bind_sv(q, sv, env),
+        (PatKind::Id(i), _) => {
+            env.insert(i.name.clone(), sv.clone());
+            Pat { kind: p.kind.clone(), span: p.span, ty: sv.runtime_ty() }
+        }
+        (PatKind::Wildcard, _) => Pat { kind: PatKind::Wildcard, span: p.span, ty: sv.runtime_ty() },
+        (PatKind::Tuple(ps), Sv::Tuple(ss)) if ps.len() == ss.len() => {
+            let qs: Vec<Pat> = ps.iter().zip(ss).map(|(q, s)| bind_sv(q, s, env)).collect();
+            let ty = Type::Tuple(qs.iter().map(|q| q.ty.clone()).collect());
+            Pat { kind: PatKind::Tuple(qs), span: p.span, ty }
+        }
+        (PatKind::Record(fs), Sv::Rcd(ss)) => {
+            let qs: Vec<(Ident, Pat)> = fs
+                .iter()
+                .map(|(n, q)| {
+                    let s = ss.iter().find(|(m, _)| *m == n.name).map(|(_, s)| s.clone());
+                    let s = s.unwrap_or_else(|| Sv::Dyn(q.ty.clone()));
+                    (n.clone(), bind_sv(q, &s, env))
+                })
+                .collect();
+            let ty = sv.runtime_ty();
+            Pat { kind: PatKind::Record(qs), span: p.span, ty }
+        }
+        _ => {
+            let q = strip_pat(p);
+            bind_dyn(&q, env);
+            q
+        }
+    }
+}
+
+/// The free variables of an expression (names bound outside it).
+fn free_vars(e: &Expr, out: &mut BTreeSet<String>) {
+    let mut bound = Vec::new();
+    fv(e, &mut bound, out);
+}
+
+fn fv(e: &Expr, bound: &mut Vec<String>, out: &mut BTreeSet<String>) {
+    stacker_grow(|| fv_inner(e, bound, out))
+}
+
+fn fv_pats<'a>(ps: impl IntoIterator<Item = &'a Pat>, bound: &mut Vec<String>) {
+    for p in ps {
+        bound.extend(p.binders().into_iter().map(|i| i.name.clone()));
+    }
+}
+
+fn fv_inner(e: &Expr, bound: &mut Vec<String>, out: &mut BTreeSet<String>) {
+    let n = bound.len();
+    match &e.kind {
+        ExprKind::Var { name, qual: None, .. } => {
+            if !bound.contains(&name.name) {
+                out.insert(name.name.clone());
+            }
+        }
+        ExprKind::Var { .. } | ExprKind::Lit(_) | ExprKind::OpSection(_) | ExprKind::ProjSection(_) => {}
+        ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => es.iter().for_each(|x| fv(x, bound, out)),
+        ExprKind::Record(fs) => fs.iter().for_each(|(_, x)| fv(x, bound, out)),
+        ExprKind::Project(x, _)
+        | ExprKind::Neg(x)
+        | ExprKind::Not(x)
+        | ExprKind::LeftSection(_, x)
+        | ExprKind::RightSection(_, x)
+        | ExprKind::Ascribe(x, _) => fv(x, bound, out),
+        ExprKind::Index(x, ix) => {
+            fv(x, bound, out);
+            fv_dims(ix, bound, out);
+        }
+        ExprKind::Apply(f, x) | ExprKind::BinOp(_, f, x) => {
+            fv(f, bound, out);
+            fv(x, bound, out);
+        }
+        ExprKind::Lambda(ps, _, body) => {
+            fv_pats(ps, bound);
+            fv(body, bound, out);
+        }
+        ExprKind::Let(p, x, body) => {
+            fv(x, bound, out);
+            fv_pats([p], bound);
+            fv(body, bound, out);
+        }
+        ExprKind::LetFun { name, params, def, body, .. } => {
+            fv_pats(params, bound);
+            fv(def, bound, out);
+            bound.truncate(n);
+            bound.push(name.name.clone());
+            fv(body, bound, out);
+        }
+        ExprKind::Update(a, ix, v) => {
+            fv(a, bound, out);
+            fv_dims(ix, bound, out);
+            fv(v, bound, out);
+        }
+        ExprKind::If(c, t, f) => {
+            fv(c, bound, out);
+            fv(t, bound, out);
+            fv(f, bound, out);
+        }
+        ExprKind::Loop { pat, init, form, body } => {
+            match init {
+                Some(i) => fv(i, bound, out),
+                None => fv_pat_as_uses(pat, bound, out),
+            }
+            match form {
+                LoopForm::For(i, m) => {
+                    fv(m, bound, out);
+                    bound.push(i.name.clone());
+                }
+                LoopForm::ForIn(p, xs) => {
+                    fv(xs, bound, out);
+                    fv_pats([p], bound);
+                }
+                LoopForm::While(_) => {}
+            }
+            fv_pats([pat], bound);
+            if let LoopForm::While(c) = form {
+                fv(c, bound, out);
+            }
+            fv(body, bound, out);
+        }
+        ExprKind::Match(x, cases) => {
+            fv(x, bound, out);
+            for (p, body) in cases {
+                let m = bound.len();
+                fv_pats([p], bound);
+                fv(body, bound, out);
+                bound.truncate(m);
+            }
+        }
+    }
+    bound.truncate(n);
+}
+
+/// `loop p for ...` without an initial value reads the variables of `p`.
+fn fv_pat_as_uses(p: &Pat, bound: &[String], out: &mut BTreeSet<String>) {
+    for i in p.binders() {
+        if !bound.contains(&i.name) {
+            out.insert(i.name.clone());
+        }
+    }
+}
+
+fn fv_dims(ix: &[DimIndex], bound: &mut Vec<String>, out: &mut BTreeSet<String>) {
+    for d in ix {
+        match d {
+            DimIndex::Fix(x) => fv(x, bound, out),
+            DimIndex::Slice { start, end, stride } => {
+                for x in [start, end, stride].into_iter().flatten() {
+                    fv(x, bound, out);
+                }
+            }
+        }
+    }
+}
+
+impl Defunc {
+    fn fresh(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        // `%` cannot occur in a user's identifier
+        format!("{base}%{}", self.fresh)
+    }
+
+    fn expr(&mut self, e: &Expr, env: &Env) -> Result<(Expr, Sv), Diagnostic> {
+        stacker_grow(|| self.expr_inner(e, env))
+    }
+
+    fn dyn_expr(&mut self, e: &Expr, env: &Env) -> Result<Expr, Diagnostic> {
+        Ok(self.expr(e, env)?.0)
+    }
+
+    fn expr_inner(&mut self, e: &Expr, env: &Env) -> Result<(Expr, Sv), Diagnostic> {
+        let span = e.span;
+        let dynamic = |kind: ExprKind| Ok((expr(kind, e.ty.clone(), span), Sv::Dyn(e.ty.clone())));
+        match &e.kind {
+            ExprKind::Lit(l) => dynamic(ExprKind::Lit(l.clone())),
+            ExprKind::Var { name, qual, .. } => self.variable(e, name, qual.as_ref(), env),
+            ExprKind::Tuple(es) => {
+                let (es, ss): (Vec<Expr>, Vec<Sv>) =
+                    es.iter().map(|x| self.expr(x, env)).collect::<Result<Vec<_>, _>>()?.into_iter().unzip();
+                let sv = if ss.iter().all(|s| matches!(s, Sv::Dyn(_))) {
+                    Sv::Dyn(e.ty.clone())
+                } else {
+                    Sv::Tuple(ss)
+                };
+                let ty = sv.runtime_ty();
+                Ok((expr(ExprKind::Tuple(es), ty, span), sv))
+            }
+            ExprKind::Record(fs) => {
+                let mut parts = Vec::new();
+                for (n, x) in fs {
+                    let (x, s) = self.expr(x, env)?;
+                    parts.push((n.clone(), x, s));
+                }
+                parts.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+                let sv = if parts.iter().all(|(_, _, s)| matches!(s, Sv::Dyn(_))) {
+                    Sv::Dyn(e.ty.clone())
+                } else {
+                    Sv::Rcd(parts.iter().map(|(n, _, s)| (n.name.clone(), s.clone())).collect())
+                };
+                let ty = sv.runtime_ty();
+                let fields = parts.into_iter().map(|(n, x, _)| (n, x)).collect();
+                Ok((expr(ExprKind::Record(fields), ty, span), sv))
+            }
+            ExprKind::ArrayLit(es) => {
+                let es = es.iter().map(|x| self.dyn_expr(x, env)).collect::<Result<_, _>>()?;
+                dynamic(ExprKind::ArrayLit(es))
+            }
+            ExprKind::Project(x, field) => {
+                let (x, s) = self.expr(x, env)?;
+                let part = match &s {
+                    Sv::Tuple(ss) => field.name.parse::<usize>().ok().and_then(|i| ss.get(i).cloned()),
+                    Sv::Rcd(fs) => fs.iter().find(|(n, _)| *n == field.name).map(|(_, s)| s.clone()),
+                    _ => None,
+                };
+                let sv = part.unwrap_or_else(|| Sv::Dyn(e.ty.clone()));
+                let ty = sv.runtime_ty();
+                Ok((expr(ExprKind::Project(Box::new(x), field.clone()), ty, span), sv))
+            }
+            ExprKind::Index(x, ix) => {
+                let x = self.dyn_expr(x, env)?;
+                let ix = self.dims(ix, env)?;
+                dynamic(ExprKind::Index(Box::new(x), ix))
+            }
+            ExprKind::Update(a, ix, v) => {
+                let a = self.dyn_expr(a, env)?;
+                let ix = self.dims(ix, env)?;
+                let v = self.dyn_expr(v, env)?;
+                dynamic(ExprKind::Update(Box::new(a), ix, Box::new(v)))
+            }
+            ExprKind::Apply(..) | ExprKind::BinOp(..) => self.application(e, env),
+            ExprKind::Neg(x) => {
+                let x = self.dyn_expr(x, env)?;
+                dynamic(ExprKind::Neg(Box::new(x)))
+            }
+            ExprKind::Not(x) => {
+                let x = self.dyn_expr(x, env)?;
+                dynamic(ExprKind::Not(Box::new(x)))
+            }
+            ExprKind::Ascribe(x, _) => self.expr(x, env),
+            ExprKind::OpSection(op) => {
+                let sv = Sv::Partial { head: Head::Op { op: *op, ty: e.ty.clone() }, args: Vec::new() };
+                Ok((expr(ExprKind::Tuple(vec![]), sv.runtime_ty(), span), sv))
+            }
+            ExprKind::LeftSection(op, x) => {
+                let (x, s) = self.expr(x, env)?;
+                let (params, r) = e.ty.uncurry();
+                let full = Type::Arrow(Box::new(x.ty.clone()), Box::new(Type::Arrow(Box::new(params[0].clone()), Box::new(r.clone()))));
+                let sv = Sv::Partial { head: Head::Op { op: *op, ty: full }, args: vec![s] };
+                Ok((expr(ExprKind::Tuple(vec![x]), sv.runtime_ty(), span), sv))
+            }
+            ExprKind::RightSection(op, y) => {
+                // `(+ y)` is `\x -> x + y`, with `y` computed once, outside
+                let (params, r) = e.ty.uncurry();
+                let (a, r) = (params[0].clone(), r.clone());
+                let yname = self.fresh("section");
+                let xname = self.fresh("x");
+                let body = expr(
+                    ExprKind::BinOp(*op, Box::new(var(&xname, a.clone(), span)), Box::new(var(&yname, y.ty.clone(), span))),
+                    r,
+                    span,
+                );
+                let lam = expr(ExprKind::Lambda(vec![id_pat(&xname, a, span)], None, Box::new(body)), e.ty.clone(), span);
+                let whole = expr(
+                    ExprKind::Let(id_pat(&yname, y.ty.clone(), span), y.clone(), Box::new(lam)),
+                    e.ty.clone(),
+                    span,
+                );
+                self.expr(&whole, env)
+            }
+            ExprKind::ProjSection(fields) => {
+                let (params, _) = e.ty.uncurry();
+                let a = params[0].clone();
+                let xname = self.fresh("x");
+                let mut body = var(&xname, a.clone(), span);
+                for f in fields {
+                    let t = field_type(&body.ty, &f.name).unwrap_or(Type::Unknown);
+                    body = expr(ExprKind::Project(Box::new(body), f.clone()), t, span);
+                }
+                let lam = expr(ExprKind::Lambda(vec![id_pat(&xname, a, span)], None, Box::new(body)), e.ty.clone(), span);
+                self.expr(&lam, env)
+            }
+            ExprKind::Lambda(ps, _, body) => {
+                let c = self.closure(ps.clone(), body, env, &[], "lambda", e)?;
+                Ok(c)
+            }
+            ExprKind::Let(p, x, body) => {
+                let (x, s) = self.expr(x, env)?;
+                let mut inner = env.clone();
+                let p = bind_sv(p, &s, &mut inner);
+                let (body, sv) = self.expr(body, &inner)?;
+                let ty = body.ty.clone();
+                Ok((expr(ExprKind::Let(p, Box::new(x), Box::new(body)), ty, span), sv))
+            }
+            ExprKind::LetFun { name, params, def, body, .. } => {
+                let (c, s) = self.closure(params.clone(), def, env, &[], &name.name, e)?;
+                let mut inner = env.clone();
+                let p = bind_sv(&id_pat(&name.name, c.ty.clone(), name.span), &s, &mut inner);
+                let (body, sv) = self.expr(body, &inner)?;
+                let ty = body.ty.clone();
+                Ok((expr(ExprKind::Let(p, Box::new(c), Box::new(body)), ty, span), sv))
+            }
+            ExprKind::If(c, t, f) => {
+                let c = self.dyn_expr(c, env)?;
+                let t = self.dyn_expr(t, env)?;
+                let f = self.dyn_expr(f, env)?;
+                dynamic(ExprKind::If(Box::new(c), Box::new(t), Box::new(f)))
+            }
+            ExprKind::Loop { pat, init, form, body } => {
+                let init = match init {
+                    Some(i) => Some(Box::new(self.dyn_expr(i, env)?)),
+                    None => None,
+                };
+                let mut inner = env.clone();
+                let form = match form {
+                    LoopForm::For(i, n) => {
+                        let n = self.dyn_expr(n, env)?;
+                        inner.insert(i.name.clone(), Sv::Dyn(n.ty.clone()));
+                        LoopForm::For(i.clone(), Box::new(n))
+                    }
+                    LoopForm::ForIn(p, xs) => {
+                        let xs = self.dyn_expr(xs, env)?;
+                        bind_dyn(p, &mut inner);
+                        LoopForm::ForIn(strip_pat(p), Box::new(xs))
+                    }
+                    LoopForm::While(c) => LoopForm::While(c.clone()),
+                };
+                bind_dyn(pat, &mut inner);
+                let form = match form {
+                    LoopForm::While(c) => LoopForm::While(Box::new(self.dyn_expr(&c, &inner)?)),
+                    f => f,
+                };
+                let body = self.dyn_expr(body, &inner)?;
+                dynamic(ExprKind::Loop { pat: strip_pat(pat), init, form, body: Box::new(body) })
+            }
+            ExprKind::Match(x, cases) => {
+                let x = self.dyn_expr(x, env)?;
+                let mut out = Vec::new();
+                for (p, body) in cases {
+                    let mut inner = env.clone();
+                    bind_dyn(p, &mut inner);
+                    out.push((strip_pat(p), self.dyn_expr(body, &inner)?));
+                }
+                dynamic(ExprKind::Match(Box::new(x), out))
+            }
+        }
+    }
+
+    fn dims(&mut self, ix: &[DimIndex], env: &Env) -> Result<Vec<DimIndex>, Diagnostic> {
+        ix.iter()
+            .map(|d| {
+                Ok(match d {
+                    DimIndex::Fix(x) => DimIndex::Fix(self.dyn_expr(x, env)?),
+                    DimIndex::Slice { start, end, stride } => {
+                        let mut one = |x: &Option<Expr>| x.as_ref().map(|x| self.dyn_expr(x, env)).transpose();
+                        DimIndex::Slice { start: one(start)?, end: one(end)?, stride: one(stride)? }
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// A variable: a local's static value, a global definition, or a
+    /// prelude function.
+    fn variable(&mut self, e: &Expr, name: &Ident, qual: Option<&Ident>, env: &Env) -> Result<(Expr, Sv), Diagnostic> {
+        let span = e.span;
+        if qual.is_none() {
+            if let Some(sv) = env.get(&name.name) {
+                return Ok((var(&name.name, sv.runtime_ty(), span), sv.clone()));
+            }
+            match self.globals.get(&name.name) {
+                Some(Global::FirstOrder { ty, arity: 0 }) => {
+                    return Ok((var(&name.name, ty.clone(), span), Sv::Dyn(ty.clone())));
+                }
+                Some(Global::Inline(body)) => {
+                    let body = body.clone();
+                    return self.expr(&body, &Env::new());
+                }
+                Some(Global::FirstOrder { ty, arity }) => {
+                    let sv = Sv::Partial { head: Head::Def { name: name.name.clone(), ty: ty.clone(), arity: *arity }, args: vec![] };
+                    return Ok((expr(ExprKind::Tuple(vec![]), sv.runtime_ty(), span), sv));
+                }
+                Some(Global::HigherOrder(c)) => {
+                    let sv = Sv::Lam(c.clone());
+                    return Ok((expr(ExprKind::Record(vec![]), sv.runtime_ty(), span), sv));
+                }
+                None => {}
+            }
+        }
+        let arity = e.ty.uncurry().0.len();
+        if arity == 0 {
+            // a constant of the prelude (`f32.pi`)
+            return Ok((e.clone(), Sv::Dyn(e.ty.clone())));
+        }
+        let head = Head::Intrinsic { name: name.clone(), qual: qual.cloned(), ty: e.ty.clone(), arity };
+        let sv = Sv::Partial { head, args: vec![] };
+        Ok((expr(ExprKind::Tuple(vec![]), sv.runtime_ty(), span), sv))
+    }
+
+    /// A closure of `params -> body` capturing the locals it uses.
+    fn closure(
+        &mut self,
+        params: Vec<Pat>,
+        body: &Expr,
+        env: &Env,
+        sizes: &[Ident],
+        hint: &str,
+        whole: &Expr,
+    ) -> Result<(Expr, Sv), Diagnostic> {
+        let mut free = BTreeSet::new();
+        let lam = expr(ExprKind::Lambda(params.clone(), None, Box::new(body.clone())), whole.ty.clone(), whole.span);
+        free_vars(&lam, &mut free);
+        let captured: Vec<(String, Sv)> =
+            free.into_iter().filter_map(|n| env.get(&n).map(|s| (n.clone(), s.clone()))).collect();
+        let fields = captured
+            .iter()
+            .map(|(n, s)| (Ident { name: n.clone(), span: whole.span }, var(n, s.runtime_ty(), whole.span)))
+            .collect();
+        let c = Closure { params, body: Rc::new(body.clone()), env: captured, sizes: sizes.to_vec(), hint: hint.into() };
+        let sv = Sv::Lam(Rc::new(c));
+        Ok((expr(ExprKind::Record(fields), sv.runtime_ty(), whole.span), sv))
+    }
+
+    /// An application spine `f a b ...` (or a binary operator).
+    fn application(&mut self, e: &Expr, env: &Env) -> Result<(Expr, Sv), Diagnostic> {
+        if let ExprKind::BinOp(op, a, b) = &e.kind {
+            let a = self.dyn_expr(a, env)?;
+            let b = self.dyn_expr(b, env)?;
+            return Ok((expr(ExprKind::BinOp(*op, Box::new(a), Box::new(b)), e.ty.clone(), e.span), Sv::Dyn(e.ty.clone())));
+        }
+        let mut args = Vec::new();
+        let mut head = e;
+        while let ExprKind::Apply(f, x) = &head.kind {
+            args.push(&**x);
+            head = f;
+        }
+        args.reverse();
+        let (f, fsv) = self.expr(head, env)?;
+        let mut done = Vec::new();
+        for a in args {
+            done.push(self.expr(a, env)?);
+        }
+        self.apply(f, fsv, done, e.span)
+    }
+
+    /// Applies a function value (its run-time form and static value) to
+    /// arguments.
+    fn apply(&mut self, f: Expr, fsv: Sv, args: Vec<(Expr, Sv)>, span: Span) -> Result<(Expr, Sv), Diagnostic> {
+        let mut f = (f, fsv);
+        let mut args = args.into_iter().peekable();
+        while args.peek().is_some() {
+            f = match f.1 {
+                Sv::Lam(c) => {
+                    let a = args.next().expect("peeked");
+                    self.apply_closure(f.0, &c, a, span)?
+                }
+                Sv::Partial { head, args: held } => {
+                    // the arguments it holds, out of its run-time tuple
+                    let (bind, held_exprs) = self.take_parts(f.0, &held, span);
+                    let mut all: Vec<(Expr, Sv)> = held_exprs.into_iter().zip(held).collect();
+                    while all.len() < head.arity() {
+                        match args.next() {
+                            Some(a) => all.push(a),
+                            None => break,
+                        }
+                    }
+                    let r = if all.len() == head.arity() {
+                        self.saturate(&head, all, span)?
+                    } else {
+                        let sv = Sv::Partial { head, args: all.iter().map(|(_, s)| s.clone()).collect() };
+                        let ty = sv.runtime_ty();
+                        (expr(ExprKind::Tuple(all.into_iter().map(|(x, _)| x).collect()), ty, span), sv)
+                    };
+                    wrap_let(bind, r)
+                }
+                other => {
+                    return Err(Diagnostic::new(
+                        DiagKind::Unsupported,
+                        span,
+                        format!("application of a value that is not a known function ({})", show_sv(&other)),
+                    ))
+                }
+            };
+        }
+        Ok(f)
+    }
+
+    /// The parts of a held-arguments tuple, as variables bound to them.
+    fn take_parts(&mut self, tuple: Expr, held: &[Sv], span: Span) -> (Option<(Pat, Expr)>, Vec<Expr>) {
+        if held.is_empty() {
+            return (None, vec![]);
+        }
+        let names: Vec<String> = held.iter().map(|_| self.fresh("arg")).collect();
+        let pat = Pat {
+            kind: PatKind::Tuple(names.iter().zip(held).map(|(n, s)| id_pat(n, s.runtime_ty(), span)).collect()),
+            span,
+            ty: tuple.ty.clone(),
+        };
+        let exprs = names.iter().zip(held).map(|(n, s)| var(n, s.runtime_ty(), span)).collect();
+        (Some((pat, tuple)), exprs)
+    }
+
+    /// Applies a closure to one argument: extends its environment, or, at
+    /// its last parameter, calls a lifted function made for it.
+    fn apply_closure(&mut self, f: Expr, c: &Closure, arg: (Expr, Sv), span: Span) -> Result<(Expr, Sv), Diagnostic> {
+        let (param, rest) = c.params.split_first().expect("a closure takes a parameter");
+        // the environment, as variables of the lifted function
+        let mut inner = Env::new();
+        for s in &c.sizes {
+            inner.insert(s.name.clone(), Sv::Dyn(Type::Prim(PrimType::I64)));
+        }
+        let env_fields: Vec<(Ident, Pat)> = c
+            .env
+            .iter()
+            .map(|(n, s)| {
+                let id = Ident { name: n.clone(), span };
+                (id, bind_sv(&id_pat(n, s.runtime_ty(), span), s, &mut inner))
+            })
+            .collect();
+        let env_ty = Type::Record(c.env.iter().map(|(n, s)| (n.clone(), s.runtime_ty())).collect());
+        if !rest.is_empty() {
+            // not yet the last parameter: a closure with one more captured
+            let mut env2 = Env::new();
+            let p = bind_sv(param, &arg.1, &mut env2);
+            let mut fields: BTreeMap<String, Sv> = c.env.iter().cloned().collect();
+            fields.extend(env2.clone());
+            let new = Closure {
+                params: rest.to_vec(),
+                body: c.body.clone(),
+                env: fields.into_iter().collect(),
+                sizes: c.sizes.clone(),
+                hint: c.hint.clone(),
+            };
+            // let a% = arg in let f% = f in let {env} = f% in let p = a% in
+            // {env..., p's variables}: the fresh names keep `arg` from
+            // seeing the environment's variables
+            let record = expr(
+                ExprKind::Record(
+                    new.env.iter().map(|(n, s)| (Ident { name: n.clone(), span }, var(n, s.runtime_ty(), span))).collect(),
+                ),
+                Type::Record(new.env.iter().map(|(n, s)| (n.clone(), s.runtime_ty())).collect()),
+                span,
+            );
+            let ty = record.ty.clone();
+            let (aname, fname) = (self.fresh("arg"), self.fresh("closure"));
+            let (aty, fty) = (arg.0.ty.clone(), f.ty.clone());
+            let inner_let = expr(ExprKind::Let(p, Box::new(var(&aname, aty.clone(), span)), Box::new(record)), ty.clone(), span);
+            let env_pat = Pat { kind: PatKind::Record(env_fields), span, ty: env_ty };
+            let opened = expr(ExprKind::Let(env_pat, Box::new(var(&fname, fty.clone(), span)), Box::new(inner_let)), ty.clone(), span);
+            let with_f = expr(ExprKind::Let(id_pat(&fname, fty, span), Box::new(f), Box::new(opened)), ty.clone(), span);
+            let outer = expr(ExprKind::Let(id_pat(&aname, aty, span), Box::new(arg.0), Box::new(with_f)), ty, span);
+            return Ok((outer, Sv::Lam(Rc::new(new))));
+        }
+        // the last parameter: a lifted function `f' env p = body`
+        let p = bind_sv(param, &arg.1, &mut inner);
+        let (body, sv) = self.expr(&c.body, &inner)?;
+        let name = self.fresh(&format!("lifted_{}", c.hint));
+        let env_pat = Pat { kind: PatKind::Record(env_fields), span, ty: env_ty.clone() };
+        let ty = Type::Arrow(Box::new(env_ty.clone()), Box::new(Type::Arrow(Box::new(p.ty.clone()), Box::new(body.ty.clone()))));
+        let type_params = c.sizes.iter().cloned().map(TypeParam::Size).collect();
+        let result_ty = body.ty.clone();
+        let arg_ty = p.ty.clone();
+        self.out.push(Decl::Value(ValueDecl {
+            name: Ident { name: name.clone(), span },
+            entry: false,
+            type_params,
+            params: vec![env_pat, p],
+            ret: None,
+            body,
+            span,
+            ty: ty.clone(),
+        }));
+        let call1 = expr(
+            ExprKind::Apply(Box::new(var(&name, ty, span)), Box::new(f)),
+            Type::Arrow(Box::new(arg_ty), Box::new(result_ty.clone())),
+            span,
+        );
+        let call = expr(ExprKind::Apply(Box::new(call1), Box::new(arg.0)), result_ty, span);
+        Ok((call, sv))
+    }
+
+    /// A prelude function, operator or definition with all its arguments.
+    fn saturate(&mut self, head: &Head, args: Vec<(Expr, Sv)>, span: Span) -> Result<(Expr, Sv), Diagnostic> {
+        match head {
+            Head::Op { op, ty } => {
+                let (_, r) = ty.uncurry();
+                let r = r.clone();
+                let mut it = args.into_iter().map(|(x, _)| Box::new(x));
+                let (a, b) = (it.next().expect("two"), it.next().expect("two"));
+                Ok((expr(ExprKind::BinOp(*op, a, b), r.clone(), span), Sv::Dyn(r)))
+            }
+            Head::Def { name, ty, .. } => {
+                let mut f = var(name, ty.clone(), span);
+                for (x, _) in args {
+                    let t = match &f.ty {
+                        Type::Arrow(_, r) => (**r).clone(),
+                        t => t.clone(),
+                    };
+                    f = expr(ExprKind::Apply(Box::new(f), Box::new(x)), t, span);
+                }
+                let t = f.ty.clone();
+                Ok((f, Sv::Dyn(t)))
+            }
+            Head::Intrinsic { name, qual, ty, .. } => {
+                if qual.is_none() {
+                    if let Some(r) = self.structural(&name.name, &args, span)? {
+                        return Ok(r);
+                    }
+                }
+                // function arguments become lambdas written in place,
+                // their closures bound outside
+                let (param_tys, _) = ty.uncurry();
+                let param_tys: Vec<Type> = param_tys.into_iter().cloned().collect();
+                let mut lets = Vec::new();
+                let mut out_args = Vec::new();
+                for ((x, s), pty) in args.into_iter().zip(&param_tys) {
+                    if pty.is_arrow() {
+                        let fname = self.fresh("fun");
+                        let fvar = var(&fname, x.ty.clone(), span);
+                        lets.push((id_pat(&fname, x.ty.clone(), span), x));
+                        out_args.push(self.eta_lambda(fvar, s, pty, span)?);
+                    } else {
+                        out_args.push(x);
+                    }
+                }
+                let mut f = expr(ExprKind::Var { name: name.clone(), qual: qual.clone(), inst: vec![] }, ty.clone(), span);
+                for x in out_args {
+                    let t = match &f.ty {
+                        Type::Arrow(_, r) => (**r).clone(),
+                        t => t.clone(),
+                    };
+                    f = expr(ExprKind::Apply(Box::new(f), Box::new(x)), t, span);
+                }
+                let t = f.ty.clone();
+                let mut r = f;
+                for (p, x) in lets.into_iter().rev() {
+                    let ty = r.ty.clone();
+                    r = expr(ExprKind::Let(p, Box::new(x), Box::new(r)), ty, span);
+                }
+                Ok((r, Sv::Dyn(t)))
+            }
+        }
+    }
+
+    /// `\x1 ... xn -> f x1 ... xn` for a function value `f` of type `ty`
+    /// taking `n` arguments: a first-order lambda, its body the
+    /// application translated.
+    fn eta_lambda(&mut self, f: Expr, fsv: Sv, ty: &Type, span: Span) -> Result<Expr, Diagnostic> {
+        let (params, _) = ty.uncurry();
+        let names: Vec<(String, Type)> = params.iter().map(|t| (self.fresh("p"), (*t).clone())).collect();
+        let args = names.iter().map(|(n, t)| (var(n, t.clone(), span), Sv::of_type(t))).collect();
+        let (body, _) = self.apply(f, fsv, args, span)?;
+        let pats = names.iter().map(|(n, t)| id_pat(n, t.clone(), span)).collect();
+        Ok(expr(ExprKind::Lambda(pats, None, Box::new(body)), ty.clone(), span))
+    }
+
+    /// The prelude's functions that only move values around (`id`,
+    /// `const`, `flip`, `curry`, `uncurry`, `fst`, `snd`), applied at
+    /// compile time, so that functions pass through them.
+    fn structural(&mut self, name: &str, args: &[(Expr, Sv)], span: Span) -> Result<Option<(Expr, Sv)>, Diagnostic> {
+        let a = |i: usize| args[i].clone();
+        Ok(Some(match (name, args.len()) {
+            ("id", 1) => a(0),
+            ("const", 2) => a(0),
+            ("fst", 1) | ("snd", 1) => {
+                let i = usize::from(name == "snd");
+                let (x, s) = a(0);
+                let part = match &s {
+                    Sv::Tuple(ss) => ss[i].clone(),
+                    _ => Sv::Dyn(match &x.ty {
+                        Type::Tuple(ts) => ts[i].clone(),
+                        t => t.clone(),
+                    }),
+                };
+                let field = Ident { name: i.to_string(), span };
+                (expr(ExprKind::Project(Box::new(x), field), part.runtime_ty(), span), part)
+            }
+            ("flip", 3) => {
+                let (f, s) = a(0);
+                self.apply(f, s, vec![a(2), a(1)], span)?
+            }
+            ("curry", 3) => {
+                let (f, s) = a(0);
+                let (x, xs) = a(1);
+                let (y, ys) = a(2);
+                let sv = Sv::Tuple(vec![xs, ys]);
+                let pair = expr(ExprKind::Tuple(vec![x, y]), sv.runtime_ty(), span);
+                self.apply(f, s, vec![(pair, sv)], span)?
+            }
+            ("uncurry", 2) => {
+                let (f, s) = a(0);
+                let (p, ps) = a(1);
+                let parts: Vec<Sv> = match &ps {
+                    Sv::Tuple(ss) => ss.clone(),
+                    _ => match &p.ty {
+                        Type::Tuple(ts) => ts.iter().map(Sv::of_type).collect(),
+                        _ => return Ok(None),
+                    },
+                };
+                let pname = self.fresh("pair");
+                let pv = var(&pname, p.ty.clone(), span);
+                let xs: Vec<(Expr, Sv)> = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let field = Ident { name: i.to_string(), span };
+                        (expr(ExprKind::Project(Box::new(pv.clone()), field), s.runtime_ty(), span), s.clone())
+                    })
+                    .collect();
+                let r = self.apply(f, s, xs, span)?;
+                wrap_let(Some((id_pat(&pname, p.ty.clone(), span), p)), r)
+            }
+            _ => return Ok(None),
+        }))
+    }
+}
+
+fn wrap_let(bind: Option<(Pat, Expr)>, (body, sv): (Expr, Sv)) -> (Expr, Sv) {
+    match bind {
+        None => (body, sv),
+        Some((p, x)) => {
+            let ty = body.ty.clone();
+            let span = body.span;
+            (expr(ExprKind::Let(p, Box::new(x), Box::new(body)), ty, span), sv)
+        }
+    }
+}
+
+fn field_type(t: &Type, field: &str) -> Option<Type> {
+    match t {
+        Type::Record(fs) => fs.iter().find(|(n, _)| n == field).map(|(_, t)| t.clone()),
+        Type::Tuple(ts) => field.parse::<usize>().ok().and_then(|i| ts.get(i).cloned()),
+        _ => None,
+    }
+}
+
+fn show_sv(s: &Sv) -> String {
+    match s {
+        Sv::Dyn(t) => format!("a value of type {}", crate::mono::show_type(t)),
+        Sv::Lam(_) => "a function".into(),
+        Sv::Tuple(_) => "a tuple".into(),
+        Sv::Rcd(_) => "a record".into(),
+        Sv::Partial { .. } => "a partial application".into(),
+    }
+}
+
+/// Whether a defunctionalised program is first order (the guarantee in
+/// the module doc): used by tests after every defunctionalisation.
+pub fn first_order(prog: &Program) -> Result<(), String> {
+    for d in &prog.decls {
+        let Decl::Value(v) = d else { continue };
+        for p in &v.params {
+            if p.ty.contains_arrow() {
+                return Err(format!("{}: a parameter of function type", v.name.name));
+            }
+        }
+        check_first_order(&v.body, false).map_err(|m| format!("{}: {m}", v.name.name))?;
+    }
+    Ok(())
+}
+
+fn check_first_order(e: &Expr, as_soac_arg: bool) -> Result<(), String> {
+    let arrow_ok = matches!(e.kind, ExprKind::Lambda(..)) && as_soac_arg
+        || matches!(&e.kind, ExprKind::Var { .. })
+        || matches!(&e.kind, ExprKind::Apply(..));
+    if e.ty.contains_arrow() && !arrow_ok {
+        return Err(format!("an expression of function type {}", crate::mono::show_type(&e.ty)));
+    }
+    let mut err = Ok(());
+    let mut visit = |x: &Expr, soac: bool| {
+        if err.is_ok() {
+            err = check_first_order(x, soac);
+        }
+    };
+    match &e.kind {
+        ExprKind::Apply(f, x) => {
+            visit(f, false);
+            // an intrinsic's function argument may be a lambda
+            visit(x, true);
+        }
+        ExprKind::Lambda(ps, _, body) => {
+            if !as_soac_arg {
+                return Err("a lambda outside an array combinator's argument".into());
+            }
+            if ps.iter().any(|p| p.ty.contains_arrow()) {
+                return Err("a lambda with a parameter of function type".into());
+            }
+            visit(body, false);
+        }
+        ExprKind::OpSection(_) | ExprKind::LeftSection(..) | ExprKind::RightSection(..) | ExprKind::ProjSection(_) => {
+            return Err("an operator section".into())
+        }
+        ExprKind::LetFun { .. } => return Err("a local function".into()),
+        ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => es.iter().for_each(|x| visit(x, false)),
+        ExprKind::Record(fs) => fs.iter().for_each(|(_, x)| visit(x, false)),
+        ExprKind::Project(x, _) | ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Ascribe(x, _) => visit(x, false),
+        ExprKind::BinOp(_, a, b) => {
+            visit(a, false);
+            visit(b, false);
+        }
+        ExprKind::Index(x, _) | ExprKind::Update(x, _, _) => visit(x, false),
+        ExprKind::Let(p, x, body) => {
+            if p.ty.contains_arrow() {
+                return Err("a let binding a function".into());
+            }
+            visit(x, false);
+            visit(body, false);
+        }
+        ExprKind::If(c, t, f) => {
+            visit(c, false);
+            visit(t, false);
+            visit(f, false);
+        }
+        ExprKind::Loop { init, body, .. } => {
+            if let Some(i) = init {
+                visit(i, false);
+            }
+            visit(body, false);
+        }
+        ExprKind::Match(x, cases) => {
+            visit(x, false);
+            cases.iter().for_each(|(_, b)| visit(b, false));
+        }
+        ExprKind::Lit(_) | ExprKind::Var { .. } => {}
+    }
+    err
+}

@@ -1,0 +1,613 @@
+//! Lowering: a defunctionalised program's entry point to the IR
+//! (`accelerate_ir::term::Program`), which the ordinary pipeline then
+//! simplifies, fuses, plans and runs.
+//!
+//! Relies on: `defunc`'s guarantees (no function values; lambdas only as
+//! the function arguments of the prelude's array combinators; every other
+//! call of a definition by name, with all its arguments). Keeps: the
+//! meaning of the entry point. Guarantees: a closed, flat IR program (no
+//! `ALet`) that `ir::verify` accepts.
+//!
+//! Note [Host and device]
+//! The IR has two levels (Note [Two environments] in `accelerate-ir`):
+//! array terms, which the host runs one after another, and scalar terms,
+//! which run per element inside an array operation. The text language has
+//! one. The lowering decides, per expression, where it runs:
+//!
+//! - an expression that builds an array (a combinator, an array literal, a
+//!   slice, an `if`/`loop` returning arrays) runs on the host: it becomes
+//!   an array operation, let-bound as it is met (Note [Levels while
+//!   lowering]); a scalar the host computes is a rank-0 array (`unit`),
+//!   read where it is used;
+//! - everything else is scalar code: the body of a function passed to a
+//!   combinator, or a scalar computation of the host's, lowered whole into
+//!   one scalar expression. Such code reads the host's arrays by index and
+//!   its scalars as reads of their rank-0 arrays.
+//!
+//! `needs_host` tells the two apart, once per expression (memoised, so the
+//! lowering stays linear). An expression that builds an array inside
+//! scalar code (a `reduce` inside the function of a `map`) is nested data
+//! parallelism, which this lowering does not flatten yet: it is reported
+//! as `DiagKind::Unsupported` at that expression.
+//!
+//! Definitions are inlined at their calls (the IR has no calls), their
+//! arguments bound once; a definition's size parameters are bound to the
+//! extents of the arguments whose types name them.
+
+mod device;
+mod host;
+mod levels;
+mod prims;
+mod soac;
+
+use crate::ast::*;
+use crate::diag::{DiagKind, Diagnostic, SourceFile};
+use accelerate_base::array::{ArrayTy, ArraysTy, EltTy, ScalarTy, ScalarVal};
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::term::{self as ir, AccKind, ExpKind, OpenAcc, OpenExp};
+use std::collections::HashMap;
+
+/// A lowered entry point: the program and the types of its parameters
+/// and results as the outside sees them.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub program: ir::Program,
+    pub params: Vec<ExtType>,
+    /// One per result: a tuple result is several.
+    pub results: Vec<ExtType>,
+}
+
+/// The type of a value passed to or returned from an entry point: a
+/// primitive or an array of primitives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtType {
+    pub prim: PrimType,
+    pub rank: usize,
+}
+
+impl std::fmt::Display for ExtType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", "[]".repeat(self.rank), self.prim)
+    }
+}
+
+/// A value the lowering knows: an array variable of the host, a scalar
+/// expression (a constant, a read of a host scalar, or a scalar of the
+/// code being lowered), or a tuple (or record, fields in name order) of
+/// them.
+#[derive(Clone, Debug)]
+enum LVal {
+    Array { level: usize, rank: usize, elt: EltTy },
+    Exp { e: OpenExp, elt: EltTy },
+    Tuple(Vec<LVal>),
+}
+
+/// Why an expression could not be lowered: a diagnostic for the user.
+type Res<T> = Result<T, Diagnostic>;
+
+pub(crate) fn prim_scalar(p: PrimType) -> ScalarTy {
+    match p {
+        PrimType::Bool => ScalarTy::Bool,
+        PrimType::I8 => ScalarTy::I8,
+        PrimType::I16 => ScalarTy::I16,
+        PrimType::I32 => ScalarTy::I32,
+        PrimType::I64 => ScalarTy::I64,
+        PrimType::U8 => ScalarTy::U8,
+        PrimType::U16 => ScalarTy::U16,
+        PrimType::U32 => ScalarTy::U32,
+        PrimType::U64 => ScalarTy::U64,
+        PrimType::F16 => ScalarTy::F16,
+        PrimType::F32 => ScalarTy::F32,
+        PrimType::F64 => ScalarTy::F64,
+    }
+}
+
+/// The element type of a value of type `t` that holds no array.
+fn elt_of(t: &Type) -> Option<EltTy> {
+    match t {
+        Type::Prim(p) => Some(EltTy::Scalar(prim_scalar(*p))),
+        Type::Tuple(ts) => ts.iter().map(elt_of).collect::<Option<_>>().map(EltTy::Tuple),
+        Type::Record(fs) => fs.iter().map(|(_, t)| elt_of(t)).collect::<Option<_>>().map(EltTy::Tuple),
+        _ => None,
+    }
+}
+
+/// How a value of type `t` is held as arrays: an array as itself, a
+/// value without arrays as a rank-0 array of its element type, a tuple
+/// holding arrays as the tuple of its parts'.
+fn arrays_ty(t: &Type) -> Option<ArraysTy> {
+    if let Some(elt) = elt_of(t) {
+        return Some(ArraysTy::Array(ArrayTy { rank: 0, elt }));
+    }
+    match t {
+        Type::Array { elem, shape } => Some(ArraysTy::Array(ArrayTy { rank: shape.len(), elt: elt_of(elem)? })),
+        Type::Tuple(ts) => ts.iter().map(arrays_ty).collect::<Option<_>>().map(ArraysTy::Tuple),
+        Type::Record(fs) => fs.iter().map(|(_, t)| arrays_ty(t)).collect::<Option<_>>().map(ArraysTy::Tuple),
+        _ => None,
+    }
+}
+
+fn field_index(t: &Type, field: &str) -> Option<usize> {
+    match t {
+        Type::Record(fs) => fs.iter().position(|(n, _)| n == field),
+        Type::Tuple(ts) => field.parse::<usize>().ok().filter(|i| *i < ts.len()),
+        _ => None,
+    }
+}
+
+fn unsupported(span: Span, what: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(DiagKind::Unsupported, span, what)
+}
+
+fn c_i64(n: i64, loc: SrcLoc) -> OpenExp {
+    OpenExp::new(ExpKind::Const(ScalarVal::I64(n)), loc)
+}
+
+fn prim(op: ir::PrimFun, args: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
+    OpenExp::new(ExpKind::Prim(op, args), loc)
+}
+
+fn prj(i: usize, e: OpenExp, loc: SrcLoc) -> OpenExp {
+    OpenExp::new(ExpKind::Prj(i, Box::new(e)), loc)
+}
+
+/// The lowering's state.
+struct Lower<'a> {
+    decls: HashMap<&'a str, &'a ValueDecl>,
+    file: &'a SourceFile,
+    /// The variables in scope, innermost last.
+    env: Vec<(String, LVal)>,
+    /// The array bindings of each open host block, innermost block last.
+    blocks: Vec<Vec<OpenAcc>>,
+    /// Array binders in scope (Note [Levels while lowering]).
+    adepth: usize,
+    /// The scalar bindings of each open scalar block.
+    sblocks: Vec<Vec<OpenExp>>,
+    /// Scalar binders in scope in the scalar code being lowered.
+    sdepth: usize,
+    host_memo: HashMap<*const Expr, bool>,
+    /// Values already computed for subexpressions of the expression being
+    /// lowered (`host_via_device`).
+    overrides: HashMap<*const Expr, LVal>,
+    decl_memo: HashMap<String, bool>,
+}
+
+/// Lowers entry point `entry` of a defunctionalised program.
+pub fn lower(prog: &Program, entry: &str, file: &SourceFile) -> Res<Lowered> {
+    let decls: HashMap<&str, &ValueDecl> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Value(v) => Some((v.name.name.as_str(), v)),
+            Decl::Type(_) => None,
+        })
+        .collect();
+    let Some(main) = decls.get(entry).copied() else {
+        let span = Span::default();
+        return Err(Diagnostic::new(DiagKind::Type, span, format!("no entry point named `{entry}`")));
+    };
+    let mut l = Lower {
+        decls,
+        file,
+        env: Vec::new(),
+        blocks: vec![Vec::new()],
+        adepth: 0,
+        sblocks: Vec::new(),
+        sdepth: 0,
+        host_memo: HashMap::new(),
+        overrides: HashMap::new(),
+        decl_memo: HashMap::new(),
+    };
+    l.entry(main)
+}
+
+impl<'a> Lower<'a> {
+    fn loc(&self, span: Span) -> SrcLoc {
+        let (line, col) = self.file.line_col(span.start);
+        SrcLoc::in_text(&self.file.name, line, col)
+    }
+
+    fn entry(&mut self, main: &'a ValueDecl) -> Res<Lowered> {
+        let mut params = Vec::new();
+        let mut param_tys = Vec::new();
+        let mut vals = Vec::new();
+        for p in &main.params {
+            let ext = ext_type(&p.ty).ok_or_else(|| {
+                unsupported(
+                    p.span,
+                    format!(
+                        "an entry point's parameter of type {}: only primitive values and arrays of them can be passed in",
+                        crate::mono::show_type(&p.ty)
+                    ),
+                )
+            })?;
+            let level = params.len();
+            let elt = EltTy::Scalar(prim_scalar(ext.prim));
+            let v = if ext.rank == 0 {
+                let loc = self.loc(p.span);
+                self.read_unit(level, elt.clone(), loc)
+            } else {
+                LVal::Array { level, rank: ext.rank, elt: elt.clone() }
+            };
+            param_tys.push(ArraysTy::Array(ArrayTy { rank: ext.rank, elt }));
+            params.push(ext);
+            vals.push(v);
+        }
+        self.adepth = params.len();
+        for (p, v) in main.params.iter().zip(&vals) {
+            self.bind_pat(p, v.clone());
+        }
+        self.bind_sizes(main, &vals);
+        let (_, ret) = main_result(main);
+        let results: Vec<ExtType> = match ret {
+            Type::Tuple(ts) if !ts.is_empty() => ts.iter().map(ext_type).collect::<Option<_>>(),
+            t => ext_type(t).map(|e| vec![e]),
+        }
+        .ok_or_else(|| {
+            unsupported(
+                main.name.span,
+                format!(
+                    "an entry point returning {}: only primitive values, arrays of them and tuples of those can be returned",
+                    crate::mono::show_type(ret)
+                ),
+            )
+        })?;
+        let v = self.host(&main.body)?;
+        let loc = self.loc(main.body.span);
+        let result = self.to_acc(&v, ret, loc)?;
+        let block = self.blocks.pop().expect("the entry's block");
+        let body = wrap_lets(block, result, loc);
+        let mut body = body;
+        levels::acc_to_indices(&mut body, params.len());
+        Ok(Lowered { program: ir::Program { params: param_tys, body }, params, results })
+    }
+
+    // ---- scopes and bindings ----
+
+    /// Binds an array term in the current host block; gives its level.
+    fn bind(&mut self, term: OpenAcc) -> usize {
+        let level = self.adepth;
+        self.blocks.last_mut().expect("a host block is open").push(term);
+        self.adepth += 1;
+        level
+    }
+
+    fn open_block(&mut self) {
+        self.blocks.push(Vec::new());
+    }
+
+    /// Closes the innermost host block around its result.
+    fn close_block(&mut self, result: OpenAcc) -> OpenAcc {
+        let block = self.blocks.pop().expect("a host block is open");
+        self.adepth -= block.len();
+        let loc = result.loc;
+        wrap_lets(block, result, loc)
+    }
+
+    /// Binds a scalar in the current scalar block; gives its level.
+    fn sbind(&mut self, e: OpenExp) -> usize {
+        let level = self.sdepth;
+        self.sblocks.last_mut().expect("a scalar block is open").push(e);
+        self.sdepth += 1;
+        level
+    }
+
+    fn open_sblock(&mut self) {
+        self.sblocks.push(Vec::new());
+    }
+
+    fn close_sblock(&mut self, mut result: OpenExp) -> OpenExp {
+        let block = self.sblocks.pop().expect("a scalar block is open");
+        self.sdepth -= block.len();
+        for b in block.into_iter().rev() {
+            let loc = b.loc;
+            result = OpenExp::new(ExpKind::Let(Box::new(b), Box::new(result)), loc);
+        }
+        result
+    }
+
+    /// A read of a rank-0 array variable.
+    fn read_unit(&self, level: usize, elt: EltTy, loc: SrcLoc) -> LVal {
+        let index = OpenExp::new(ExpKind::Tuple(vec![]), loc);
+        LVal::Exp { e: OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc), elt }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&LVal> {
+        self.env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Binds the variables of a pattern to the parts of a value.
+    fn bind_pat(&mut self, p: &Pat, v: LVal) {
+        match &p.kind {
+            PatKind::Id(i) => self.env.push((i.name.clone(), v)),
+            PatKind::Wildcard | PatKind::Lit(_) => {}
+            PatKind::Ascribe(q, _) => self.bind_pat(q, v),
+            PatKind::Tuple(ps) => {
+                for (i, q) in ps.iter().enumerate() {
+                    let part = part(&v, i, self.loc(q.span));
+                    self.bind_pat(q, part);
+                }
+            }
+            PatKind::Record(fs) => {
+                for (name, q) in fs {
+                    let i = field_index(&p.ty, &name.name).unwrap_or(0);
+                    let part = part(&v, i, self.loc(q.span));
+                    self.bind_pat(q, part);
+                }
+            }
+        }
+    }
+
+    /// Binds a definition's size parameters to the extents of the
+    /// arguments whose types name them.
+    fn bind_sizes(&mut self, d: &ValueDecl, args: &[LVal]) {
+        for tp in &d.type_params {
+            let TypeParam::Size(n) = tp else { continue };
+            let found = d.params.iter().zip(args).find_map(|(p, v)| size_in(&p.ty, v, &n.name));
+            if let Some((level, dim)) = found {
+                let loc = self.loc(n.span);
+                let shape = OpenExp::new(ExpKind::Shape { array: level }, loc);
+                let e = prj(dim, shape, loc);
+                self.env.push((n.name.clone(), LVal::Exp { e, elt: EltTy::Scalar(ScalarTy::I64) }));
+            }
+        }
+    }
+
+    /// A value as arrays (Note [Host and device]), of the layout
+    /// `arrays_ty(t)` gives.
+    fn to_acc(&mut self, v: &LVal, t: &Type, loc: SrcLoc) -> Res<OpenAcc> {
+        if elt_of(t).is_some() {
+            let e = self.to_exp(v, loc)?;
+            return Ok(OpenAcc::new(AccKind::Unit(e), loc));
+        }
+        match v {
+            LVal::Array { level, .. } => Ok(OpenAcc::new(AccKind::Var(*level), loc)),
+            LVal::Tuple(vs) => {
+                let parts: Vec<&Type> = match t {
+                    Type::Tuple(ts) => ts.iter().collect(),
+                    Type::Record(fs) => fs.iter().map(|(_, t)| t).collect(),
+                    _ => vec![],
+                };
+                let terms = vs.iter().zip(parts).map(|(v, t)| self.to_acc(v, t, loc)).collect::<Res<_>>()?;
+                Ok(OpenAcc::new(AccKind::Tuple(terms), loc))
+            }
+            LVal::Exp { .. } => Err(Diagnostic::new(
+                DiagKind::Unsupported,
+                Span::default(),
+                "internal: a scalar where arrays were expected",
+            )),
+        }
+    }
+
+    /// A value without arrays as one scalar expression.
+    fn to_exp(&self, v: &LVal, loc: SrcLoc) -> Res<OpenExp> {
+        match v {
+            LVal::Exp { e, .. } => Ok(e.clone()),
+            LVal::Tuple(vs) => {
+                Ok(OpenExp::new(ExpKind::Tuple(vs.iter().map(|v| self.to_exp(v, loc)).collect::<Res<_>>()?), loc))
+            }
+            LVal::Array { .. } => Err(unsupported(
+                Span::default(),
+                "an array used where the lowering needs a scalar (nested data parallelism)",
+            )),
+        }
+    }
+
+    /// Binds an array term of Futhark type `t` and gives its value, a
+    /// tuple holding arrays bound part by part.
+    fn bind_typed(&mut self, term: OpenAcc, t: &Type) -> LVal {
+        let loc = term.loc;
+        let level = self.bind(term);
+        self.unpack(level, t, loc)
+    }
+
+    fn unpack(&mut self, level: usize, t: &Type, loc: SrcLoc) -> LVal {
+        if let Some(elt) = elt_of(t) {
+            return self.read_unit(level, elt, loc);
+        }
+        match t {
+            Type::Array { elem, shape } => {
+                LVal::Array { level, rank: shape.len(), elt: elt_of(elem).unwrap_or(EltTy::UNIT) }
+            }
+            Type::Tuple(_) | Type::Record(_) => {
+                let parts: Vec<Type> = match t {
+                    Type::Tuple(ts) => ts.clone(),
+                    Type::Record(fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
+                    _ => unreachable!("matched above"),
+                };
+                let vs = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, pt)| {
+                        let var = OpenAcc::new(AccKind::Var(level), loc);
+                        let l = self.bind(OpenAcc::new(AccKind::Prj(i, Box::new(var)), loc));
+                        self.unpack(l, pt, loc)
+                    })
+                    .collect();
+                LVal::Tuple(vs)
+            }
+            _ => LVal::Tuple(vec![]),
+        }
+    }
+
+    /// Whether an expression must run on the host (Note [Host and
+    /// device]).
+    fn needs_host(&mut self, e: &Expr) -> bool {
+        let key = e as *const Expr;
+        if let Some(&b) = self.host_memo.get(&key) {
+            return b;
+        }
+        let b = mono_grow(|| self.needs_host_inner(e));
+        self.host_memo.insert(key, b);
+        b
+    }
+
+    fn needs_host_inner(&mut self, e: &Expr) -> bool {
+        let any = |l: &mut Self, es: &[&Expr]| es.iter().any(|x| l.needs_host(x));
+        match &e.kind {
+            ExprKind::Lit(_) | ExprKind::Var { .. } => false,
+            ExprKind::ArrayLit(_) | ExprKind::Update(..) => true,
+            ExprKind::Index(x, ix) => {
+                let fixed = ix.iter().filter(|d| matches!(d, DimIndex::Fix(_))).count();
+                e.ty.rank() > 0
+                    || fixed < x.ty.rank()
+                    || self.needs_host(x)
+                    || ix.iter().any(|d| match d {
+                        DimIndex::Fix(i) => self.needs_host(i),
+                        DimIndex::Slice { .. } => true,
+                    })
+            }
+            ExprKind::Apply(..) => {
+                let (head, args) = spine(e);
+                let head_host = match &head.kind {
+                    ExprKind::Var { name, qual: None, .. } => {
+                        if let Some(d) = self.decls.get(name.name.as_str()).copied() {
+                            self.decl_needs_host(d)
+                        } else {
+                            soac::is_host(&name.name)
+                        }
+                    }
+                    ExprKind::Var { name, qual: Some(_), .. } => soac::is_host_qualified(&name.name),
+                    _ => true,
+                };
+                head_host || args.iter().any(|a| self.needs_host(a))
+            }
+            ExprKind::If(c, t, f) => e.ty.contains_array() || any(self, &[c, t, f]),
+            ExprKind::Loop { init, form, body, .. } => {
+                e.ty.contains_array()
+                    || init.as_ref().is_some_and(|i| self.needs_host(i))
+                    || match form {
+                        LoopForm::For(_, n) => self.needs_host(n),
+                        LoopForm::ForIn(_, xs) => self.needs_host(xs),
+                        LoopForm::While(c) => self.needs_host(c),
+                    }
+                    || self.needs_host(body)
+            }
+            ExprKind::Match(x, cases) => {
+                e.ty.contains_array() || self.needs_host(x) || cases.iter().any(|(_, b)| self.needs_host(b))
+            }
+            ExprKind::Tuple(es) => es.iter().any(|x| self.needs_host(x)),
+            ExprKind::Record(fs) => fs.iter().any(|(_, x)| self.needs_host(x)),
+            ExprKind::Project(x, _) | ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Ascribe(x, _) => {
+                self.needs_host(x)
+            }
+            ExprKind::BinOp(_, a, b) => any(self, &[a, b]),
+            ExprKind::Let(_, x, body) => any(self, &[x, body]),
+            // gone after defunctionalisation; a lambda is lowered where its
+            // combinator is
+            ExprKind::Lambda(..)
+            | ExprKind::LetFun { .. }
+            | ExprKind::OpSection(_)
+            | ExprKind::LeftSection(..)
+            | ExprKind::RightSection(..)
+            | ExprKind::ProjSection(_) => false,
+        }
+    }
+
+    fn decl_needs_host(&mut self, d: &ValueDecl) -> bool {
+        if let Some(&b) = self.decl_memo.get(&d.name.name) {
+            return b;
+        }
+        let b = self.needs_host(&d.body);
+        self.decl_memo.insert(d.name.name.clone(), b);
+        b
+    }
+
+    /// Inlines a call of a definition: its arguments bound to its
+    /// parameters (and its size parameters to their extents), its body
+    /// lowered where the call is.
+    fn inline(&mut self, d: &'a ValueDecl, args: Vec<LVal>, on_host: bool) -> Res<LVal> {
+        // a definition sees only its parameters (and other definitions)
+        let saved = std::mem::take(&mut self.env);
+        for (p, v) in d.params.iter().zip(&args) {
+            self.bind_pat(p, v.clone());
+        }
+        self.bind_sizes(d, &args);
+        let r = if on_host { self.host(&d.body) } else { self.device(&d.body) };
+        self.env = saved;
+        r
+    }
+}
+
+impl Type {
+    fn contains_array(&self) -> bool {
+        match self {
+            Type::Array { .. } => true,
+            Type::Tuple(ts) => ts.iter().any(Type::contains_array),
+            Type::Record(fs) => fs.iter().any(|(_, t)| t.contains_array()),
+            Type::Arrow(a, b) => a.contains_array() || b.contains_array(),
+            _ => false,
+        }
+    }
+}
+
+fn mono_grow<R>(f: impl FnOnce() -> R) -> R {
+    crate::mono::stacker_grow(f)
+}
+
+/// The entry's parameter types and its result type.
+fn main_result(d: &ValueDecl) -> (Vec<&Type>, &Type) {
+    let mut t = &d.ty;
+    let mut ps = Vec::new();
+    for _ in &d.params {
+        if let Type::Arrow(a, r) = t {
+            ps.push(&**a);
+            t = r;
+        }
+    }
+    (ps, t)
+}
+
+fn ext_type(t: &Type) -> Option<ExtType> {
+    match t {
+        Type::Prim(p) => Some(ExtType { prim: *p, rank: 0 }),
+        Type::Array { elem, shape } => match &**elem {
+            Type::Prim(p) => Some(ExtType { prim: *p, rank: shape.len() }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Where a size named `n` is found in a value of type `t`: the array's
+/// level and the dimension.
+fn size_in(t: &Type, v: &LVal, n: &str) -> Option<(usize, usize)> {
+    match (t, v) {
+        (Type::Array { shape, .. }, LVal::Array { level, .. }) => {
+            shape.iter().position(|s| matches!(s, Size::Var(m) if m == n)).map(|d| (*level, d))
+        }
+        (Type::Tuple(ts), LVal::Tuple(vs)) => ts.iter().zip(vs).find_map(|(t, v)| size_in(t, v, n)),
+        (Type::Record(fs), LVal::Tuple(vs)) => fs.iter().zip(vs).find_map(|((_, t), v)| size_in(t, v, n)),
+        _ => None,
+    }
+}
+
+/// The `i`th part of a tuple value.
+fn part(v: &LVal, i: usize, loc: SrcLoc) -> LVal {
+    match v {
+        LVal::Tuple(vs) => vs.get(i).cloned().unwrap_or(LVal::Tuple(vec![])),
+        LVal::Exp { e, elt: EltTy::Tuple(ts) } => {
+            LVal::Exp { e: prj(i, e.clone(), loc), elt: ts.get(i).cloned().unwrap_or(EltTy::UNIT) }
+        }
+        other => other.clone(),
+    }
+}
+
+/// The head and the arguments of an application spine.
+fn spine(e: &Expr) -> (&Expr, Vec<&Expr>) {
+    let mut args = Vec::new();
+    let mut head = e;
+    while let ExprKind::Apply(f, x) = &head.kind {
+        args.push(&**x);
+        head = f;
+    }
+    args.reverse();
+    (head, args)
+}
+
+fn wrap_lets(block: Vec<OpenAcc>, mut result: OpenAcc, loc: SrcLoc) -> OpenAcc {
+    for b in block.into_iter().rev() {
+        result = OpenAcc::new(AccKind::Let(Box::new(b), Box::new(result)), loc);
+    }
+    result
+}
