@@ -13,3 +13,4 @@
 pub mod ast;
 pub mod data;
 pub mod diag;
+pub mod testspec;
