@@ -11,7 +11,6 @@
 //! formats; `testspec` reads the `-- ==` test blocks of a source file.
 
 pub mod ast;
-pub mod ast;
 pub mod data;
 pub mod defunc;
 pub mod diag;
