@@ -56,6 +56,7 @@ pub mod array {
     pub use accelerate_embed::lang::{FloatElt, IntElt, NumElt};
 }
 pub mod prelude;
+pub mod text;
 pub mod trafo;
 
 pub use accelerate_derive::Elt;

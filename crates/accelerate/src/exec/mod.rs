@@ -3,6 +3,7 @@
 //! `runN`), `explain` for the IR after each phase.
 
 pub mod config;
+pub mod dynamic;
 pub use accelerate_base::error;
 pub(crate) mod pipeline;
 pub mod seq;

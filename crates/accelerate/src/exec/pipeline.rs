@@ -72,6 +72,25 @@ pub(crate) fn compile_graph(
     optimise(phases, prog, config)
 }
 
+/// Runs the pipeline on a program another front end lowered to the IR
+/// (the text front end, `crate::text`): its IR is verified as the phase
+/// `name`, then lifted if it is nested, then optimised and planned.
+pub(crate) fn compile_ir(name: &'static str, prog: ir::Program, config: &Config) -> Result<Compiled> {
+    let mut phases = Vec::new();
+    let t = Instant::now();
+    let nested = ir::visit::first_nested(&prog.body).is_some();
+    finish_phase(&mut phases, name, prog.clone(), t, config, nested)?;
+    let prog = if nested {
+        let t = Instant::now();
+        let prog = crate::trafo::lift::lift_program(prog)?;
+        finish(&mut phases, "lift", prog.clone(), t, config)?;
+        prog
+    } else {
+        prog
+    };
+    optimise(phases, prog, config)
+}
+
 /// The phases after sharing recovery and lifting, from a flat program
 /// (`prog`, the last of `phases` or a program built by the runtime, as a
 /// sequence's chunk program is, `exec::seq`), then the plan.

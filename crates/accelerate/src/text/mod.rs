@@ -1,0 +1,173 @@
+//! Programs written as text, in a core of the Futhark language (the
+//! front end is the `accelerate-text` crate): compiled from source text
+//! and an entry point's name, run on values of Futhark's data formats.
+//!
+//! ```
+//! use accelerate::text::{compile_text, Value};
+//! use accelerate::Config;
+//!
+//! let src = "def main (xs: []f32) (ys: []f32) : f32 = reduce (+) 0 (map2 (*) xs ys)";
+//! let p = compile_text("dotp.fut", src, "main", &Config::from_env().unwrap()).unwrap();
+//! let xs = accelerate::text::read_values(b"[1f32, 2f32, 3f32] [4f32, 5f32, 6f32]").unwrap();
+//! let r = p.run(&xs).unwrap();
+//! assert_eq!(accelerate::text::write_text(&r[0]), "32.0f32");
+//! ```
+
+pub use accelerate_text::data::{read_values, values_match, write_binary, write_text, DataError, Value};
+pub use accelerate_text::diag::{DiagKind, Diagnostic, SourceFile};
+pub use accelerate_text::lower::ExtType;
+
+use crate::array::{ArrayData, ArraysVal};
+use crate::exec::config::Config;
+use crate::exec::dynamic::{compile_ir, DynProgram};
+use crate::exec::error::Error;
+use accelerate_text::{ast, check, defunc, lower, mono, parser};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// An error of a text program: a diagnostic pointing into the source,
+/// rendered with the file, line, column and a caret, and the library's
+/// error where a run failed.
+#[derive(Clone, Debug)]
+pub struct TextError {
+    pub diagnostic: Diagnostic,
+    pub rendered: String,
+    pub error: Option<Error>,
+}
+
+impl fmt::Display for TextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.rendered)
+    }
+}
+
+impl std::error::Error for TextError {}
+
+/// The front end's stages, each one's output kept for inspection.
+#[derive(Clone, Debug)]
+pub struct FrontEnd {
+    pub checked: ast::Program,
+    pub monomorphic: ast::Program,
+    pub first_order: ast::Program,
+    pub lowered: lower::Lowered,
+    /// From the parser to the IR.
+    pub time: Duration,
+}
+
+/// Runs the front end on a source text: parse, check, monomorphise,
+/// defunctionalise, lower the entry point.
+pub fn front_end(file: &SourceFile, entry: &str) -> Result<FrontEnd, TextError> {
+    let t = Instant::now();
+    let fail = |d: Diagnostic| TextError { rendered: file.render(&d), diagnostic: d, error: None };
+    let mut prog = parser::parse_program(file).map_err(fail)?;
+    check::check_program(&mut prog).map_err(fail)?;
+    let checked = prog.clone();
+    let monomorphic = mono::monomorphise(prog);
+    let first_order = defunc::defunctionalise(monomorphic.clone()).map_err(fail)?;
+    let lowered = lower::lower(&first_order, entry, file).map_err(fail)?;
+    Ok(FrontEnd { checked, monomorphic, first_order, lowered, time: t.elapsed() })
+}
+
+/// An entry point of a text program, compiled.
+pub struct TextProgram {
+    program: DynProgram,
+    front: FrontEnd,
+    file: SourceFile,
+}
+
+/// Compiles entry point `entry` of source text `source` (named `name` in
+/// diagnostics) for the configuration's backend.
+pub fn compile_text(name: &str, source: &str, entry: &str, config: &Config) -> Result<TextProgram, TextError> {
+    let file = SourceFile::new(name, source);
+    let front = front_end(&file, entry)?;
+    let program = compile_ir("text", front.lowered.program.clone(), config).map_err(|e| runtime_error(&file, e))?;
+    Ok(TextProgram { program, front, file })
+}
+
+impl TextProgram {
+    /// The entry point's parameter types.
+    pub fn params(&self) -> &[ExtType] {
+        &self.front.lowered.params
+    }
+
+    /// The entry point's result types.
+    pub fn results(&self) -> &[ExtType] {
+        &self.front.lowered.results
+    }
+
+    /// The front end's stages.
+    pub fn front_end(&self) -> &FrontEnd {
+        &self.front
+    }
+
+    /// The compiled program (its IR after each phase, its plan).
+    pub fn program(&self) -> &DynProgram {
+        &self.program
+    }
+
+    /// Runs the entry point on values of its parameters' types; gives one
+    /// value per result.
+    pub fn run(&self, args: &[Value]) -> Result<Vec<Value>, TextError> {
+        let params = self.params();
+        if args.len() != params.len() {
+            return Err(self.input_error(format!(
+                "the entry point takes {} arguments, and was given {}",
+                params.len(),
+                args.len()
+            )));
+        }
+        for (i, (a, p)) in args.iter().zip(params).enumerate() {
+            if a.prim_type() != p.prim || a.rank() != p.rank {
+                return Err(self.input_error(format!(
+                    "argument {} has type {}, and the entry point takes {p}",
+                    i + 1,
+                    a.type_name()
+                )));
+            }
+        }
+        let vals = args.iter().map(|v| ArraysVal::Array(Arc::new(v.array().clone()))).collect();
+        let out = self.program.run(vals).map_err(|e| runtime_error(&self.file, e))?;
+        let arrays: Vec<Arc<ArrayData>> = match out {
+            ArraysVal::Array(a) => vec![a],
+            ArraysVal::Tuple(ts) => ts.into_iter().filter_map(|t| t.array().cloned()).collect(),
+        };
+        arrays
+            .into_iter()
+            .map(|a| {
+                let data = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
+                Value::new(data).ok_or_else(|| self.input_error("a result that is not an array of primitives".into()))
+            })
+            .collect()
+    }
+
+    fn input_error(&self, message: String) -> TextError {
+        let d = Diagnostic::new(DiagKind::Runtime, self.entry_span(), message);
+        TextError { rendered: self.file.render(&d), diagnostic: d, error: None }
+    }
+
+    fn entry_span(&self) -> ast::Span {
+        ast::Span::new(0, 0)
+    }
+}
+
+/// A library error as a diagnostic at the place in the source it names.
+fn runtime_error(file: &SourceFile, e: Error) -> TextError {
+    let text = e.to_string();
+    let prefix = format!("{}:", file.name);
+    let located = text.strip_prefix(&prefix).and_then(|rest| {
+        let mut parts = rest.splitn(3, ':');
+        let line = parts.next()?.parse::<u32>().ok()?;
+        let col = parts.next()?.parse::<u32>().ok()?;
+        let message = parts.next()?.trim_start().to_string();
+        Some((file.offset_of(line, col)?, message))
+    });
+    let d = match located {
+        Some((at, message)) => Diagnostic::new(DiagKind::Runtime, ast::Span::new(at, at + 1), message),
+        None => Diagnostic::new(DiagKind::Runtime, ast::Span::new(0, 0), text),
+    };
+    TextError { rendered: file.render(&d), diagnostic: d, error: Some(e) }
+}
+
+mod runner;
+pub use runner::{run_test_file, CaseOutcome, TestReport};
