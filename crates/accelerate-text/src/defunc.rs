@@ -110,7 +110,10 @@ type Env = BTreeMap<String, Sv>;
 /// The globals a translation sees: definitions kept first order, and
 /// higher-order ones as closures.
 enum Global {
-    FirstOrder { ty: Type, arity: usize },
+    FirstOrder {
+        ty: Type,
+        arity: usize,
+    },
     HigherOrder(Rc<Closure>),
     /// A definition without parameters whose value holds a function:
     /// translated again at each use (it is pure, so only work is
@@ -474,7 +477,10 @@ impl Defunc {
             ExprKind::LeftSection(op, x) => {
                 let (x, s) = self.expr(x, env)?;
                 let (params, r) = e.ty.uncurry();
-                let full = Type::Arrow(Box::new(x.ty.clone()), Box::new(Type::Arrow(Box::new(params[0].clone()), Box::new(r.clone()))));
+                let full = Type::Arrow(
+                    Box::new(x.ty.clone()),
+                    Box::new(Type::Arrow(Box::new(params[0].clone()), Box::new(r.clone()))),
+                );
                 let sv = Sv::Partial { head: Head::Op { op: *op, ty: full }, args: vec![s] };
                 Ok((expr(ExprKind::Tuple(vec![x]), sv.runtime_ty(), span), sv))
             }
@@ -485,11 +491,19 @@ impl Defunc {
                 let yname = self.fresh("section");
                 let xname = self.fresh("x");
                 let body = expr(
-                    ExprKind::BinOp(*op, Box::new(var(&xname, a.clone(), span)), Box::new(var(&yname, y.ty.clone(), span))),
+                    ExprKind::BinOp(
+                        *op,
+                        Box::new(var(&xname, a.clone(), span)),
+                        Box::new(var(&yname, y.ty.clone(), span)),
+                    ),
                     r,
                     span,
                 );
-                let lam = expr(ExprKind::Lambda(vec![id_pat(&xname, a, span)], None, Box::new(body)), e.ty.clone(), span);
+                let lam = expr(
+                    ExprKind::Lambda(vec![id_pat(&xname, a, span)], None, Box::new(body)),
+                    e.ty.clone(),
+                    span,
+                );
                 let whole = expr(
                     ExprKind::Let(id_pat(&yname, y.ty.clone(), span), y.clone(), Box::new(lam)),
                     e.ty.clone(),
@@ -506,7 +520,11 @@ impl Defunc {
                     let t = field_type(&body.ty, &f.name).unwrap_or(Type::Unknown);
                     body = expr(ExprKind::Project(Box::new(body), f.clone()), t, span);
                 }
-                let lam = expr(ExprKind::Lambda(vec![id_pat(&xname, a, span)], None, Box::new(body)), e.ty.clone(), span);
+                let lam = expr(
+                    ExprKind::Lambda(vec![id_pat(&xname, a, span)], None, Box::new(body)),
+                    e.ty.clone(),
+                    span,
+                );
                 self.expr(&lam, env)
             }
             ExprKind::Lambda(ps, _, body) => {
@@ -581,7 +599,8 @@ impl Defunc {
                 Ok(match d {
                     DimIndex::Fix(x) => DimIndex::Fix(self.dyn_expr(x, env)?),
                     DimIndex::Slice { start, end, stride } => {
-                        let mut one = |x: &Option<Expr>| x.as_ref().map(|x| self.dyn_expr(x, env)).transpose();
+                        let mut one =
+                            |x: &Option<Expr>| x.as_ref().map(|x| self.dyn_expr(x, env)).transpose();
                         DimIndex::Slice { start: one(start)?, end: one(end)?, stride: one(stride)? }
                     }
                 })
@@ -591,7 +610,13 @@ impl Defunc {
 
     /// A variable: a local's static value, a global definition, or a
     /// prelude function.
-    fn variable(&mut self, e: &Expr, name: &Ident, qual: Option<&Ident>, env: &Env) -> Result<(Expr, Sv), Diagnostic> {
+    fn variable(
+        &mut self,
+        e: &Expr,
+        name: &Ident,
+        qual: Option<&Ident>,
+        env: &Env,
+    ) -> Result<(Expr, Sv), Diagnostic> {
         let span = e.span;
         if qual.is_none() {
             if let Some(sv) = env.get(&name.name) {
@@ -606,7 +631,10 @@ impl Defunc {
                     return self.expr(&body, &Env::new());
                 }
                 Some(Global::FirstOrder { ty, arity }) => {
-                    let sv = Sv::Partial { head: Head::Def { name: name.name.clone(), ty: ty.clone(), arity: *arity }, args: vec![] };
+                    let sv = Sv::Partial {
+                        head: Head::Def { name: name.name.clone(), ty: ty.clone(), arity: *arity },
+                        args: vec![],
+                    };
                     return Ok((expr(ExprKind::Tuple(vec![]), sv.runtime_ty(), span), sv));
                 }
                 Some(Global::HigherOrder(c)) => {
@@ -637,7 +665,11 @@ impl Defunc {
         whole: &Expr,
     ) -> Result<(Expr, Sv), Diagnostic> {
         let mut free = BTreeSet::new();
-        let lam = expr(ExprKind::Lambda(params.clone(), None, Box::new(body.clone())), whole.ty.clone(), whole.span);
+        let lam = expr(
+            ExprKind::Lambda(params.clone(), None, Box::new(body.clone())),
+            whole.ty.clone(),
+            whole.span,
+        );
         free_vars(&lam, &mut free);
         let captured: Vec<(String, Sv)> =
             free.into_iter().filter_map(|n| env.get(&n).map(|s| (n.clone(), s.clone()))).collect();
@@ -645,7 +677,13 @@ impl Defunc {
             .iter()
             .map(|(n, s)| (Ident { name: n.clone(), span: whole.span }, var(n, s.runtime_ty(), whole.span)))
             .collect();
-        let c = Closure { params, body: Rc::new(body.clone()), env: captured, sizes: sizes.to_vec(), hint: hint.into() };
+        let c = Closure {
+            params,
+            body: Rc::new(body.clone()),
+            env: captured,
+            sizes: sizes.to_vec(),
+            hint: hint.into(),
+        };
         let sv = Sv::Lam(Rc::new(c));
         Ok((expr(ExprKind::Record(fields), sv.runtime_ty(), whole.span), sv))
     }
@@ -655,7 +693,10 @@ impl Defunc {
         if let ExprKind::BinOp(op, a, b) = &e.kind {
             let a = self.dyn_expr(a, env)?;
             let b = self.dyn_expr(b, env)?;
-            return Ok((expr(ExprKind::BinOp(*op, Box::new(a), Box::new(b)), e.ty.clone(), e.span), Sv::Dyn(e.ty.clone())));
+            return Ok((
+                expr(ExprKind::BinOp(*op, Box::new(a), Box::new(b)), e.ty.clone(), e.span),
+                Sv::Dyn(e.ty.clone()),
+            ));
         }
         let mut args = Vec::new();
         let mut head = e;
@@ -674,7 +715,13 @@ impl Defunc {
 
     /// Applies a function value (its run-time form and static value) to
     /// arguments.
-    fn apply(&mut self, f: Expr, fsv: Sv, args: Vec<(Expr, Sv)>, span: Span) -> Result<(Expr, Sv), Diagnostic> {
+    fn apply(
+        &mut self,
+        f: Expr,
+        fsv: Sv,
+        args: Vec<(Expr, Sv)>,
+        span: Span,
+    ) -> Result<(Expr, Sv), Diagnostic> {
         let mut f = (f, fsv);
         let mut args = args.into_iter().peekable();
         while args.peek().is_some() {
@@ -721,7 +768,9 @@ impl Defunc {
         }
         let names: Vec<String> = held.iter().map(|_| self.fresh("arg")).collect();
         let pat = Pat {
-            kind: PatKind::Tuple(names.iter().zip(held).map(|(n, s)| id_pat(n, s.runtime_ty(), span)).collect()),
+            kind: PatKind::Tuple(
+                names.iter().zip(held).map(|(n, s)| id_pat(n, s.runtime_ty(), span)).collect(),
+            ),
             span,
             ty: tuple.ty.clone(),
         };
@@ -731,7 +780,13 @@ impl Defunc {
 
     /// Applies a closure to one argument: extends its environment, or, at
     /// its last parameter, calls a lifted function made for it.
-    fn apply_closure(&mut self, f: Expr, c: &Closure, arg: (Expr, Sv), span: Span) -> Result<(Expr, Sv), Diagnostic> {
+    fn apply_closure(
+        &mut self,
+        f: Expr,
+        c: &Closure,
+        arg: (Expr, Sv),
+        span: Span,
+    ) -> Result<(Expr, Sv), Diagnostic> {
         let (param, rest) = c.params.split_first().expect("a closure takes a parameter");
         // the environment, as variables of the lifted function
         let mut inner = Env::new();
@@ -765,7 +820,10 @@ impl Defunc {
             // seeing the environment's variables
             let record = expr(
                 ExprKind::Record(
-                    new.env.iter().map(|(n, s)| (Ident { name: n.clone(), span }, var(n, s.runtime_ty(), span))).collect(),
+                    new.env
+                        .iter()
+                        .map(|(n, s)| (Ident { name: n.clone(), span }, var(n, s.runtime_ty(), span)))
+                        .collect(),
                 ),
                 Type::Record(new.env.iter().map(|(n, s)| (n.clone(), s.runtime_ty())).collect()),
                 span,
@@ -773,11 +831,24 @@ impl Defunc {
             let ty = record.ty.clone();
             let (aname, fname) = (self.fresh("arg"), self.fresh("closure"));
             let (aty, fty) = (arg.0.ty.clone(), f.ty.clone());
-            let inner_let = expr(ExprKind::Let(p, Box::new(var(&aname, aty.clone(), span)), Box::new(record)), ty.clone(), span);
+            let inner_let = expr(
+                ExprKind::Let(p, Box::new(var(&aname, aty.clone(), span)), Box::new(record)),
+                ty.clone(),
+                span,
+            );
             let env_pat = Pat { kind: PatKind::Record(env_fields), span, ty: env_ty };
-            let opened = expr(ExprKind::Let(env_pat, Box::new(var(&fname, fty.clone(), span)), Box::new(inner_let)), ty.clone(), span);
-            let with_f = expr(ExprKind::Let(id_pat(&fname, fty, span), Box::new(f), Box::new(opened)), ty.clone(), span);
-            let outer = expr(ExprKind::Let(id_pat(&aname, aty, span), Box::new(arg.0), Box::new(with_f)), ty, span);
+            let opened = expr(
+                ExprKind::Let(env_pat, Box::new(var(&fname, fty.clone(), span)), Box::new(inner_let)),
+                ty.clone(),
+                span,
+            );
+            let with_f = expr(
+                ExprKind::Let(id_pat(&fname, fty, span), Box::new(f), Box::new(opened)),
+                ty.clone(),
+                span,
+            );
+            let outer =
+                expr(ExprKind::Let(id_pat(&aname, aty, span), Box::new(arg.0), Box::new(with_f)), ty, span);
             return Ok((outer, Sv::Lam(Rc::new(new))));
         }
         // the last parameter: a lifted function `f' env p = body`
@@ -785,7 +856,10 @@ impl Defunc {
         let (body, sv) = self.expr(&c.body, &inner)?;
         let name = self.fresh(&format!("lifted_{}", c.hint));
         let env_pat = Pat { kind: PatKind::Record(env_fields), span, ty: env_ty.clone() };
-        let ty = Type::Arrow(Box::new(env_ty.clone()), Box::new(Type::Arrow(Box::new(p.ty.clone()), Box::new(body.ty.clone()))));
+        let ty = Type::Arrow(
+            Box::new(env_ty.clone()),
+            Box::new(Type::Arrow(Box::new(p.ty.clone()), Box::new(body.ty.clone()))),
+        );
         let type_params = c.sizes.iter().cloned().map(TypeParam::Size).collect();
         let result_ty = body.ty.clone();
         let arg_ty = p.ty.clone();
@@ -852,7 +926,11 @@ impl Defunc {
                         out_args.push(x);
                     }
                 }
-                let mut f = expr(ExprKind::Var { name: name.clone(), qual: qual.clone(), inst: vec![] }, ty.clone(), span);
+                let mut f = expr(
+                    ExprKind::Var { name: name.clone(), qual: qual.clone(), inst: vec![] },
+                    ty.clone(),
+                    span,
+                );
                 for x in out_args {
                     let t = match &f.ty {
                         Type::Arrow(_, r) => (**r).clone(),
@@ -886,7 +964,12 @@ impl Defunc {
     /// The prelude's functions that only move values around (`id`,
     /// `const`, `flip`, `curry`, `uncurry`, `fst`, `snd`), applied at
     /// compile time, so that functions pass through them.
-    fn structural(&mut self, name: &str, args: &[(Expr, Sv)], span: Span) -> Result<Option<(Expr, Sv)>, Diagnostic> {
+    fn structural(
+        &mut self,
+        name: &str,
+        args: &[(Expr, Sv)],
+        span: Span,
+    ) -> Result<Option<(Expr, Sv)>, Diagnostic> {
         let a = |i: usize| args[i].clone();
         Ok(Some(match (name, args.len()) {
             ("id", 1) => a(0),
@@ -933,7 +1016,10 @@ impl Defunc {
                     .enumerate()
                     .map(|(i, s)| {
                         let field = Ident { name: i.to_string(), span };
-                        (expr(ExprKind::Project(Box::new(pv.clone()), field), s.runtime_ty(), span), s.clone())
+                        (
+                            expr(ExprKind::Project(Box::new(pv.clone()), field), s.runtime_ty(), span),
+                            s.clone(),
+                        )
                     })
                     .collect();
                 let r = self.apply(f, s, xs, span)?;
@@ -1016,13 +1102,16 @@ fn check_first_order(e: &Expr, as_soac_arg: bool) -> Result<(), String> {
             }
             visit(body, false);
         }
-        ExprKind::OpSection(_) | ExprKind::LeftSection(..) | ExprKind::RightSection(..) | ExprKind::ProjSection(_) => {
-            return Err("an operator section".into())
-        }
+        ExprKind::OpSection(_)
+        | ExprKind::LeftSection(..)
+        | ExprKind::RightSection(..)
+        | ExprKind::ProjSection(_) => return Err("an operator section".into()),
         ExprKind::LetFun { .. } => return Err("a local function".into()),
         ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => es.iter().for_each(|x| visit(x, false)),
         ExprKind::Record(fs) => fs.iter().for_each(|(_, x)| visit(x, false)),
-        ExprKind::Project(x, _) | ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Ascribe(x, _) => visit(x, false),
+        ExprKind::Project(x, _) | ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Ascribe(x, _) => {
+            visit(x, false)
+        }
         ExprKind::BinOp(_, a, b) => {
             visit(a, false);
             visit(b, false);

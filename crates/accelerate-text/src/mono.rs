@@ -33,7 +33,13 @@ pub fn monomorphise(prog: Program) -> Program {
             Decl::Type(_) => {}
         }
     }
-    let mut m = Mono { poly: &poly, templates: &decls, instances: HashMap::new(), work: Vec::new(), made: Vec::new() };
+    let mut m = Mono {
+        poly: &poly,
+        templates: &decls,
+        instances: HashMap::new(),
+        work: Vec::new(),
+        made: Vec::new(),
+    };
     let mut out_mono = Vec::new();
     for slot in order {
         match slot {
@@ -139,7 +145,9 @@ impl Mono<'_> {
                 }
             }
             ExprKind::Var { .. } | ExprKind::Lit(_) | ExprKind::OpSection(_) | ExprKind::ProjSection(_) => {}
-            ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => es.iter_mut().for_each(|x| self.rename_in(x, bound)),
+            ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => {
+                es.iter_mut().for_each(|x| self.rename_in(x, bound))
+            }
             ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, x)| self.rename_in(x, bound)),
             ExprKind::Project(x, _)
             | ExprKind::Neg(x)
@@ -259,7 +267,10 @@ pub(crate) fn show_type(t: &Type) -> String {
         }
         Type::Tuple(ts) => format!("({})", ts.iter().map(show_type).collect::<Vec<_>>().join(", ")),
         Type::Record(fs) => {
-            format!("{{{}}}", fs.iter().map(|(n, t)| format!("{n}: {}", show_type(t))).collect::<Vec<_>>().join(", "))
+            format!(
+                "{{{}}}",
+                fs.iter().map(|(n, t)| format!("{n}: {}", show_type(t))).collect::<Vec<_>>().join(", ")
+            )
         }
         Type::Arrow(a, b) => format!("({} -> {})", show_type(a), show_type(b)),
         Type::Param(p) => p.clone(),

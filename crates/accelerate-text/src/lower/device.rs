@@ -19,14 +19,21 @@ impl<'a> Lower<'a> {
         let loc = self.loc(e.span);
         let elt = || elt_of(&e.ty).ok_or_else(|| nested(e));
         match &e.kind {
-            ExprKind::Lit(l) => Ok(LVal::Exp { e: OpenExp::new(ExpKind::Const(literal(l, &e.ty, e.span)?), loc), elt: elt()? }),
+            ExprKind::Lit(l) => Ok(LVal::Exp {
+                e: OpenExp::new(ExpKind::Const(literal(l, &e.ty, e.span)?), loc),
+                elt: elt()?,
+            }),
             ExprKind::Var { name, qual: None, .. } => {
                 if let Some(v) = self.lookup(&name.name) {
                     return Ok(v.clone());
                 }
                 if let Some(d) = self.decls.get(name.name.as_str()).copied() {
                     if d.params.is_empty() {
-                        return if self.needs_host(&d.body) { Err(nested(e)) } else { self.inline(d, vec![], false) };
+                        return if self.needs_host(&d.body) {
+                            Err(nested(e))
+                        } else {
+                            self.inline(d, vec![], false)
+                        };
                     }
                 }
                 Err(unsupported(e.span, format!("`{}` is not a value here", name.name)))
@@ -56,13 +63,16 @@ impl<'a> Lower<'a> {
                 for i in ix {
                     let DimIndex::Fix(i) = i else { return Err(nested(e)) };
                     let v = self.device(i)?;
-                    idx.push(to_i64(self.to_exp(&v, loc)?, &i.ty, loc));
+                    idx.push(to_i64(self.exp_of(&v, loc)?, &i.ty, loc));
                 }
                 if idx.len() != rank {
                     return Err(nested(e));
                 }
                 let index = OpenExp::new(ExpKind::Tuple(idx), loc);
-                Ok(LVal::Exp { e: OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc), elt })
+                Ok(LVal::Exp {
+                    e: OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc),
+                    elt,
+                })
             }
             ExprKind::Apply(..) => {
                 let (head, args) = spine(e);
@@ -89,13 +99,14 @@ impl<'a> Lower<'a> {
             ExprKind::BinOp(op, a, b) => self.binop(*op, a, b, e),
             ExprKind::Neg(x) => {
                 let v = self.device(x)?;
-                let x = self.to_exp(&v, loc)?;
+                let x = self.exp_of(&v, loc)?;
                 Ok(LVal::Exp { e: prim(PrimFun::Neg, vec![x], loc), elt: elt()? })
             }
             ExprKind::Not(x) => {
                 let v = self.device(x)?;
-                let xe = self.to_exp(&v, loc)?;
-                let op = if matches!(x.ty, Type::Prim(PrimType::Bool)) { PrimFun::LNot } else { PrimFun::BNot };
+                let xe = self.exp_of(&v, loc)?;
+                let op =
+                    if matches!(x.ty, Type::Prim(PrimType::Bool)) { PrimFun::LNot } else { PrimFun::BNot };
                 Ok(LVal::Exp { e: prim(op, vec![xe], loc), elt: elt()? })
             }
             ExprKind::Ascribe(x, _) => self.device(x),
@@ -110,10 +121,13 @@ impl<'a> Lower<'a> {
             }
             ExprKind::If(c, t, f) => {
                 let cv = self.device(c)?;
-                let c = self.to_exp(&cv, loc)?;
+                let c = self.exp_of(&cv, loc)?;
                 let t = self.device_block(t)?;
                 let f = self.device_block(f)?;
-                Ok(LVal::Exp { e: OpenExp::new(ExpKind::Cond(Box::new(c), Box::new(t), Box::new(f)), loc), elt: elt()? })
+                Ok(LVal::Exp {
+                    e: OpenExp::new(ExpKind::Cond(Box::new(c), Box::new(t), Box::new(f)), loc),
+                    elt: elt()?,
+                })
             }
             ExprKind::Loop { pat, init, form, body } => self.device_loop(e, pat, init.as_deref(), form, body),
             ExprKind::Match(x, cases) => self.device_match(e, x, cases),
@@ -132,7 +146,7 @@ impl<'a> Lower<'a> {
         let loc = self.loc(e.span);
         self.open_sblock();
         let n = self.env.len();
-        let r = self.device(e).and_then(|v| self.to_exp(&v, loc));
+        let r = self.device(e).and_then(|v| self.exp_of(&v, loc));
         self.env.truncate(n);
         match r {
             Ok(x) => Ok(self.close_sblock(x)),
@@ -195,7 +209,7 @@ impl<'a> Lower<'a> {
     fn binop(&mut self, op: BinOp, a: &'a Expr, b: &'a Expr, e: &'a Expr) -> Res<LVal> {
         let loc = self.loc(e.span);
         let av = self.device(a)?;
-        let ae = self.to_exp(&av, loc)?;
+        let ae = self.exp_of(&av, loc)?;
         if matches!(op, BinOp::And | BinOp::Or) {
             // the second operand runs only when needed: its bindings stay
             // in its own block
@@ -204,7 +218,7 @@ impl<'a> Lower<'a> {
             return Ok(LVal::Exp { e: prim(f, vec![ae, be], loc), elt: EltTy::Scalar(ScalarTy::Bool) });
         }
         let bv = self.device(b)?;
-        let be = self.to_exp(&bv, loc)?;
+        let be = self.exp_of(&bv, loc)?;
         let result = elt_of(&e.ty).ok_or_else(|| nested(e))?;
         if matches!(op, BinOp::Eq | BinOp::Neq) {
             let t = elt_of(&a.ty).ok_or_else(|| nested(e))?;
@@ -213,7 +227,10 @@ impl<'a> Lower<'a> {
             return Ok(LVal::Exp { e, elt: result });
         }
         let Type::Prim(t) = &a.ty else {
-            return Err(unsupported(e.span, format!("`{}` on values of type {}", op.symbol(), crate::mono::show_type(&a.ty))));
+            return Err(unsupported(
+                e.span,
+                format!("`{}` on values of type {}", op.symbol(), crate::mono::show_type(&a.ty)),
+            ));
         };
         let f = match (op, t.is_float()) {
             (BinOp::Add, _) => PrimFun::Add,
@@ -252,7 +269,8 @@ impl<'a> Lower<'a> {
         let state = EltTy::Tuple(vec![s.clone(), s.clone(), s.clone()]);
         let v = |l: usize| OpenExp::new(ExpKind::Var(l), loc);
         let l = self.sdepth;
-        let cond = Fun { params: vec![state.clone()], body: prim(PrimFun::Gt, vec![prj(2, v(l), loc), c(0)], loc) };
+        let cond =
+            Fun { params: vec![state.clone()], body: prim(PrimFun::Gt, vec![prj(2, v(l), loc), c(0)], loc) };
         let odd = prim(PrimFun::Eq, vec![prim(PrimFun::BAnd, vec![prj(2, v(l), loc), c(1)], loc), c(1)], loc);
         let times = prim(PrimFun::Mul, vec![prj(0, v(l), loc), prj(1, v(l), loc)], loc);
         let r = OpenExp::new(ExpKind::Cond(Box::new(odd), Box::new(times), Box::new(prj(0, v(l), loc))), loc);
@@ -260,19 +278,29 @@ impl<'a> Lower<'a> {
         let half = prim(PrimFun::Shr, vec![prj(2, v(l), loc), c(1)], loc);
         let body = Fun { params: vec![state], body: OpenExp::new(ExpKind::Tuple(vec![r, sq, half]), loc) };
         let init = OpenExp::new(ExpKind::Tuple(vec![c(1), x, n]), loc);
-        let w = OpenExp::new(ExpKind::While { cond: Box::new(cond), body: Box::new(body), init: Box::new(init) }, loc);
+        let w = OpenExp::new(
+            ExpKind::While { cond: Box::new(cond), body: Box::new(body), init: Box::new(init) },
+            loc,
+        );
         Ok(LVal::Exp { e: prj(0, w, loc), elt: s })
     }
 
     /// `loop` in scalar code: a scalar `while` over the loop's state (and
     /// its counter).
-    fn device_loop(&mut self, e: &'a Expr, pat: &'a Pat, init: Option<&'a Expr>, form: &'a LoopForm, body: &'a Expr) -> Res<LVal> {
+    fn device_loop(
+        &mut self,
+        e: &'a Expr,
+        pat: &'a Pat,
+        init: Option<&'a Expr>,
+        form: &'a LoopForm,
+        body: &'a Expr,
+    ) -> Res<LVal> {
         let loc = self.loc(e.span);
         let elt = elt_of(&pat.ty).ok_or_else(|| nested(e))?;
         let init_e = match init {
             Some(i) => {
                 let v = self.device(i)?;
-                self.to_exp(&v, loc)?
+                self.exp_of(&v, loc)?
             }
             None => self.pattern_value(pat, loc)?,
         };
@@ -288,10 +316,20 @@ impl<'a> Lower<'a> {
             LoopForm::For(i, n) => {
                 let nv = self.device(n)?;
                 let nv = self.share(nv);
-                let ne = self.to_exp(&nv, loc)?;
+                let ne = self.exp_of(&nv, loc)?;
                 let Type::Prim(it) = &n.ty else { return Err(nested(e)) };
                 let ielt = EltTy::Scalar(prim_scalar(*it));
-                self.counted_loop(pat, elt, init_e, ielt, *it, ne, |_, ix| Ok(vec![(i.name.clone(), ix)]), body, loc)
+                self.counted_loop(
+                    pat,
+                    elt,
+                    init_e,
+                    ielt,
+                    *it,
+                    ne,
+                    |_, ix| Ok(vec![(i.name.clone(), ix)]),
+                    body,
+                    loc,
+                )
             }
             LoopForm::ForIn(p, xs) => {
                 let arr = self.device(xs)?;
@@ -309,7 +347,10 @@ impl<'a> Lower<'a> {
                     move |l: &mut Self, ix| {
                         let LVal::Exp { e: ie, .. } = ix else { unreachable!("the counter is a scalar") };
                         let index = OpenExp::new(ExpKind::Tuple(vec![ie]), loc);
-                        let x = LVal::Exp { e: OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc), elt: xelt.clone() };
+                        let x = LVal::Exp {
+                            e: OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc),
+                            elt: xelt.clone(),
+                        };
                         let n = l.env.len();
                         l.bind_pat(&p, x);
                         Ok(l.env.drain(n..).collect())
@@ -339,7 +380,8 @@ impl<'a> Lower<'a> {
         let state = EltTy::Tuple(vec![ielt.clone(), elt.clone()]);
         let v = |l: usize| OpenExp::new(ExpKind::Var(l), loc);
         let l = self.sdepth;
-        let cond = Fun { params: vec![state.clone()], body: prim(PrimFun::Lt, vec![prj(0, v(l), loc), n], loc) };
+        let cond =
+            Fun { params: vec![state.clone()], body: prim(PrimFun::Lt, vec![prj(0, v(l), loc), n], loc) };
         // the body: the counter and the pattern bound, the next state
         self.sdepth += 1;
         let saved = std::mem::take(&mut self.sblocks);
@@ -356,10 +398,17 @@ impl<'a> Lower<'a> {
         self.sdepth -= 1;
         let next = r?;
         let one = OpenExp::new(ExpKind::Const(int_const(1, it)), loc);
-        let step = OpenExp::new(ExpKind::Tuple(vec![prim(PrimFun::Add, vec![prj(0, v(l), loc), one], loc), next]), loc);
+        let step = OpenExp::new(
+            ExpKind::Tuple(vec![prim(PrimFun::Add, vec![prj(0, v(l), loc), one], loc), next]),
+            loc,
+        );
         let zero = OpenExp::new(ExpKind::Const(int_const(0, it)), loc);
         let init = OpenExp::new(ExpKind::Tuple(vec![zero, init]), loc);
-        let w = ExpKind::While { cond: Box::new(cond), body: Box::new(Fun { params: vec![state], body: step }), init: Box::new(init) };
+        let w = ExpKind::While {
+            cond: Box::new(cond),
+            body: Box::new(Fun { params: vec![state], body: step }),
+            init: Box::new(init),
+        };
         Ok(LVal::Exp { e: prj(1, OpenExp::new(w, loc), loc), elt })
     }
 
@@ -385,8 +434,10 @@ impl<'a> Lower<'a> {
     fn pattern_value(&self, p: &Pat, loc: SrcLoc) -> Res<OpenExp> {
         match &p.kind {
             PatKind::Id(i) => {
-                let v = self.lookup(&i.name).ok_or_else(|| unsupported(i.span, format!("`{}` is not in scope", i.name)))?;
-                self.to_exp(v, loc)
+                let v = self
+                    .lookup(&i.name)
+                    .ok_or_else(|| unsupported(i.span, format!("`{}` is not in scope", i.name)))?;
+                self.exp_of(v, loc)
             }
             PatKind::Ascribe(q, _) => self.pattern_value(q, loc),
             PatKind::Tuple(ps) => Ok(OpenExp::new(
@@ -414,7 +465,9 @@ impl<'a> Lower<'a> {
         let mut result: Option<OpenExp> = None;
         for (test, body) in arms.into_iter().rev() {
             result = Some(match (test, result) {
-                (Some(t), Some(rest)) => OpenExp::new(ExpKind::Cond(Box::new(t), Box::new(body), Box::new(rest)), loc),
+                (Some(t), Some(rest)) => {
+                    OpenExp::new(ExpKind::Cond(Box::new(t), Box::new(body), Box::new(rest)), loc)
+                }
                 (_, _) => body,
             });
         }
@@ -430,7 +483,7 @@ impl<'a> Lower<'a> {
             PatKind::Ascribe(q, _) => self.pattern_test(q, v, loc)?,
             PatKind::Lit(l) => {
                 let c = OpenExp::new(ExpKind::Const(literal(l, &p.ty, p.span)?), loc);
-                Some(prim(PrimFun::Eq, vec![self.to_exp(v, loc)?, c], loc))
+                Some(prim(PrimFun::Eq, vec![self.exp_of(v, loc)?, c], loc))
             }
             PatKind::Tuple(ps) => {
                 let mut all: Option<OpenExp> = None;

@@ -78,14 +78,18 @@ impl<'a> Lower<'a> {
             ExprKind::Update(a, ix, v) => self.host_update(e, a, ix, v),
             ExprKind::BinOp(_, a, b) => self.host_via_device(e, &[a, b]),
             ExprKind::Neg(x) | ExprKind::Not(x) => self.host_via_device(e, &[x]),
-            ExprKind::Match(..) => Err(unsupported(e.span, "a `match` over arrays or holding array operations")),
+            ExprKind::Match(..) => {
+                Err(unsupported(e.span, "a `match` over arrays or holding array operations"))
+            }
             ExprKind::Lit(_) | ExprKind::Var { .. } => self.host_scalar(e),
             ExprKind::Lambda(..)
             | ExprKind::LetFun { .. }
             | ExprKind::OpSection(_)
             | ExprKind::LeftSection(..)
             | ExprKind::RightSection(..)
-            | ExprKind::ProjSection(_) => Err(unsupported(e.span, "a function value where a value is needed")),
+            | ExprKind::ProjSection(_) => {
+                Err(unsupported(e.span, "a function value where a value is needed"))
+            }
         }
     }
 
@@ -131,7 +135,7 @@ impl<'a> Lower<'a> {
             return self.host_via_device(e, &[c]);
         }
         let cv = self.host(c)?;
-        let cond = self.to_exp(&cv, loc)?;
+        let cond = self.exp_of(&cv, loc)?;
         let then_ = self.host_branch(t, &e.ty)?;
         let else_ = self.host_branch(f, &e.ty)?;
         let term = OpenAcc::new(AccKind::Acond { cond, then_: Box::new(then_), else_: Box::new(else_) }, loc);
@@ -143,7 +147,7 @@ impl<'a> Lower<'a> {
         let loc = self.loc(e.span);
         self.open_block();
         let n = self.env.len();
-        let r = self.host(e).and_then(|v| self.to_acc(&v, t, loc));
+        let r = self.host(e).and_then(|v| self.arrays_of(&v, t, loc));
         self.env.truncate(n);
         let term = match r {
             Ok(term) => term,
@@ -157,7 +161,14 @@ impl<'a> Lower<'a> {
 
     /// `loop` whose state holds arrays or whose body runs array
     /// operations: an `awhile` over the state (and the counter of a `for`).
-    fn host_loop(&mut self, e: &'a Expr, pat: &'a Pat, init: Option<&'a Expr>, form: &'a LoopForm, body: &'a Expr) -> Res<LVal> {
+    fn host_loop(
+        &mut self,
+        e: &'a Expr,
+        pat: &'a Pat,
+        init: Option<&'a Expr>,
+        form: &'a LoopForm,
+        body: &'a Expr,
+    ) -> Res<LVal> {
         let loc = self.loc(e.span);
         // a loop over scalars whose body runs no array operation is a
         // scalar loop, its initial value and bound computed first
@@ -193,8 +204,11 @@ impl<'a> Lower<'a> {
         let init_v = match init {
             Some(i) => self.host(i)?,
             None => {
-                let vals: Vec<LVal> =
-                    pat.binders().iter().map(|i| self.lookup(&i.name).cloned().unwrap_or(LVal::Tuple(vec![]))).collect();
+                let vals: Vec<LVal> = pat
+                    .binders()
+                    .iter()
+                    .map(|i| self.lookup(&i.name).cloned().unwrap_or(LVal::Tuple(vec![])))
+                    .collect();
                 if vals.len() == 1 && matches!(pat.kind, PatKind::Id(_)) {
                     vals.into_iter().next().expect("one")
                 } else {
@@ -203,9 +217,12 @@ impl<'a> Lower<'a> {
             }
         };
         // the counter of a `for`, its bound, and the array of a `for in`
-        let (counter, bound, over): (Option<(Type, PrimType)>, Option<LVal>, Option<(&Pat, LVal)>) = match form {
+        type Counted<'p> = (Option<(Type, PrimType)>, Option<LVal>, Option<(&'p Pat, LVal)>);
+        let (counter, bound, over): Counted<'a> = match form {
             LoopForm::For(_, n) => {
-                let Type::Prim(it) = n.ty else { return Err(unsupported(n.span, "a loop bound that is not an integer")) };
+                let Type::Prim(it) = n.ty else {
+                    return Err(unsupported(n.span, "a loop bound that is not an integer"));
+                };
                 let nv = self.host(n)?;
                 (Some((Type::Prim(it), it)), Some(nv), None)
             }
@@ -222,8 +239,8 @@ impl<'a> Lower<'a> {
             Some((ct, _)) => Type::Tuple(vec![ct.clone(), pat.ty.clone()]),
             None => pat.ty.clone(),
         };
-        let state_arrays =
-            arrays_ty(&state_ty).ok_or_else(|| unsupported(e.span, "a loop whose state cannot be held in arrays"))?;
+        let state_arrays = arrays_ty(&state_ty)
+            .ok_or_else(|| unsupported(e.span, "a loop whose state cannot be held in arrays"))?;
         let init_state = match &counter {
             Some((_, it)) => {
                 let zero = OpenExp::new(ExpKind::Const(super::device::int_const(0, *it)), loc);
@@ -231,18 +248,18 @@ impl<'a> Lower<'a> {
             }
             None => init_v,
         };
-        let init_term = self.to_acc(&init_state, &state_ty, loc)?;
+        let init_term = self.arrays_of(&init_state, &state_ty, loc)?;
         // the predicate and the body, each a function of the state
         let pred = self.loop_afun(&state_ty, &state_arrays, loc, |l, state| {
             let cond = match (form, &counter) {
                 (LoopForm::While(c), _) => {
                     l.bind_pat(pat, state);
                     let v = l.host(c)?;
-                    l.to_exp(&v, loc)?
+                    l.exp_of(&v, loc)?
                 }
                 (_, _) => {
-                    let i = l.to_exp(&part(&state, 0, loc), loc)?;
-                    let n = l.to_exp(bound.as_ref().expect("a for loop has a bound"), loc)?;
+                    let i = l.exp_of(&part(&state, 0, loc), loc)?;
+                    let n = l.exp_of(bound.as_ref().expect("a for loop has a bound"), loc)?;
                     prim(PrimFun::Lt, vec![i, n], loc)
                 }
             };
@@ -252,7 +269,7 @@ impl<'a> Lower<'a> {
             let next = match (&counter, form) {
                 (Some((_, it)), _) => {
                     let i = part(&state, 0, loc);
-                    let ie = l.to_exp(&i, loc)?;
+                    let ie = l.exp_of(&i, loc)?;
                     if let LoopForm::For(iname, _) = form {
                         l.env.push((iname.name.clone(), i.clone()));
                     }
@@ -267,7 +284,10 @@ impl<'a> Lower<'a> {
                     l.bind_pat(pat, part(&state, 1, loc));
                     let v = l.host(body)?;
                     let one = OpenExp::new(ExpKind::Const(super::device::int_const(1, *it)), loc);
-                    let ni = LVal::Exp { e: prim(PrimFun::Add, vec![ie, one], loc), elt: EltTy::Scalar(prim_scalar(*it)) };
+                    let ni = LVal::Exp {
+                        e: prim(PrimFun::Add, vec![ie, one], loc),
+                        elt: EltTy::Scalar(prim_scalar(*it)),
+                    };
                     LVal::Tuple(vec![ni, v])
                 }
                 (None, _) => {
@@ -275,7 +295,7 @@ impl<'a> Lower<'a> {
                     l.host(body)?
                 }
             };
-            l.to_acc(&next, &state_ty, loc)
+            l.arrays_of(&next, &state_ty, loc)
         })?;
         let term = OpenAcc::new(AccKind::Awhile { pred, body: step, init: Box::new(init_term) }, loc);
         let v = self.bind_typed(term, &state_ty);
@@ -320,7 +340,11 @@ impl<'a> Lower<'a> {
             return Err(unsupported(e.span, "indexing a value that is not an array"));
         };
         if dims.len() > rank {
-            return Err(Diagnostic::new(DiagKind::Type, e.span, format!("{} indices into an array of rank {rank}", dims.len())));
+            return Err(Diagnostic::new(
+                DiagKind::Type,
+                e.span,
+                format!("{} indices into an array of rank {rank}", dims.len()),
+            ));
         }
         let extent = |d: usize| prj(d, OpenExp::new(ExpKind::Shape { array: level }, loc), loc);
         // per source dimension: a fixed index, or a slice (start, stride)
@@ -334,7 +358,7 @@ impl<'a> Lower<'a> {
             match ix {
                 DimIndex::Fix(i) => {
                     let v = self.host(i)?;
-                    let x = to_i64(self.to_exp(&v, loc)?, &i.ty, loc);
+                    let x = to_i64(self.exp_of(&v, loc)?, &i.ty, loc);
                     ds.push(Dim::Fix(x));
                 }
                 DimIndex::Slice { start, end, stride } => {
@@ -343,7 +367,7 @@ impl<'a> Lower<'a> {
                             None => Ok(None),
                             Some(x) => {
                                 let v = l.host(x)?;
-                                Ok(Some(to_i64(l.to_exp(&v, loc)?, &x.ty, loc)))
+                                Ok(Some(to_i64(l.exp_of(&v, loc)?, &x.ty, loc)))
                             }
                         }
                     };
@@ -378,7 +402,10 @@ impl<'a> Lower<'a> {
                 })
                 .collect();
             let index = OpenExp::new(ExpKind::Tuple(idx), loc);
-            return Ok(LVal::Exp { e: OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc), elt });
+            return Ok(LVal::Exp {
+                e: OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc),
+                elt,
+            });
         }
         // the result's extents: each slice's length, then the dimensions
         // not indexed
@@ -399,7 +426,11 @@ impl<'a> Lower<'a> {
             match d {
                 Dim::Fix(x) => src.push(x),
                 Dim::Slice { start, stride, .. } => {
-                    src.push(prim(PrimFun::Add, vec![start, prim(PrimFun::Mul, vec![ix(k), stride], loc)], loc));
+                    src.push(prim(
+                        PrimFun::Add,
+                        vec![start, prim(PrimFun::Mul, vec![ix(k), stride], loc)],
+                        loc,
+                    ));
                     k += 1;
                 }
             }
@@ -418,8 +449,11 @@ impl<'a> Lower<'a> {
     /// choosing among its elements.
     fn array_literal(&mut self, e: &'a Expr, es: &'a [Expr]) -> Res<LVal> {
         let loc = self.loc(e.span);
-        let Type::Array { elem, shape } = &e.ty else { return Err(unsupported(e.span, "an array literal of no array type")) };
-        let elt = elt_of(elem).ok_or_else(|| unsupported(e.span, "an array of values that are not primitive"))?;
+        let Type::Array { elem, shape } = &e.ty else {
+            return Err(unsupported(e.span, "an array literal of no array type"));
+        };
+        let elt =
+            elt_of(elem).ok_or_else(|| unsupported(e.span, "an array of values that are not primitive"))?;
         // a literal of literals (at any depth) is data
         let mut leaves = Vec::new();
         let mut extents = Vec::new();
@@ -432,14 +466,15 @@ impl<'a> Lower<'a> {
         let rank = shape.len();
         let n = es.len() as i64;
         let i = prj(0, OpenExp::new(ExpKind::Var(0), loc), loc);
-        let inner: Vec<OpenExp> = (1..rank).map(|k| prj(k, OpenExp::new(ExpKind::Var(0), loc), loc)).collect();
+        let inner: Vec<OpenExp> =
+            (1..rank).map(|k| prj(k, OpenExp::new(ExpKind::Var(0), loc), loc)).collect();
         let pick = |v: &LVal| -> Res<OpenExp> {
             match v {
                 LVal::Array { level, .. } => {
                     let index = OpenExp::new(ExpKind::Tuple(inner.clone()), loc);
                     Ok(OpenExp::new(ExpKind::Index { array: *level, index: Box::new(index) }, loc))
                 }
-                v => self.to_exp(v, loc),
+                v => self.exp_of(v, loc),
             }
         };
         let mut body: Option<OpenExp> = None;
@@ -477,25 +512,31 @@ impl<'a> Lower<'a> {
     fn host_update(&mut self, e: &'a Expr, a: &'a Expr, ix: &'a [DimIndex], v: &'a Expr) -> Res<LVal> {
         let loc = self.loc(e.span);
         let av = self.host(a)?;
-        let LVal::Array { level, rank, .. } = av else { return Err(unsupported(a.span, "an update of a non-array")) };
+        let LVal::Array { level, rank, .. } = av else {
+            return Err(unsupported(a.span, "an update of a non-array"));
+        };
         if ix.len() != rank || !ix.iter().all(|d| matches!(d, DimIndex::Fix(_))) {
-            return Err(unsupported(e.span, "an update of a slice or a row: only single elements are supported yet"));
+            return Err(unsupported(
+                e.span,
+                "an update of a slice or a row: only single elements are supported yet",
+            ));
         }
         let mut idx = Vec::new();
         for d in ix {
             let DimIndex::Fix(i) = d else { unreachable!("checked above") };
             let iv = self.host(i)?;
-            idx.push(to_i64(self.to_exp(&iv, loc)?, &i.ty, loc));
+            idx.push(to_i64(self.exp_of(&iv, loc)?, &i.ty, loc));
         }
         let shape = OpenExp::new(ExpKind::Shape { array: level }, loc);
-        let checked = prim(PrimFun::BoundsCheck, vec![shape.clone(), OpenExp::new(ExpKind::Tuple(idx), loc)], loc);
+        let checked =
+            prim(PrimFun::BoundsCheck, vec![shape.clone(), OpenExp::new(ExpKind::Tuple(idx), loc)], loc);
         let il = self.bind(OpenAcc::new(AccKind::Unit(checked), loc));
         let target = match self.read_unit(il, EltTy::shape(rank), loc) {
             LVal::Exp { e, .. } => e,
             _ => unreachable!("a read"),
         };
         let vv = self.host(v)?;
-        let value = self.to_exp(&vv, loc)?;
+        let value = self.exp_of(&vv, loc)?;
         let here = OpenExp::new(ExpKind::Var(0), loc);
         let same = (0..rank).fold(None, |acc: Option<OpenExp>, k| {
             let eq = prim(PrimFun::Eq, vec![prj(k, here.clone(), loc), prj(k, target.clone(), loc)], loc);
@@ -537,7 +578,9 @@ fn slice_bounds(
 ) -> (OpenExp, OpenExp, OpenExp) {
     let c = |v: i64| c_i64(v, loc);
     let p = |f: PrimFun, a: OpenExp, b: OpenExp| prim(f, vec![a, b], loc);
-    let cond = |t: OpenExp, a: OpenExp, b: OpenExp| OpenExp::new(ExpKind::Cond(Box::new(t), Box::new(a), Box::new(b)), loc);
+    let cond = |t: OpenExp, a: OpenExp, b: OpenExp| {
+        OpenExp::new(ExpKind::Cond(Box::new(t), Box::new(a), Box::new(b)), loc)
+    };
     match stride {
         None => {
             let b = start.unwrap_or_else(|| c(0));
@@ -551,15 +594,28 @@ fn slice_bounds(
             let e = end.unwrap_or_else(|| cond(pos.clone(), n.clone(), c(-1)));
             // ceil((e - b) / s) for either sign, at least 0; a zero stride
             // is a division by zero, reported as such
-            let up = p(PrimFun::Quot, p(PrimFun::Add, p(PrimFun::Sub, e.clone(), b.clone()), p(PrimFun::Sub, s.clone(), c(1))), s.clone());
-            let down = p(PrimFun::Quot, p(PrimFun::Add, p(PrimFun::Sub, e, b.clone()), p(PrimFun::Add, s.clone(), c(1))), s.clone());
+            let up = p(
+                PrimFun::Quot,
+                p(PrimFun::Add, p(PrimFun::Sub, e.clone(), b.clone()), p(PrimFun::Sub, s.clone(), c(1))),
+                s.clone(),
+            );
+            let down = p(
+                PrimFun::Quot,
+                p(PrimFun::Add, p(PrimFun::Sub, e, b.clone()), p(PrimFun::Add, s.clone(), c(1))),
+                s.clone(),
+            );
             let len = p(PrimFun::Max, c(0), cond(pos, up, down));
             (b, s, len)
         }
     }
 }
 
-fn constant_leaves(e: &Expr, leaves: &mut Vec<(Literal, Type, Span)>, extents: &mut Vec<usize>, depth: usize) -> bool {
+fn constant_leaves(
+    e: &Expr,
+    leaves: &mut Vec<(Literal, Type, Span)>,
+    extents: &mut Vec<usize>,
+    depth: usize,
+) -> bool {
     match &e.kind {
         ExprKind::ArrayLit(es) => {
             if extents.len() == depth {

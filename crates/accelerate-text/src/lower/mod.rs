@@ -120,7 +120,9 @@ fn arrays_ty(t: &Type) -> Option<ArraysTy> {
         return Some(ArraysTy::Array(ArrayTy { rank: 0, elt }));
     }
     match t {
-        Type::Array { elem, shape } => Some(ArraysTy::Array(ArrayTy { rank: shape.len(), elt: elt_of(elem)? })),
+        Type::Array { elem, shape } => {
+            Some(ArraysTy::Array(ArrayTy { rank: shape.len(), elt: elt_of(elem)? }))
+        }
         Type::Tuple(ts) => ts.iter().map(arrays_ty).collect::<Option<_>>().map(ArraysTy::Tuple),
         Type::Record(fs) => fs.iter().map(|(_, t)| arrays_ty(t)).collect::<Option<_>>().map(ArraysTy::Tuple),
         _ => None,
@@ -254,7 +256,7 @@ impl<'a> Lower<'a> {
         })?;
         let v = self.host(&main.body)?;
         let loc = self.loc(main.body.span);
-        let result = self.to_acc(&v, ret, loc)?;
+        let result = self.arrays_of(&v, ret, loc)?;
         let block = self.blocks.pop().expect("the entry's block");
         let body = wrap_lets(block, result, loc);
         let mut body = body;
@@ -355,9 +357,9 @@ impl<'a> Lower<'a> {
 
     /// A value as arrays (Note [Host and device]), of the layout
     /// `arrays_ty(t)` gives.
-    fn to_acc(&mut self, v: &LVal, t: &Type, loc: SrcLoc) -> Res<OpenAcc> {
+    fn arrays_of(&mut self, v: &LVal, t: &Type, loc: SrcLoc) -> Res<OpenAcc> {
         if elt_of(t).is_some() {
-            let e = self.to_exp(v, loc)?;
+            let e = self.exp_of(v, loc)?;
             return Ok(OpenAcc::new(AccKind::Unit(e), loc));
         }
         match v {
@@ -368,7 +370,8 @@ impl<'a> Lower<'a> {
                     Type::Record(fs) => fs.iter().map(|(_, t)| t).collect(),
                     _ => vec![],
                 };
-                let terms = vs.iter().zip(parts).map(|(v, t)| self.to_acc(v, t, loc)).collect::<Res<_>>()?;
+                let terms =
+                    vs.iter().zip(parts).map(|(v, t)| self.arrays_of(v, t, loc)).collect::<Res<_>>()?;
                 Ok(OpenAcc::new(AccKind::Tuple(terms), loc))
             }
             LVal::Exp { .. } => Err(Diagnostic::new(
@@ -380,12 +383,13 @@ impl<'a> Lower<'a> {
     }
 
     /// A value without arrays as one scalar expression.
-    fn to_exp(&self, v: &LVal, loc: SrcLoc) -> Res<OpenExp> {
+    fn exp_of(&self, v: &LVal, loc: SrcLoc) -> Res<OpenExp> {
         match v {
             LVal::Exp { e, .. } => Ok(e.clone()),
-            LVal::Tuple(vs) => {
-                Ok(OpenExp::new(ExpKind::Tuple(vs.iter().map(|v| self.to_exp(v, loc)).collect::<Res<_>>()?), loc))
-            }
+            LVal::Tuple(vs) => Ok(OpenExp::new(
+                ExpKind::Tuple(vs.iter().map(|v| self.exp_of(v, loc)).collect::<Res<_>>()?),
+                loc,
+            )),
             LVal::Array { .. } => Err(unsupported(
                 Span::default(),
                 "an array used where the lowering needs a scalar (nested data parallelism)",

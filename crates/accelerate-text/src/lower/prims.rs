@@ -9,7 +9,8 @@ impl<'a> Lower<'a> {
     /// A constant of a numeric namespace (`f32.pi`, `i32.highest`).
     pub(super) fn prim_constant(&mut self, ns: &str, name: &str, e: &Expr) -> Res<LVal> {
         let loc = self.loc(e.span);
-        let p = PrimType::from_name(ns).ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
+        let p = PrimType::from_name(ns)
+            .ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
         let float = |v: f64| match p {
             PrimType::F32 => Some(ScalarVal::F32(v as f32)),
             PrimType::F64 => Some(ScalarVal::F64(v)),
@@ -26,12 +27,20 @@ impl<'a> Lower<'a> {
             "lowest" => Some(int_limit(p, false)),
             _ => None,
         };
-        let v = v.ok_or_else(|| unsupported(e.span, format!("`{ns}.{name}` is not supported by the text front end")))?;
+        let v = v.ok_or_else(|| {
+            unsupported(e.span, format!("`{ns}.{name}` is not supported by the text front end"))
+        })?;
         Ok(LVal::Exp { e: OpenExp::new(ExpKind::Const(v), loc), elt: EltTy::Scalar(prim_scalar(p)) })
     }
 
     /// A call of a prelude function in scalar code.
-    pub(super) fn prim_call(&mut self, qual: Option<&str>, name: &str, args: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
+    pub(super) fn prim_call(
+        &mut self,
+        qual: Option<&str>,
+        name: &str,
+        args: &[&'a Expr],
+        e: &'a Expr,
+    ) -> Res<LVal> {
         let loc = self.loc(e.span);
         let Some(ns) = qual else {
             return self.prim_unqualified(name, args, e);
@@ -39,11 +48,12 @@ impl<'a> Lower<'a> {
         if soac::is_host_qualified(name) {
             return Err(nested(e));
         }
-        let target = PrimType::from_name(ns).ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
+        let target = PrimType::from_name(ns)
+            .ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
         let mut xs = Vec::new();
         for a in args {
             let v = self.device(a)?;
-            xs.push(self.to_exp(&v, loc)?);
+            xs.push(self.exp_of(&v, loc)?);
         }
         let result = elt_of(&e.ty).ok_or_else(|| nested(e))?;
         let arg_prim = match args.first().map(|a| &a.ty) {
@@ -53,7 +63,8 @@ impl<'a> Lower<'a> {
         let one = |f: PrimFun, xs: Vec<OpenExp>| prim(f, xs, loc);
         let e_out = if let Some(from) = PrimType::from_name(name) {
             // `T.u x`: a conversion of `x`, of type `u`, to `T`
-            let x = xs.into_iter().next().ok_or_else(|| unsupported(e.span, "a conversion without argument"))?;
+            let x =
+                xs.into_iter().next().ok_or_else(|| unsupported(e.span, "a conversion without argument"))?;
             let _ = from;
             if target == PrimType::Bool {
                 let zero = OpenExp::new(ExpKind::Const(int_const(0, arg_prim.unwrap_or(PrimType::I32))), loc);
@@ -114,7 +125,10 @@ impl<'a> Lower<'a> {
                     return Ok(LVal::Exp { e: one(PrimFun::Cast(ScalarTy::I32), vec![c]), elt: result });
                 }
                 _ => {
-                    return Err(unsupported(e.span, format!("`{ns}.{name}` is not supported by the text front end yet")))
+                    return Err(unsupported(
+                        e.span,
+                        format!("`{ns}.{name}` is not supported by the text front end yet"),
+                    ))
                 }
             };
             one(f, xs)

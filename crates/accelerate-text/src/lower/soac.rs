@@ -12,11 +12,49 @@ use accelerate_ir::term::{Direction, Fun, PrimFun};
 pub(super) fn is_host(name: &str) -> bool {
     matches!(
         name,
-        "map" | "map1" | "map2" | "map3" | "map4" | "map5" | "reduce" | "reduce_comm" | "scan" | "filter"
-            | "partition" | "scatter" | "hist" | "reduce_by_index" | "iota" | "replicate" | "zip" | "zip2"
-            | "zip3" | "zip4" | "zip5" | "unzip" | "unzip2" | "unzip3" | "unzip4" | "unzip5" | "reverse"
-            | "rotate" | "transpose" | "flatten" | "unflatten" | "concat" | "take" | "drop" | "split" | "tail"
-            | "init" | "and" | "or" | "all" | "any" | "foldl" | "foldr"
+        "map"
+            | "map1"
+            | "map2"
+            | "map3"
+            | "map4"
+            | "map5"
+            | "reduce"
+            | "reduce_comm"
+            | "scan"
+            | "filter"
+            | "partition"
+            | "scatter"
+            | "hist"
+            | "reduce_by_index"
+            | "iota"
+            | "replicate"
+            | "zip"
+            | "zip2"
+            | "zip3"
+            | "zip4"
+            | "zip5"
+            | "unzip"
+            | "unzip2"
+            | "unzip3"
+            | "unzip4"
+            | "unzip5"
+            | "reverse"
+            | "rotate"
+            | "transpose"
+            | "flatten"
+            | "unflatten"
+            | "concat"
+            | "take"
+            | "drop"
+            | "split"
+            | "tail"
+            | "init"
+            | "and"
+            | "or"
+            | "all"
+            | "any"
+            | "foldl"
+            | "foldr"
     )
 }
 
@@ -27,19 +65,27 @@ pub(super) fn is_host_qualified(name: &str) -> bool {
 
 impl<'a> Lower<'a> {
     /// An array (or reduction) function of the prelude, on the host.
-    pub(super) fn soac(&mut self, qual: Option<&str>, name: &str, args: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
+    pub(super) fn soac(
+        &mut self,
+        qual: Option<&str>,
+        name: &str,
+        args: &[&'a Expr],
+        e: &'a Expr,
+    ) -> Res<LVal> {
         let loc = self.loc(e.span);
         if let Some(ns) = qual {
             return self.namespace_reduction(ns, name, args, e);
         }
         let bad = || unsupported(e.span, format!("`{name}` with {} arguments", args.len()));
         match (name, args) {
-            ("map" | "map1" | "map2" | "map3" | "map4" | "map5", [f, xss @ ..]) if !xss.is_empty() => self.map(f, xss, e),
+            ("map" | "map1" | "map2" | "map3" | "map4" | "map5", [f, xss @ ..]) if !xss.is_empty() => {
+                self.map(f, xss, e)
+            }
             ("reduce" | "reduce_comm", [f, ne, xs]) => {
                 let (level, elt) = self.vector(xs)?;
                 let f = self.lambda(f, &[elt.clone(), elt])?;
                 let nev = self.host(ne)?;
-                let seed = self.to_exp(&nev, loc)?;
+                let seed = self.exp_of(&nev, loc)?;
                 let term = AccKind::Fold { f, seed: Some(seed), array: Box::new(var(level, loc)) };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
             }
@@ -49,10 +95,13 @@ impl<'a> Lower<'a> {
                 let (level, elt) = self.vector(xs)?;
                 let f = self.lambda(f, &[elt.clone(), elt.clone()])?;
                 let nev = self.host(ne)?;
-                let ne = self.to_exp(&nev, loc)?;
+                let ne = self.exp_of(&nev, loc)?;
                 let n = len(level, loc);
                 let empty = generate1(c_i64(0, loc), ne, loc);
-                let scan = OpenAcc::new(AccKind::Scan { dir: Direction::Left, f, seed: None, array: Box::new(var(level, loc)) }, loc);
+                let scan = OpenAcc::new(
+                    AccKind::Scan { dir: Direction::Left, f, seed: None, array: Box::new(var(level, loc)) },
+                    loc,
+                );
                 let cond = prim(PrimFun::Eq, vec![n, c_i64(0, loc)], loc);
                 let term = AccKind::Acond { cond, then_: Box::new(empty), else_: Box::new(scan) };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
@@ -79,23 +128,23 @@ impl<'a> Lower<'a> {
                 let elt = self.vector(vs)?.1;
                 let f = self.lambda(f, &[elt.clone(), elt.clone()])?;
                 let nev = self.host(ne)?;
-                let ne = self.to_exp(&nev, loc)?;
+                let ne = self.exp_of(&nev, loc)?;
                 let kv = self.host(k)?;
-                let k = to_i64(self.to_exp(&kv, loc)?, &k.ty, loc);
+                let k = to_i64(self.exp_of(&kv, loc)?, &k.ty, loc);
                 let defaults = generate1(k, ne, loc);
                 let dl = self.bind(defaults);
                 self.permute(dl, f, is, vs, &e.ty, loc)
             }
             ("iota", [n]) => {
                 let nv = self.host(n)?;
-                let n = to_i64(self.to_exp(&nv, loc)?, &n.ty, loc);
+                let n = to_i64(self.exp_of(&nv, loc)?, &n.ty, loc);
                 let f = Fun { params: vec![EltTy::shape(1)], body: prj(0, svar(0, loc), loc) };
                 let term = AccKind::Generate { shape: tuple(vec![n], loc), f };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
             }
             ("replicate", [n, x]) => {
                 let nv = self.host(n)?;
-                let n = to_i64(self.to_exp(&nv, loc)?, &n.ty, loc);
+                let n = to_i64(self.exp_of(&nv, loc)?, &n.ty, loc);
                 let xv = self.host(x)?;
                 let (shape, body, rank) = match &xv {
                     LVal::Array { level, rank, .. } => {
@@ -104,7 +153,7 @@ impl<'a> Lower<'a> {
                         let inner = (1..=*rank).map(|k| prj(k, svar(0, loc), loc)).collect();
                         (dims, read(*level, inner, loc), rank + 1)
                     }
-                    v => (vec![n], self.to_exp(v, loc)?, 1),
+                    v => (vec![n], self.exp_of(v, loc)?, 1),
                 };
                 let f = Fun { params: vec![EltTy::shape(rank)], body };
                 let term = AccKind::Generate { shape: tuple(shape, loc), f };
@@ -116,7 +165,10 @@ impl<'a> Lower<'a> {
                     arrays.push(self.vector(xs)?);
                 }
                 let first = arrays[0].0;
-                let body = tuple(arrays.iter().map(|(l, _)| read(*l, vec![prj(0, svar(0, loc), loc)], loc)).collect(), loc);
+                let body = tuple(
+                    arrays.iter().map(|(l, _)| read(*l, vec![prj(0, svar(0, loc), loc)], loc)).collect(),
+                    loc,
+                );
                 let f = Fun { params: vec![EltTy::shape(1)], body };
                 let term = AccKind::Generate { shape: shape_of(first, loc), f };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
@@ -126,13 +178,17 @@ impl<'a> Lower<'a> {
                 Ok(self.bind_typed(OpenAcc::new(AccKind::Unzip(Box::new(var(level, loc))), loc), &e.ty))
             }
             ("reverse", [xs]) => self.backpermute(xs, e, |l, n| {
-                let mut src = vec![prim(PrimFun::Sub, vec![prim(PrimFun::Sub, vec![n[0].clone(), c_i64(1, l)], l), ix(0, l)], l)];
+                let mut src = vec![prim(
+                    PrimFun::Sub,
+                    vec![prim(PrimFun::Sub, vec![n[0].clone(), c_i64(1, l)], l), ix(0, l)],
+                    l,
+                )];
                 src.extend((1..n.len()).map(|k| ix(k, l)));
                 (n.to_vec(), src)
             }),
             ("rotate", [r, xs]) => {
                 let rv = self.host(r)?;
-                let r = to_i64(self.to_exp(&rv, loc)?, &r.ty, loc);
+                let r = to_i64(self.exp_of(&rv, loc)?, &r.ty, loc);
                 self.backpermute(xs, e, move |l, n| {
                     // (i + r) mod n, with n = 0 never divided by
                     let guarded = prim(PrimFun::Max, vec![n[0].clone(), c_i64(1, l)], l);
@@ -153,7 +209,7 @@ impl<'a> Lower<'a> {
                 let (count, xs) = match args {
                     [i, xs] => {
                         let iv = self.host(i)?;
-                        (Some(to_i64(self.to_exp(&iv, loc)?, &i.ty, loc)), *xs)
+                        (Some(to_i64(self.exp_of(&iv, loc)?, &i.ty, loc)), *xs)
                     }
                     [xs] => (None, *xs),
                     _ => return Err(bad()),
@@ -163,23 +219,24 @@ impl<'a> Lower<'a> {
             ("split", [i, xs]) => {
                 let Type::Tuple(ts) = &e.ty else { return Err(bad()) };
                 let iv = self.host(i)?;
-                let i = to_i64(self.to_exp(&iv, loc)?, &i.ty, loc);
+                let i = to_i64(self.exp_of(&iv, loc)?, &i.ty, loc);
                 let a = self.take_drop_typed("take", Some(i.clone()), xs, &ts[0], loc)?;
                 let b = self.take_drop_typed("drop", Some(i), xs, &ts[1], loc)?;
                 Ok(LVal::Tuple(vec![a, b]))
             }
             ("flatten", [xs]) => {
                 let (level, rank, _) = self.array(xs)?;
-                let mut dims = vec![prim(PrimFun::Mul, vec![extent(level, 0, loc), extent(level, 1, loc)], loc)];
+                let mut dims =
+                    vec![prim(PrimFun::Mul, vec![extent(level, 0, loc), extent(level, 1, loc)], loc)];
                 dims.extend((2..rank).map(|d| extent(level, d, loc)));
                 let term = AccKind::Reshape { shape: tuple(dims, loc), array: Box::new(var(level, loc)) };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
             }
             ("unflatten", [n, m, xs]) => {
                 let nv = self.host(n)?;
-                let n = to_i64(self.to_exp(&nv, loc)?, &n.ty, loc);
+                let n = to_i64(self.exp_of(&nv, loc)?, &n.ty, loc);
                 let mv = self.host(m)?;
-                let m = to_i64(self.to_exp(&mv, loc)?, &m.ty, loc);
+                let m = to_i64(self.exp_of(&mv, loc)?, &m.ty, loc);
                 let (level, rank, _) = self.array(xs)?;
                 let mut dims = vec![n, m];
                 dims.extend((1..rank).map(|d| extent(level, d, loc)));
@@ -194,9 +251,11 @@ impl<'a> Lower<'a> {
                 dims.extend((1..rank).map(|d| extent(a, d, loc)));
                 let rest: Vec<OpenExp> = (1..rank).map(|k| ix(k, loc)).collect();
                 let from_a = read(a, [vec![ix(0, loc)], rest.clone()].concat(), loc);
-                let from_b = read(b, [vec![prim(PrimFun::Sub, vec![ix(0, loc), n.clone()], loc)], rest].concat(), loc);
+                let from_b =
+                    read(b, [vec![prim(PrimFun::Sub, vec![ix(0, loc), n.clone()], loc)], rest].concat(), loc);
                 let test = prim(PrimFun::Lt, vec![ix(0, loc), n], loc);
-                let body = OpenExp::new(ExpKind::Cond(Box::new(test), Box::new(from_a), Box::new(from_b)), loc);
+                let body =
+                    OpenExp::new(ExpKind::Cond(Box::new(test), Box::new(from_a), Box::new(from_b)), loc);
                 let f = Fun { params: vec![EltTy::shape(rank)], body };
                 let term = AccKind::Generate { shape: tuple(dims, loc), f };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
@@ -246,7 +305,10 @@ impl<'a> Lower<'a> {
             _ => {
                 let args = arrays
                     .iter()
-                    .map(|(l, elt)| LVal::Exp { e: read(*l, vec![prj(0, svar(0, loc), loc)], loc), elt: elt.clone() })
+                    .map(|(l, elt)| LVal::Exp {
+                        e: read(*l, vec![prj(0, svar(0, loc), loc)], loc),
+                        elt: elt.clone(),
+                    })
                     .collect();
                 let f = self.lambda_with(f, vec![EltTy::shape(1)], args)?;
                 AccKind::Generate { shape: shape_of(arrays[0].0, loc), f }
@@ -264,12 +326,27 @@ impl<'a> Lower<'a> {
             test.body = prim(PrimFun::LNot, vec![test.body], loc);
         }
         let i64c = |v: i64| c_i64(v, loc);
-        let flag = OpenExp::new(ExpKind::Cond(Box::new(test.body), Box::new(i64c(1)), Box::new(i64c(0))), loc);
-        let flags = OpenAcc::new(AccKind::Map { f: Fun { params: test.params, body: flag }, array: Box::new(var(level, loc)) }, loc);
+        let flag =
+            OpenExp::new(ExpKind::Cond(Box::new(test.body), Box::new(i64c(1)), Box::new(i64c(0))), loc);
+        let flags = OpenAcc::new(
+            AccKind::Map { f: Fun { params: test.params, body: flag }, array: Box::new(var(level, loc)) },
+            loc,
+        );
         let flags = self.bind(flags);
         let i64t = EltTy::Scalar(ScalarTy::I64);
-        let add = Fun { params: vec![i64t.clone(), i64t.clone()], body: prim(PrimFun::Add, vec![svar(0, loc), svar(1, loc)], loc) };
-        let offsets = OpenAcc::new(AccKind::Scan { dir: Direction::Left, f: add, seed: Some(i64c(0)), array: Box::new(var(flags, loc)) }, loc);
+        let add = Fun {
+            params: vec![i64t.clone(), i64t.clone()],
+            body: prim(PrimFun::Add, vec![svar(0, loc), svar(1, loc)], loc),
+        };
+        let offsets = OpenAcc::new(
+            AccKind::Scan {
+                dir: Direction::Left,
+                f: add,
+                seed: Some(i64c(0)),
+                array: Box::new(var(flags, loc)),
+            },
+            loc,
+        );
         let offsets = self.bind(offsets);
         let count = read(offsets, vec![len(level, loc)], loc);
         let dest = generate1(count, zero_exp(&elt, loc), loc);
@@ -278,16 +355,31 @@ impl<'a> Lower<'a> {
         let target = tuple(vec![kept, tuple(vec![read(offsets, vec![i], loc)], loc)], loc);
         let index = Fun { params: vec![EltTy::shape(1)], body: target };
         let keep_new = Fun { params: vec![elt.clone(), elt], body: svar(0, loc) };
-        let term = AccKind::Permute { combine: keep_new, defaults: Box::new(dest), index, source: Box::new(var(level, loc)) };
+        let term = AccKind::Permute {
+            combine: keep_new,
+            defaults: Box::new(dest),
+            index,
+            source: Box::new(var(level, loc)),
+        };
         Ok(self.bind_typed(OpenAcc::new(term, loc), ty))
     }
 
     /// `vs` combined into a copy of the vector at `dest` at the positions
     /// `is` gives; positions outside it are ignored (Futhark's `scatter`
     /// and `hist`).
-    fn permute(&mut self, dest: usize, combine: Fun, is: &'a Expr, vs: &'a Expr, ty: &Type, loc: SrcLoc) -> Res<LVal> {
+    fn permute(
+        &mut self,
+        dest: usize,
+        combine: Fun,
+        is: &'a Expr,
+        vs: &'a Expr,
+        ty: &Type,
+        loc: SrcLoc,
+    ) -> Res<LVal> {
         let (il, _) = self.vector(is)?;
-        let Type::Array { elem: ie, .. } = &is.ty else { return Err(unsupported(is.span, "indices that are not an array")) };
+        let Type::Array { elem: ie, .. } = &is.ty else {
+            return Err(unsupported(is.span, "indices that are not an array"));
+        };
         let (vl, _) = self.vector(vs)?;
         let i = prj(0, svar(0, loc), loc);
         let j = to_i64(read(il, vec![i], loc), ie, loc);
@@ -295,12 +387,23 @@ impl<'a> Lower<'a> {
         let jv = svar(1, loc);
         let inside = prim(
             PrimFun::LAnd,
-            vec![prim(PrimFun::Ge, vec![jv.clone(), c_i64(0, loc)], loc), prim(PrimFun::Lt, vec![jv.clone(), len(dest, loc)], loc)],
+            vec![
+                prim(PrimFun::Ge, vec![jv.clone(), c_i64(0, loc)], loc),
+                prim(PrimFun::Lt, vec![jv.clone(), len(dest, loc)], loc),
+            ],
             loc,
         );
-        let body = OpenExp::new(ExpKind::Let(Box::new(j), Box::new(tuple(vec![inside, tuple(vec![jv], loc)], loc))), loc);
+        let body = OpenExp::new(
+            ExpKind::Let(Box::new(j), Box::new(tuple(vec![inside, tuple(vec![jv], loc)], loc))),
+            loc,
+        );
         let index = Fun { params: vec![EltTy::shape(1)], body };
-        let term = AccKind::Permute { combine, defaults: Box::new(var(dest, loc)), index, source: Box::new(var(vl, loc)) };
+        let term = AccKind::Permute {
+            combine,
+            defaults: Box::new(var(dest, loc)),
+            index,
+            source: Box::new(var(vl, loc)),
+        };
         Ok(self.bind_typed(OpenAcc::new(term, loc), ty))
     }
 
@@ -310,7 +413,14 @@ impl<'a> Lower<'a> {
         self.take_drop_typed(name, count, xs, &e.ty, loc)
     }
 
-    fn take_drop_typed(&mut self, name: &str, count: Option<OpenExp>, xs: &'a Expr, ty: &Type, loc: SrcLoc) -> Res<LVal> {
+    fn take_drop_typed(
+        &mut self,
+        name: &str,
+        count: Option<OpenExp>,
+        xs: &'a Expr,
+        ty: &Type,
+        loc: SrcLoc,
+    ) -> Res<LVal> {
         let (level, rank, _) = self.array(xs)?;
         let n = extent(level, 0, loc);
         let one = c_i64(1, loc);
@@ -348,7 +458,15 @@ impl<'a> Lower<'a> {
         Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
     }
 
-    fn fold_with(&mut self, op: PrimFun, seed: ScalarVal, array: OpenAcc, elt: EltTy, ty: &Type, loc: SrcLoc) -> Res<LVal> {
+    fn fold_with(
+        &mut self,
+        op: PrimFun,
+        seed: ScalarVal,
+        array: OpenAcc,
+        elt: EltTy,
+        ty: &Type,
+        loc: SrcLoc,
+    ) -> Res<LVal> {
         let f = Fun { params: vec![elt.clone(), elt], body: prim(op, vec![svar(0, loc), svar(1, loc)], loc) };
         let seed = OpenExp::new(ExpKind::Const(seed), loc);
         let term = AccKind::Fold { f, seed: Some(seed), array: Box::new(array) };
@@ -358,8 +476,11 @@ impl<'a> Lower<'a> {
     /// `f32.sum xs` and the like: folds with the operator's identity.
     fn namespace_reduction(&mut self, ns: &str, name: &str, args: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
         let loc = self.loc(e.span);
-        let [xs] = args else { return Err(unsupported(e.span, format!("`{ns}.{name}` with {} arguments", args.len()))) };
-        let p = PrimType::from_name(ns).ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
+        let [xs] = args else {
+            return Err(unsupported(e.span, format!("`{ns}.{name}` with {} arguments", args.len())));
+        };
+        let p = PrimType::from_name(ns)
+            .ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
         let (level, elt) = self.vector(xs)?;
         let float = |v: f64| match p {
             PrimType::F32 => ScalarVal::F32(v as f32),
@@ -383,19 +504,30 @@ impl<'a> Lower<'a> {
 
     /// `foldl f acc xs` (and `foldr`): a sequential loop, on the host's
     /// scalar code.
-    fn sequential_fold(&mut self, right: bool, f: &'a Expr, acc: &'a Expr, xs: &'a Expr, e: &'a Expr) -> Res<LVal> {
+    fn sequential_fold(
+        &mut self,
+        right: bool,
+        f: &'a Expr,
+        acc: &'a Expr,
+        xs: &'a Expr,
+        e: &'a Expr,
+    ) -> Res<LVal> {
         let loc = self.loc(e.span);
         let (level, elt) = self.vector(xs)?;
         let aelt = elt_of(&acc.ty).ok_or_else(|| nested(e))?;
         let accv = self.host(acc)?;
-        let init = self.to_exp(&accv, loc)?;
+        let init = self.exp_of(&accv, loc)?;
         // state (i, acc); the function's body with its parameters bound to
         // the accumulator and the element
         let state = EltTy::Tuple(vec![EltTy::Scalar(ScalarTy::I64), aelt.clone()]);
         let n = len(level, loc);
         let s = svar(0, loc);
         let i = prj(0, s.clone(), loc);
-        let pos = if right { prim(PrimFun::Sub, vec![prim(PrimFun::Sub, vec![n.clone(), c_i64(1, loc)], loc), i.clone()], loc) } else { i.clone() };
+        let pos = if right {
+            prim(PrimFun::Sub, vec![prim(PrimFun::Sub, vec![n.clone(), c_i64(1, loc)], loc), i.clone()], loc)
+        } else {
+            i.clone()
+        };
         let x = LVal::Exp { e: read(level, vec![pos], loc), elt: elt.clone() };
         let a = LVal::Exp { e: prj(1, s.clone(), loc), elt: aelt.clone() };
         let args = if right { vec![x, a] } else { vec![a, x] };
@@ -403,7 +535,11 @@ impl<'a> Lower<'a> {
         let next = tuple(vec![prim(PrimFun::Add, vec![i.clone(), c_i64(1, loc)], loc), step.body], loc);
         let cond = Fun { params: vec![state.clone()], body: prim(PrimFun::Lt, vec![i, n], loc) };
         let body = Fun { params: vec![state], body: next };
-        let w = ExpKind::While { cond: Box::new(cond), body: Box::new(body), init: Box::new(tuple(vec![c_i64(0, loc), init], loc)) };
+        let w = ExpKind::While {
+            cond: Box::new(cond),
+            body: Box::new(body),
+            init: Box::new(tuple(vec![c_i64(0, loc), init], loc)),
+        };
         let result = prj(1, OpenExp::new(w, loc), loc);
         let lv = self.bind(OpenAcc::new(AccKind::Unit(result), loc));
         Ok(self.read_unit(lv, aelt, loc))

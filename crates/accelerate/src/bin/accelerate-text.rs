@@ -44,7 +44,10 @@ fn main() -> ExitCode {
                 #[cfg(feature = "cuda")]
                 Some("cuda") => backend = Some(Backend::Cuda),
                 Some(other) => {
-                    eprintln!("unknown backend `{other}` (interp, cpu{})", if cfg!(feature = "cuda") { ", cuda" } else { "" });
+                    eprintln!(
+                        "unknown backend `{other}` (interp, cpu{})",
+                        if cfg!(feature = "cuda") { ", cuda" } else { "" }
+                    );
                     return ExitCode::from(2);
                 }
                 None => return usage(),
@@ -104,7 +107,8 @@ fn run(file: &Path, entry: &str, binary: bool, config: &Config) -> ExitCode {
         Ok(results) => {
             let mut out = std::io::stdout().lock();
             for r in &results {
-                let written = if binary { out.write_all(&write_binary(r)) } else { writeln!(out, "{}", write_text(r)) };
+                let written =
+                    if binary { out.write_all(&write_binary(r)) } else { writeln!(out, "{}", write_text(r)) };
                 if written.is_err() {
                     return ExitCode::FAILURE;
                 }

@@ -37,7 +37,11 @@ impl DynProgram {
         let loc = SrcLoc::caller();
         let bad = |message: String| Error::InvalidArgument { loc, op: "run", message };
         if args.len() != params.len() {
-            return Err(bad(format!("the program takes {} arguments, and was given {}", params.len(), args.len())));
+            return Err(bad(format!(
+                "the program takes {} arguments, and was given {}",
+                params.len(),
+                args.len()
+            )));
         }
         for (i, (a, p)) in args.iter().zip(params).enumerate() {
             let t = a.ty();

@@ -78,10 +78,16 @@ pub struct TextProgram {
 
 /// Compiles entry point `entry` of source text `source` (named `name` in
 /// diagnostics) for the configuration's backend.
-pub fn compile_text(name: &str, source: &str, entry: &str, config: &Config) -> Result<TextProgram, TextError> {
+pub fn compile_text(
+    name: &str,
+    source: &str,
+    entry: &str,
+    config: &Config,
+) -> Result<TextProgram, TextError> {
     let file = SourceFile::new(name, source);
     let front = front_end(&file, entry)?;
-    let program = compile_ir("text", front.lowered.program.clone(), config).map_err(|e| runtime_error(&file, e))?;
+    let program =
+        compile_ir("text", front.lowered.program.clone(), config).map_err(|e| runtime_error(&file, e))?;
     Ok(TextProgram { program, front, file })
 }
 
@@ -136,7 +142,8 @@ impl TextProgram {
             .into_iter()
             .map(|a| {
                 let data = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
-                Value::new(data).ok_or_else(|| self.input_error("a result that is not an array of primitives".into()))
+                Value::new(data)
+                    .ok_or_else(|| self.input_error("a result that is not an array of primitives".into()))
             })
             .collect()
     }

@@ -76,9 +76,13 @@ pub fn run_test_file(path: &Path, config: &Config) -> TestReport {
         if let Some(want) = &block.compile_error {
             for entry in &block.entries {
                 let outcome = match compile_text(&name, &source, entry, config) {
-                    Ok(_) => CaseOutcome::Failed(format!("compiled, but the test expects the error `{want}`")),
+                    Ok(_) => {
+                        CaseOutcome::Failed(format!("compiled, but the test expects the error `{want}`"))
+                    }
                     Err(e) if e.rendered.contains(want.as_str()) => CaseOutcome::Passed,
-                    Err(e) => CaseOutcome::Failed(format!("the error does not contain `{want}`:\n{}", e.rendered)),
+                    Err(e) => {
+                        CaseOutcome::Failed(format!("the error does not contain `{want}`:\n{}", e.rendered))
+                    }
                 };
                 report.cases.push((entry.clone(), block.line, outcome));
             }
@@ -121,7 +125,9 @@ fn run_case(p: &TextProgram, input: &Input, expected: &Expected, dir: &Path) -> 
         (Expected::Error(want), Err(e)) => {
             CaseOutcome::Failed(format!("the error does not contain `{want}`:\n{}", e.rendered))
         }
-        (Expected::Error(want), Ok(_)) => CaseOutcome::Failed(format!("ran, but the test expects the error `{want}`")),
+        (Expected::Error(want), Ok(_)) => {
+            CaseOutcome::Failed(format!("ran, but the test expects the error `{want}`"))
+        }
         (_, Err(e)) => CaseOutcome::Failed(format!("failed:\n{}", e.rendered)),
         (Expected::Success | Expected::Auto, Ok(_)) => CaseOutcome::Passed,
         (Expected::Values(want), Ok(got)) => compare(want, &got),
