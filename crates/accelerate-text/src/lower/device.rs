@@ -9,12 +9,18 @@ impl<'a> Lower<'a> {
     /// Lowers scalar code; a scalar binding it makes goes into the
     /// innermost open scalar block.
     pub(super) fn device(&mut self, e: &'a Expr) -> Res<LVal> {
-        mono_grow(|| self.device_inner(e))
+        mono_grow(|| self.device_inner(e, true))
     }
 
-    fn device_inner(&mut self, e: &'a Expr) -> Res<LVal> {
+    /// `nest`: whether an array computation at `e` itself is an array term
+    /// nested here (not at the root of a host scalar computation whose
+    /// arrays the host computed first, `host_via_device`).
+    pub(super) fn device_inner(&mut self, e: &'a Expr, nest: bool) -> Res<LVal> {
         if let Some(v) = self.overrides.get(&(e as *const Expr)) {
             return Ok(v.clone());
+        }
+        if nest && self.needs_host(e) {
+            return self.nested_host(e);
         }
         let loc = self.loc(e.span);
         let elt = || elt_of(&e.ty).ok_or_else(|| nested(e));
@@ -52,9 +58,6 @@ impl<'a> Lower<'a> {
             }
             ExprKind::Index(..) => {
                 let (base, ix) = index_chain(e);
-                if self.needs_host(e) {
-                    return Err(nested(e));
-                }
                 let arr = self.device(base)?;
                 let LVal::Array { level, rank, elt } = arr else {
                     return Err(unsupported(e.span, "indexing a value that is not an array"));
@@ -79,9 +82,6 @@ impl<'a> Lower<'a> {
                 match &head.kind {
                     ExprKind::Var { name, qual: None, .. } if self.decls.contains_key(name.name.as_str()) => {
                         let d = self.decls[name.name.as_str()];
-                        if self.needs_host(e) {
-                            return Err(nested(e));
-                        }
                         let mut vals = Vec::new();
                         for a in args {
                             let v = self.device(a)?;
@@ -141,12 +141,40 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// An array computation inside scalar code (nested data parallelism):
+    /// lowered as the host's would be, each array bound by an `ALet` at
+    /// this point of the scalar code, its functions seeing the scalar
+    /// variables in scope here (Note [Nested array terms]); the lifting
+    /// transformation flattens it. Its result must be a scalar.
+    fn nested_host(&mut self, e: &'a Expr) -> Res<LVal> {
+        let loc = self.loc(e.span);
+        let elt = elt_of(&e.ty).ok_or_else(|| nested(e))?;
+        let saved_base = std::mem::replace(&mut self.sbase, self.sdepth);
+        let saved_sblocks = std::mem::take(&mut self.sblocks);
+        self.open_block();
+        let r = self.host(e).and_then(|v| self.exp_of(&v, loc));
+        let block = self.blocks.pop().expect("the nested block");
+        self.adepth -= block.len();
+        self.sblocks = saved_sblocks;
+        self.sbase = saved_base;
+        let mut x = r?;
+        for b in block.into_iter().rev() {
+            x = OpenExp::new(ExpKind::ALet(Box::new(b), Box::new(x)), loc);
+        }
+        Ok(LVal::Exp { e: x, elt })
+    }
+
     /// Scalar code in a block of its own (a branch), as one expression.
     pub(super) fn device_block(&mut self, e: &'a Expr) -> Res<OpenExp> {
+        self.device_block_at(e, true)
+    }
+
+    /// `device_block`, `nest` as for `device_inner` at `e`.
+    pub(super) fn device_block_at(&mut self, e: &'a Expr, nest: bool) -> Res<OpenExp> {
         let loc = self.loc(e.span);
         self.open_sblock();
         let n = self.env.len();
-        let r = self.device(e).and_then(|v| self.exp_of(&v, loc));
+        let r = mono_grow(|| self.device_inner(e, nest)).and_then(|v| self.exp_of(&v, loc));
         self.env.truncate(n);
         match r {
             Ok(x) => Ok(self.close_sblock(x)),
@@ -179,7 +207,7 @@ impl<'a> Lower<'a> {
         let args = params
             .iter()
             .enumerate()
-            .map(|(level, elt)| LVal::Exp { e: OpenExp::new(ExpKind::Var(level), loc), elt: elt.clone() })
+            .map(|(i, elt)| LVal::Exp { e: OpenExp::new(ExpKind::Var(self.sbase + i), loc), elt: elt.clone() })
             .collect();
         self.lambda_with(lam, params.to_vec(), args)
     }
@@ -191,13 +219,13 @@ impl<'a> Lower<'a> {
         let ExprKind::Lambda(ps, _, body) = &lam.kind else {
             return Err(unsupported(lam.span, "internal: a combinator's argument is not a lambda"));
         };
-        let saved_depth = std::mem::replace(&mut self.sdepth, 0);
+        let saved_depth = std::mem::replace(&mut self.sdepth, self.sbase);
         let saved_blocks = std::mem::take(&mut self.sblocks);
         let n = self.env.len();
         for (p, v) in ps.iter().zip(args) {
             self.bind_pat(p, v);
         }
-        self.sdepth = fun_params.len();
+        self.sdepth = self.sbase + fun_params.len();
         let params = fun_params;
         let r = self.device_block(body);
         self.env.truncate(n);

@@ -98,9 +98,11 @@ impl<'a> Lower<'a> {
     pub(super) fn host_scalar(&mut self, e: &'a Expr) -> Res<LVal> {
         let loc = self.loc(e.span);
         let elt = elt_of(&e.ty).ok_or_else(|| super::device::nested(e))?;
-        let saved_depth = std::mem::replace(&mut self.sdepth, 0);
+        let saved_depth = std::mem::replace(&mut self.sdepth, self.sbase);
         let saved_blocks = std::mem::take(&mut self.sblocks);
-        let r = self.device_block(e);
+        // the root is scalar code whatever its operands: those the host
+        // computes are found in `overrides`
+        let r = self.device_block_at(e, false);
         self.sdepth = saved_depth;
         self.sblocks = saved_blocks;
         let x = r?;
@@ -419,7 +421,8 @@ impl<'a> Lower<'a> {
             shape.push(extent(d));
         }
         let out_rank = shape.len();
-        let ix = |k: usize| prj(k, OpenExp::new(ExpKind::Var(0), loc), loc);
+        let b = self.sbase;
+        let ix = |k: usize| prj(k, OpenExp::new(ExpKind::Var(b), loc), loc);
         let mut src = Vec::new();
         let mut k = 0;
         for d in ds {
@@ -465,9 +468,10 @@ impl<'a> Lower<'a> {
         let vals = es.iter().map(|x| self.host(x)).collect::<Res<Vec<_>>>()?;
         let rank = shape.len();
         let n = es.len() as i64;
-        let i = prj(0, OpenExp::new(ExpKind::Var(0), loc), loc);
+        let b = self.sbase;
+        let i = prj(0, OpenExp::new(ExpKind::Var(b), loc), loc);
         let inner: Vec<OpenExp> =
-            (1..rank).map(|k| prj(k, OpenExp::new(ExpKind::Var(0), loc), loc)).collect();
+            (1..rank).map(|k| prj(k, OpenExp::new(ExpKind::Var(b), loc), loc)).collect();
         let pick = |v: &LVal| -> Res<OpenExp> {
             match v {
                 LVal::Array { level, .. } => {
@@ -537,7 +541,7 @@ impl<'a> Lower<'a> {
         };
         let vv = self.host(v)?;
         let value = self.exp_of(&vv, loc)?;
-        let here = OpenExp::new(ExpKind::Var(0), loc);
+        let here = OpenExp::new(ExpKind::Var(self.sbase), loc);
         let same = (0..rank).fold(None, |acc: Option<OpenExp>, k| {
             let eq = prim(PrimFun::Eq, vec![prj(k, here.clone(), loc), prj(k, target.clone(), loc)], loc);
             Some(match acc {

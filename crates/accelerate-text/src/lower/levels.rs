@@ -18,11 +18,13 @@ use accelerate_ir::term::*;
 /// Converts a program body whose variables are levels; `params` is the
 /// number of program parameters (levels `0 .. params`).
 pub fn acc_to_indices(a: &mut OpenAcc, params: usize) {
-    acc(a, params);
+    acc(a, params, 0);
 }
 
-fn acc(a: &mut OpenAcc, d: usize) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || acc_inner(a, d))
+/// `sb`: the scalar binders in scope, which the term's functions and
+/// expressions see (0 but for an array term nested in scalar code).
+fn acc(a: &mut OpenAcc, d: usize, sb: usize) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || acc_inner(a, d, sb))
 }
 
 fn index(level: &mut usize, depth: usize) {
@@ -30,105 +32,105 @@ fn index(level: &mut usize, depth: usize) {
     *level = depth - 1 - *level;
 }
 
-fn afun(f: &mut AFun, d: usize) {
-    acc(&mut f.body, d + 1);
+fn afun(f: &mut AFun, d: usize, sb: usize) {
+    acc(&mut f.body, d + 1, sb);
 }
 
 fn fun(f: &mut Fun, ad: usize, sd: usize) {
     exp(&mut f.body, ad, sd + f.params.len());
 }
 
-fn acc_inner(a: &mut OpenAcc, d: usize) {
+fn acc_inner(a: &mut OpenAcc, d: usize, sb: usize) {
     match &mut a.kind {
         AccKind::Let(b, body) => {
-            acc(b, d);
-            acc(body, d + 1);
+            acc(b, d, sb);
+            acc(body, d + 1, sb);
         }
         AccKind::Var(v) => index(v, d),
-        AccKind::Tuple(ts) => ts.iter_mut().for_each(|t| acc(t, d)),
-        AccKind::Prj(_, t) | AccKind::Unzip(t) => acc(t, d),
+        AccKind::Tuple(ts) => ts.iter_mut().for_each(|t| acc(t, d, sb)),
+        AccKind::Prj(_, t) | AccKind::Unzip(t) => acc(t, d, sb),
         AccKind::Use(_) => {}
-        AccKind::Unit(e) => exp(e, d, 0),
+        AccKind::Unit(e) => exp(e, d, sb),
         AccKind::Reshape { shape, array } => {
-            exp(shape, d, 0);
-            acc(array, d);
+            exp(shape, d, sb);
+            acc(array, d, sb);
         }
         AccKind::Generate { shape, f } => {
-            exp(shape, d, 0);
-            fun(f, d, 0);
+            exp(shape, d, sb);
+            fun(f, d, sb);
         }
         AccKind::Map { f, array } => {
-            fun(f, d, 0);
-            acc(array, d);
+            fun(f, d, sb);
+            acc(array, d, sb);
         }
         AccKind::ZipWith { f, a: x, b } => {
-            fun(f, d, 0);
-            acc(x, d);
-            acc(b, d);
+            fun(f, d, sb);
+            acc(x, d, sb);
+            acc(b, d, sb);
         }
         AccKind::Backpermute { shape, f, array } => {
-            exp(shape, d, 0);
-            fun(f, d, 0);
-            acc(array, d);
+            exp(shape, d, sb);
+            fun(f, d, sb);
+            acc(array, d, sb);
         }
         AccKind::Replicate { slix, array, .. } | AccKind::Slice { slix, array, .. } => {
-            exp(slix, d, 0);
-            acc(array, d);
+            exp(slix, d, sb);
+            acc(array, d, sb);
         }
         AccKind::Fold { f, seed, array }
         | AccKind::FoldKeep { f, seed, array }
         | AccKind::Scan { f, seed, array, .. } => {
-            fun(f, d, 0);
+            fun(f, d, sb);
             if let Some(s) = seed {
-                exp(s, d, 0);
+                exp(s, d, sb);
             }
-            acc(array, d);
+            acc(array, d, sb);
         }
         AccKind::FoldSeg { f, seed, array, offsets } => {
-            fun(f, d, 0);
+            fun(f, d, sb);
             if let Some(s) = seed {
-                exp(s, d, 0);
+                exp(s, d, sb);
             }
-            acc(array, d);
-            acc(offsets, d);
+            acc(array, d, sb);
+            acc(offsets, d, sb);
         }
         AccKind::Permute { combine, defaults, index: ix, source } => {
-            fun(combine, d, 0);
-            acc(defaults, d);
-            fun(ix, d, 0);
-            acc(source, d);
+            fun(combine, d, sb);
+            acc(defaults, d, sb);
+            fun(ix, d, sb);
+            acc(source, d, sb);
         }
         AccKind::Stencil { f, args } => {
-            fun(f, d, 0);
+            fun(f, d, sb);
             for s in args {
                 match &mut s.boundary {
-                    Boundary::Constant(e) => exp(e, d, 0),
-                    Boundary::Function(g) => fun(g, d, 0),
+                    Boundary::Constant(e) => exp(e, d, sb),
+                    Boundary::Function(g) => fun(g, d, sb),
                     Boundary::Clamp | Boundary::Mirror | Boundary::Wrap => {}
                 }
-                acc(&mut s.array, d);
+                acc(&mut s.array, d, sb);
             }
         }
         AccKind::Acond { cond, then_, else_ } => {
-            exp(cond, d, 0);
-            acc(then_, d);
-            acc(else_, d);
+            exp(cond, d, sb);
+            acc(then_, d, sb);
+            acc(else_, d, sb);
         }
         AccKind::Awhile { pred, body, init } => {
-            afun(pred, d);
-            afun(body, d);
-            acc(init, d);
+            afun(pred, d, sb);
+            afun(body, d, sb);
+            acc(init, d, sb);
         }
         AccKind::Foreign { fallback, arg, .. } => {
             if let Some(f) = fallback {
-                afun(f, d);
+                afun(f, d, sb);
             }
-            acc(arg, d);
+            acc(arg, d, sb);
         }
         AccKind::Delayed(da) => {
-            exp(&mut da.shape, d, 0);
-            fun(&mut da.index, d, 0);
-            fun(&mut da.linear, d, 0);
+            exp(&mut da.shape, d, sb);
+            fun(&mut da.index, d, sb);
+            fun(&mut da.linear, d, sb);
         }
     }
 }
@@ -163,11 +165,9 @@ fn exp_inner(e: &mut OpenExp, ad: usize, sd: usize) {
         }
         ExpKind::Shape { array } => index(array, ad),
         ExpKind::ALet(b, body) => {
-            // the lowering makes no nested array term (it reports nested
-            // parallelism instead), so none reaches here; were one to, its
-            // functions would see the scalar scope `sd` (Note [Nested
-            // array terms]), which `acc` does not model
-            acc(b, ad);
+            // the nested array term sees the scalar scope here (Note
+            // [Nested array terms])
+            acc(b, ad, sd);
             exp(body, ad + 1, sd);
         }
     }

@@ -167,6 +167,10 @@ struct Lower<'a> {
     sblocks: Vec<Vec<OpenExp>>,
     /// Scalar binders in scope in the scalar code being lowered.
     sdepth: usize,
+    /// The scalar binders an array operation's functions see: none at the
+    /// top level; in an array term nested in scalar code (Note [Nested
+    /// array terms]), those in scope there.
+    sbase: usize,
     host_memo: HashMap<*const Expr, bool>,
     /// Values already computed for subexpressions of the expression being
     /// lowered (`host_via_device`).
@@ -196,6 +200,7 @@ pub fn lower(prog: &Program, entry: &str, file: &SourceFile) -> Res<Lowered> {
         adepth: 0,
         sblocks: Vec::new(),
         sdepth: 0,
+        sbase: 0,
         host_memo: HashMap::new(),
         overrides: HashMap::new(),
         decl_memo: HashMap::new(),

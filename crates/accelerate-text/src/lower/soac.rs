@@ -6,6 +6,7 @@
 use super::device::{int_const, nested, to_i64};
 use super::host::zero_exp;
 use super::*;
+use accelerate_base::array::{SliceDim, SliceSpec};
 use accelerate_ir::term::{Direction, Fun, PrimFun};
 
 /// Prelude functions that build or consume arrays: they run on the host.
@@ -72,6 +73,7 @@ impl<'a> Lower<'a> {
         args: &[&'a Expr],
         e: &'a Expr,
     ) -> Res<LVal> {
+        let b = self.sbase;
         let loc = self.loc(e.span);
         if let Some(ns) = qual {
             return self.namespace_reduction(ns, name, args, e);
@@ -116,7 +118,7 @@ impl<'a> Lower<'a> {
             ("scatter", [dest, is, vs]) => {
                 let (dl, _) = self.vector(dest)?;
                 let elt = self.vector(vs)?.1;
-                let keep_new = Fun { params: vec![elt.clone(), elt], body: svar(0, loc) };
+                let keep_new = Fun { params: vec![elt.clone(), elt], body: svar(b, loc) };
                 self.permute(dl, keep_new, is, vs, &e.ty, loc)
             }
             ("reduce_by_index", [dest, f, _ne, is, vs]) => {
@@ -138,7 +140,7 @@ impl<'a> Lower<'a> {
             ("iota", [n]) => {
                 let nv = self.host(n)?;
                 let n = to_i64(self.exp_of(&nv, loc)?, &n.ty, loc);
-                let f = Fun { params: vec![EltTy::shape(1)], body: prj(0, svar(0, loc), loc) };
+                let f = Fun { params: vec![EltTy::shape(1)], body: prj(0, svar(b, loc), loc) };
                 let term = AccKind::Generate { shape: tuple(vec![n], loc), f };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
             }
@@ -150,7 +152,7 @@ impl<'a> Lower<'a> {
                     LVal::Array { level, rank, .. } => {
                         let mut dims = vec![n];
                         dims.extend((0..*rank).map(|d| extent(*level, d, loc)));
-                        let inner = (1..=*rank).map(|k| prj(k, svar(0, loc), loc)).collect();
+                        let inner = (1..=*rank).map(|k| prj(k, svar(b, loc), loc)).collect();
                         (dims, read(*level, inner, loc), rank + 1)
                     }
                     v => (vec![n], self.exp_of(v, loc)?, 1),
@@ -166,7 +168,7 @@ impl<'a> Lower<'a> {
                 }
                 let first = arrays[0].0;
                 let body = tuple(
-                    arrays.iter().map(|(l, _)| read(*l, vec![prj(0, svar(0, loc), loc)], loc)).collect(),
+                    arrays.iter().map(|(l, _)| read(*l, vec![prj(0, svar(b, loc), loc)], loc)).collect(),
                     loc,
                 );
                 let f = Fun { params: vec![EltTy::shape(1)], body };
@@ -177,32 +179,32 @@ impl<'a> Lower<'a> {
                 let (level, _) = self.vector(xs)?;
                 Ok(self.bind_typed(OpenAcc::new(AccKind::Unzip(Box::new(var(level, loc))), loc), &e.ty))
             }
-            ("reverse", [xs]) => self.backpermute(xs, e, |l, n| {
+            ("reverse", [xs]) => self.backpermute(xs, e, |l, b, n| {
                 let mut src = vec![prim(
                     PrimFun::Sub,
-                    vec![prim(PrimFun::Sub, vec![n[0].clone(), c_i64(1, l)], l), ix(0, l)],
+                    vec![prim(PrimFun::Sub, vec![n[0].clone(), c_i64(1, l)], l), ix(b, 0, l)],
                     l,
                 )];
-                src.extend((1..n.len()).map(|k| ix(k, l)));
+                src.extend((1..n.len()).map(|k| ix(b, k, l)));
                 (n.to_vec(), src)
             }),
             ("rotate", [r, xs]) => {
                 let rv = self.host(r)?;
                 let r = to_i64(self.exp_of(&rv, loc)?, &r.ty, loc);
-                self.backpermute(xs, e, move |l, n| {
+                self.backpermute(xs, e, move |l, b, n| {
                     // (i + r) mod n, with n = 0 never divided by
                     let guarded = prim(PrimFun::Max, vec![n[0].clone(), c_i64(1, l)], l);
-                    let i = prim(PrimFun::Mod, vec![prim(PrimFun::Add, vec![ix(0, l), r], l), guarded], l);
+                    let i = prim(PrimFun::Mod, vec![prim(PrimFun::Add, vec![ix(b, 0, l), r], l), guarded], l);
                     let mut src = vec![i];
-                    src.extend((1..n.len()).map(|k| ix(k, l)));
+                    src.extend((1..n.len()).map(|k| ix(b, k, l)));
                     (n.to_vec(), src)
                 })
             }
-            ("transpose", [xs]) if xs.ty.rank() >= 2 => self.backpermute(xs, e, |l, n| {
+            ("transpose", [xs]) if xs.ty.rank() >= 2 => self.backpermute(xs, e, |l, b, n| {
                 let mut shape = vec![n[1].clone(), n[0].clone()];
                 shape.extend(n[2..].iter().cloned());
-                let mut src = vec![ix(1, l), ix(0, l)];
-                src.extend((2..n.len()).map(|k| ix(k, l)));
+                let mut src = vec![ix(b, 1, l), ix(b, 0, l)];
+                src.extend((2..n.len()).map(|k| ix(b, k, l)));
                 (shape, src)
             }),
             ("take" | "drop" | "tail" | "init", _) => {
@@ -249,11 +251,11 @@ impl<'a> Lower<'a> {
                 let n = extent(a, 0, loc);
                 let mut dims = vec![prim(PrimFun::Add, vec![n.clone(), extent(b, 0, loc)], loc)];
                 dims.extend((1..rank).map(|d| extent(a, d, loc)));
-                let rest: Vec<OpenExp> = (1..rank).map(|k| ix(k, loc)).collect();
-                let from_a = read(a, [vec![ix(0, loc)], rest.clone()].concat(), loc);
+                let rest: Vec<OpenExp> = (1..rank).map(|k| ix(b, k, loc)).collect();
+                let from_a = read(a, [vec![ix(b, 0, loc)], rest.clone()].concat(), loc);
                 let from_b =
-                    read(b, [vec![prim(PrimFun::Sub, vec![ix(0, loc), n.clone()], loc)], rest].concat(), loc);
-                let test = prim(PrimFun::Lt, vec![ix(0, loc), n], loc);
+                    read(b, [vec![prim(PrimFun::Sub, vec![ix(b, 0, loc), n.clone()], loc)], rest].concat(), loc);
+                let test = prim(PrimFun::Lt, vec![ix(b, 0, loc), n], loc);
                 let body =
                     OpenExp::new(ExpKind::Cond(Box::new(test), Box::new(from_a), Box::new(from_b)), loc);
                 let f = Fun { params: vec![EltTy::shape(rank)], body };
@@ -280,6 +282,7 @@ impl<'a> Lower<'a> {
     /// `map f xs ys ...`: a `map`, a `zip_with`, or a `generate` reading
     /// every array at its index.
     fn map(&mut self, f: &'a Expr, xss: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
+        let b = self.sbase;
         let loc = self.loc(e.span);
         if elt_of(match &e.ty {
             Type::Array { elem, .. } => elem,
@@ -289,26 +292,27 @@ impl<'a> Lower<'a> {
         {
             return Err(nested(e));
         }
-        let mut arrays = Vec::new();
+        let mut all = Vec::new();
         for xs in xss {
-            arrays.push(self.vector(xs)?);
+            all.push(self.array(xs)?);
         }
+        if all.iter().any(|(_, rank, _)| *rank > 1) {
+            return self.map_rows(f, &all, e);
+        }
+        let arrays: Vec<(usize, EltTy)> = all.into_iter().map(|(l, _, elt)| (l, elt)).collect();
         let term = match arrays.as_slice() {
             [(a, elt)] => {
                 let f = self.lambda(f, std::slice::from_ref(elt))?;
                 AccKind::Map { f, array: Box::new(var(*a, loc)) }
             }
-            [(a, ea), (b, eb)] => {
-                let f = self.lambda(f, &[ea.clone(), eb.clone()])?;
-                AccKind::ZipWith { f, a: Box::new(var(*a, loc)), b: Box::new(var(*b, loc)) }
+            [(a1, e1), (a2, e2)] => {
+                let f = self.lambda(f, &[e1.clone(), e2.clone()])?;
+                AccKind::ZipWith { f, a: Box::new(var(*a1, loc)), b: Box::new(var(*a2, loc)) }
             }
             _ => {
                 let args = arrays
                     .iter()
-                    .map(|(l, elt)| LVal::Exp {
-                        e: read(*l, vec![prj(0, svar(0, loc), loc)], loc),
-                        elt: elt.clone(),
-                    })
+                    .map(|(l, elt)| LVal::Exp { e: read(*l, vec![prj(0, svar(b, loc), loc)], loc), elt: elt.clone() })
                     .collect();
                 let f = self.lambda_with(f, vec![EltTy::shape(1)], args)?;
                 AccKind::Generate { shape: shape_of(arrays[0].0, loc), f }
@@ -317,9 +321,63 @@ impl<'a> Lower<'a> {
         Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
     }
 
+    /// `map` over the rows of arrays of rank 2 or more: a `generate` over
+    /// the outer extent whose function binds each row (a `slice`) as an
+    /// array nested in its scalar code (Note [Nested array terms]), for
+    /// the lifting transformation to flatten.
+    fn map_rows(&mut self, f: &'a Expr, arrays: &[(usize, usize, EltTy)], e: &'a Expr) -> Res<LVal> {
+        let loc = self.loc(e.span);
+        let ExprKind::Lambda(ps, _, body) = &f.kind else {
+            return Err(unsupported(f.span, "internal: a combinator's argument is not a lambda"));
+        };
+        let elt = elt_of(match &e.ty {
+            Type::Array { elem, .. } => elem,
+            t => t,
+        })
+        .ok_or_else(|| nested(e))?;
+        // the function's index parameter, then the rows, bound in scalar
+        // code whose arrays' functions see it
+        let b = self.sbase;
+        let saved_depth = std::mem::replace(&mut self.sdepth, b + 1);
+        let saved_base = std::mem::replace(&mut self.sbase, b + 1);
+        let saved_sblocks = std::mem::take(&mut self.sblocks);
+        let n = self.env.len();
+        self.open_block();
+        let i = prj(0, svar(b, loc), loc);
+        for (p, (level, rank, elt)) in ps.iter().zip(arrays) {
+            let v = if *rank == 1 {
+                LVal::Exp { e: read(*level, vec![i.clone()], loc), elt: elt.clone() }
+            } else {
+                let mut dims = vec![SliceDim::Fixed];
+                dims.extend(std::iter::repeat_n(SliceDim::All, rank - 1));
+                let spec = SliceSpec { any_rank: 0, dims };
+                let slice = AccKind::Slice { spec, array: Box::new(var(*level, loc)), slix: tuple(vec![i.clone()], loc) };
+                let row = self.bind(OpenAcc::new(slice, loc));
+                LVal::Array { level: row, rank: rank - 1, elt: elt.clone() }
+            };
+            self.bind_pat(p, v);
+        }
+        let r = self.device_block(body);
+        let block = self.blocks.pop().expect("the rows' block");
+        self.adepth -= block.len();
+        self.env.truncate(n);
+        self.sblocks = saved_sblocks;
+        self.sbase = saved_base;
+        self.sdepth = saved_depth;
+        let mut x = r?;
+        for bound in block.into_iter().rev() {
+            x = OpenExp::new(ExpKind::ALet(Box::new(bound), Box::new(x)), loc);
+        }
+        let _ = elt;
+        let f = Fun { params: vec![EltTy::shape(1)], body: x };
+        let shape = tuple(vec![extent(arrays[0].0, 0, loc)], loc);
+        Ok(self.bind_typed(OpenAcc::new(AccKind::Generate { shape, f }, loc), &e.ty))
+    }
+
     /// `filter p xs` (`negate`: the elements `p` rejects): positions by an
     /// exclusive scan of the kept flags, the kept elements permuted there.
     fn filter(&mut self, p: &'a Expr, xs: &'a Expr, negate: bool, ty: &Type, loc: SrcLoc) -> Res<LVal> {
+        let b = self.sbase;
         let (level, elt) = self.vector(xs)?;
         let mut test = self.lambda(p, std::slice::from_ref(&elt))?;
         if negate {
@@ -336,7 +394,7 @@ impl<'a> Lower<'a> {
         let i64t = EltTy::Scalar(ScalarTy::I64);
         let add = Fun {
             params: vec![i64t.clone(), i64t.clone()],
-            body: prim(PrimFun::Add, vec![svar(0, loc), svar(1, loc)], loc),
+            body: prim(PrimFun::Add, vec![svar(b, loc), svar(b + 1, loc)], loc),
         };
         let offsets = OpenAcc::new(
             AccKind::Scan {
@@ -350,11 +408,11 @@ impl<'a> Lower<'a> {
         let offsets = self.bind(offsets);
         let count = read(offsets, vec![len(level, loc)], loc);
         let dest = generate1(count, zero_exp(&elt, loc), loc);
-        let i = prj(0, svar(0, loc), loc);
+        let i = prj(0, svar(b, loc), loc);
         let kept = prim(PrimFun::Eq, vec![read(flags, vec![i.clone()], loc), i64c(1)], loc);
         let target = tuple(vec![kept, tuple(vec![read(offsets, vec![i], loc)], loc)], loc);
         let index = Fun { params: vec![EltTy::shape(1)], body: target };
-        let keep_new = Fun { params: vec![elt.clone(), elt], body: svar(0, loc) };
+        let keep_new = Fun { params: vec![elt.clone(), elt], body: svar(b, loc) };
         let term = AccKind::Permute {
             combine: keep_new,
             defaults: Box::new(dest),
@@ -376,15 +434,16 @@ impl<'a> Lower<'a> {
         ty: &Type,
         loc: SrcLoc,
     ) -> Res<LVal> {
+        let b = self.sbase;
         let (il, _) = self.vector(is)?;
         let Type::Array { elem: ie, .. } = &is.ty else {
             return Err(unsupported(is.span, "indices that are not an array"));
         };
         let (vl, _) = self.vector(vs)?;
-        let i = prj(0, svar(0, loc), loc);
+        let i = prj(0, svar(b, loc), loc);
         let j = to_i64(read(il, vec![i], loc), ie, loc);
         // the index is read once: a scalar let in the index function
-        let jv = svar(1, loc);
+        let jv = svar(b + 1, loc);
         let inside = prim(
             PrimFun::LAnd,
             vec![
@@ -421,6 +480,7 @@ impl<'a> Lower<'a> {
         ty: &Type,
         loc: SrcLoc,
     ) -> Res<LVal> {
+        let b = self.sbase;
         let (level, rank, _) = self.array(xs)?;
         let n = extent(level, 0, loc);
         let one = c_i64(1, loc);
@@ -433,8 +493,8 @@ impl<'a> Lower<'a> {
         };
         let mut dims = vec![len];
         dims.extend((1..rank).map(|d| extent(level, d, loc)));
-        let mut src = vec![prim(PrimFun::Add, vec![ix(0, loc), offset], loc)];
-        src.extend((1..rank).map(|k| ix(k, loc)));
+        let mut src = vec![prim(PrimFun::Add, vec![ix(b, 0, loc), offset], loc)];
+        src.extend((1..rank).map(|k| ix(b, k, loc)));
         let f = Fun { params: vec![EltTy::shape(rank)], body: tuple(src, loc) };
         let term = AccKind::Backpermute { shape: tuple(dims, loc), f, array: Box::new(var(level, loc)) };
         Ok(self.bind_typed(OpenAcc::new(term, loc), ty))
@@ -447,12 +507,12 @@ impl<'a> Lower<'a> {
         &mut self,
         xs: &'a Expr,
         e: &'a Expr,
-        shape_and_source: impl FnOnce(SrcLoc, &[OpenExp]) -> (Vec<OpenExp>, Vec<OpenExp>),
+        shape_and_source: impl FnOnce(SrcLoc, usize, &[OpenExp]) -> (Vec<OpenExp>, Vec<OpenExp>),
     ) -> Res<LVal> {
         let loc = self.loc(e.span);
         let (level, rank, _) = self.array(xs)?;
         let extents: Vec<OpenExp> = (0..rank).map(|d| extent(level, d, loc)).collect();
-        let (shape, src) = shape_and_source(loc, &extents);
+        let (shape, src) = shape_and_source(loc, self.sbase, &extents);
         let f = Fun { params: vec![EltTy::shape(shape.len())], body: tuple(src, loc) };
         let term = AccKind::Backpermute { shape: tuple(shape, loc), f, array: Box::new(var(level, loc)) };
         Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
@@ -467,7 +527,8 @@ impl<'a> Lower<'a> {
         ty: &Type,
         loc: SrcLoc,
     ) -> Res<LVal> {
-        let f = Fun { params: vec![elt.clone(), elt], body: prim(op, vec![svar(0, loc), svar(1, loc)], loc) };
+        let b = self.sbase;
+        let f = Fun { params: vec![elt.clone(), elt], body: prim(op, vec![svar(b, loc), svar(b + 1, loc)], loc) };
         let seed = OpenExp::new(ExpKind::Const(seed), loc);
         let term = AccKind::Fold { f, seed: Some(seed), array: Box::new(array) };
         Ok(self.bind_typed(OpenAcc::new(term, loc), ty))
@@ -512,6 +573,7 @@ impl<'a> Lower<'a> {
         xs: &'a Expr,
         e: &'a Expr,
     ) -> Res<LVal> {
+        let b = self.sbase;
         let loc = self.loc(e.span);
         let (level, elt) = self.vector(xs)?;
         let aelt = elt_of(&acc.ty).ok_or_else(|| nested(e))?;
@@ -521,7 +583,7 @@ impl<'a> Lower<'a> {
         // the accumulator and the element
         let state = EltTy::Tuple(vec![EltTy::Scalar(ScalarTy::I64), aelt.clone()]);
         let n = len(level, loc);
-        let s = svar(0, loc);
+        let s = svar(b, loc);
         let i = prj(0, s.clone(), loc);
         let pos = if right {
             prim(PrimFun::Sub, vec![prim(PrimFun::Sub, vec![n.clone(), c_i64(1, loc)], loc), i.clone()], loc)
@@ -571,9 +633,10 @@ fn svar(level: usize, loc: SrcLoc) -> OpenExp {
     OpenExp::new(ExpKind::Var(level), loc)
 }
 
-/// Component `k` of the index parameter of a one-parameter function.
-fn ix(k: usize, loc: SrcLoc) -> OpenExp {
-    prj(k, svar(0, loc), loc)
+/// Component `k` of the index parameter (scalar level `b`) of a
+/// one-parameter function.
+fn ix(b: usize, k: usize, loc: SrcLoc) -> OpenExp {
+    prj(k, svar(b, loc), loc)
 }
 
 fn tuple(es: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {

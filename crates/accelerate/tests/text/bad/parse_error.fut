@@ -1,0 +1,3 @@
+-- ==
+-- error: parse error
+entry main (x: i32) = (x + 1

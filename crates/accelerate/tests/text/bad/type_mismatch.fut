@@ -1,0 +1,3 @@
+-- ==
+-- error: bool
+entry main (x: i32) = x + true

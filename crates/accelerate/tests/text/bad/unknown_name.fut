@@ -1,0 +1,3 @@
+-- ==
+-- error: unknown
+entry main (x: i32) = x + y
