@@ -11,4 +11,5 @@
 //! formats; `testspec` reads the `-- ==` test blocks of a source file.
 
 pub mod ast;
+pub mod check;
 pub mod diag;
