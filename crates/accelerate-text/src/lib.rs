@@ -15,6 +15,7 @@
 // to even out variant sizes is not worth changing that contract.
 #[allow(clippy::large_enum_variant)]
 pub mod ast;
+pub mod check;
 pub mod data;
 pub mod defunc;
 pub mod diag;
