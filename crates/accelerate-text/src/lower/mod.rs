@@ -261,7 +261,18 @@ impl<'a> Lower<'a> {
         })?;
         let v = self.host(&main.body)?;
         let loc = self.loc(main.body.span);
-        let result = self.arrays_of(&v, ret, loc)?;
+        // each result its own array: a tuple result is several results
+        let result = match ret {
+            Type::Tuple(ts) if !ts.is_empty() => {
+                let parts = ts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| self.arrays_of(&part(&v, i, loc), t, loc))
+                    .collect::<Res<Vec<_>>>()?;
+                OpenAcc::new(AccKind::Tuple(parts), loc)
+            }
+            t => self.arrays_of(&v, t, loc)?,
+        };
         let block = self.blocks.pop().expect("the entry's block");
         let body = wrap_lets(block, result, loc);
         let mut body = body;

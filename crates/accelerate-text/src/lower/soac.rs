@@ -247,14 +247,14 @@ impl<'a> Lower<'a> {
             }
             ("concat", [xs, ys]) => {
                 let (a, rank, _) = self.array(xs)?;
-                let (b, _, _) = self.array(ys)?;
+                let (c, _, _) = self.array(ys)?;
                 let n = extent(a, 0, loc);
-                let mut dims = vec![prim(PrimFun::Add, vec![n.clone(), extent(b, 0, loc)], loc)];
+                let mut dims = vec![prim(PrimFun::Add, vec![n.clone(), extent(c, 0, loc)], loc)];
                 dims.extend((1..rank).map(|d| extent(a, d, loc)));
                 let rest: Vec<OpenExp> = (1..rank).map(|k| ix(b, k, loc)).collect();
                 let from_a = read(a, [vec![ix(b, 0, loc)], rest.clone()].concat(), loc);
                 let from_b =
-                    read(b, [vec![prim(PrimFun::Sub, vec![ix(b, 0, loc), n.clone()], loc)], rest].concat(), loc);
+                    read(c, [vec![prim(PrimFun::Sub, vec![ix(b, 0, loc), n.clone()], loc)], rest].concat(), loc);
                 let test = prim(PrimFun::Lt, vec![ix(b, 0, loc), n], loc);
                 let body =
                     OpenExp::new(ExpKind::Cond(Box::new(test), Box::new(from_a), Box::new(from_b)), loc);
