@@ -9,7 +9,8 @@ use accelerate::Config;
 use std::path::{Path, PathBuf};
 
 fn fut_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).expect("the corpus").map(|e| e.expect("entry").path()).collect();
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).expect("the corpus").map(|e| e.expect("entry").path()).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -34,7 +35,11 @@ fn every_corpus_case_passes() {
         skipped += report.skipped();
         failures.extend(report.failures());
     }
-    println!("text corpus: {passed} passed, {} failed, {skipped} skipped, in {} files", failures.len(), files.len());
+    println!(
+        "text corpus: {passed} passed, {} failed, {skipped} skipped, in {} files",
+        failures.len(),
+        files.len()
+    );
     assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures.join("\n\n"));
     assert_eq!(skipped, 0, "no case of the corpus is skipped");
 }

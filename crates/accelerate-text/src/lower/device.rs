@@ -189,7 +189,7 @@ impl<'a> Lower<'a> {
     /// A value bound once: a computed scalar becomes a variable.
     pub(super) fn share(&mut self, v: LVal) -> LVal {
         match v {
-            LVal::Exp { e, elt } if !matches!(e.kind, ExpKind::Var(_) | ExpKind::Const(_)) => {
+            LVal::Exp { e, elt } if !trivial(&e) => {
                 let loc = e.loc;
                 let level = self.sbind(e);
                 LVal::Exp { e: OpenExp::new(ExpKind::Var(level), loc), elt }
@@ -207,7 +207,10 @@ impl<'a> Lower<'a> {
         let args = params
             .iter()
             .enumerate()
-            .map(|(i, elt)| LVal::Exp { e: OpenExp::new(ExpKind::Var(self.sbase + i), loc), elt: elt.clone() })
+            .map(|(i, elt)| LVal::Exp {
+                e: OpenExp::new(ExpKind::Var(self.sbase + i), loc),
+                elt: elt.clone(),
+            })
             .collect();
         self.lambda_with(lam, params.to_vec(), args)
     }
@@ -539,6 +542,16 @@ impl<'a> Lower<'a> {
                 all
             }
         })
+    }
+}
+
+/// Cheaper to repeat than to bind: a variable, a constant, or a tuple of
+/// those (the empty tuple: a closure that captured nothing).
+fn trivial(e: &OpenExp) -> bool {
+    match &e.kind {
+        ExpKind::Var(_) | ExpKind::Const(_) => true,
+        ExpKind::Tuple(es) => es.iter().all(trivial),
+        _ => false,
     }
 }
 

@@ -106,7 +106,7 @@ impl<'a> Lower<'a> {
         self.sdepth = saved_depth;
         self.sblocks = saved_blocks;
         let x = r?;
-        if is_cheap(&x) {
+        if is_cheap(&x) || elt == EltTy::UNIT {
             return Ok(LVal::Exp { e: x, elt });
         }
         let level = self.bind(OpenAcc::new(AccKind::Unit(x), loc));
@@ -559,11 +559,13 @@ impl<'a> Lower<'a> {
     }
 }
 
-/// A constant, a variable or a read of a rank-0 array: as cheap to repeat
-/// as to read from a variable.
+/// A constant, a variable, a read of a rank-0 array, or a tuple of those:
+/// as cheap to repeat as to read from a variable.
 pub(super) fn is_cheap(e: &OpenExp) -> bool {
     match &e.kind {
         ExpKind::Const(_) | ExpKind::Var(_) => true,
+        // a closure's environment: the values it captured
+        ExpKind::Tuple(es) => es.iter().all(is_cheap),
         ExpKind::Index { index, .. } => matches!(&index.kind, ExpKind::Tuple(es) if es.is_empty()),
         ExpKind::Prj(_, x) => is_cheap(x),
         _ => false,

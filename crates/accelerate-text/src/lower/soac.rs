@@ -167,10 +167,7 @@ impl<'a> Lower<'a> {
                     arrays.push(self.vector(xs)?);
                 }
                 let first = arrays[0].0;
-                let body = tuple(
-                    arrays.iter().map(|(l, _)| read(*l, vec![prj(0, svar(b, loc), loc)], loc)).collect(),
-                    loc,
-                );
+                let body = tuple(arrays.iter().map(|(l, _)| read_at(*l, svar(b, loc), loc)).collect(), loc);
                 let f = Fun { params: vec![EltTy::shape(1)], body };
                 let term = AccKind::Generate { shape: shape_of(first, loc), f };
                 Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
@@ -253,8 +250,11 @@ impl<'a> Lower<'a> {
                 dims.extend((1..rank).map(|d| extent(a, d, loc)));
                 let rest: Vec<OpenExp> = (1..rank).map(|k| ix(b, k, loc)).collect();
                 let from_a = read(a, [vec![ix(b, 0, loc)], rest.clone()].concat(), loc);
-                let from_b =
-                    read(c, [vec![prim(PrimFun::Sub, vec![ix(b, 0, loc), n.clone()], loc)], rest].concat(), loc);
+                let from_b = read(
+                    c,
+                    [vec![prim(PrimFun::Sub, vec![ix(b, 0, loc), n.clone()], loc)], rest].concat(),
+                    loc,
+                );
                 let test = prim(PrimFun::Lt, vec![ix(b, 0, loc), n], loc);
                 let body =
                     OpenExp::new(ExpKind::Cond(Box::new(test), Box::new(from_a), Box::new(from_b)), loc);
@@ -303,6 +303,19 @@ impl<'a> Lower<'a> {
         let term = match arrays.as_slice() {
             [(a, elt)] => {
                 let f = self.lambda(f, std::slice::from_ref(elt))?;
+                if let Some(path) = projection_path(&f.body, b) {
+                    // `map (.x.y) xs`: parts of an array of tuples, which
+                    // struct-of-arrays storage holds apart: moves, not a
+                    // kernel
+                    let mut arr = var(*a, loc);
+                    for i in path {
+                        arr = OpenAcc::new(
+                            AccKind::Prj(i, Box::new(OpenAcc::new(AccKind::Unzip(Box::new(arr)), loc))),
+                            loc,
+                        );
+                    }
+                    return Ok(self.bind_typed(arr, &e.ty));
+                }
                 AccKind::Map { f, array: Box::new(var(*a, loc)) }
             }
             [(a1, e1), (a2, e2)] => {
@@ -312,7 +325,7 @@ impl<'a> Lower<'a> {
             _ => {
                 let args = arrays
                     .iter()
-                    .map(|(l, elt)| LVal::Exp { e: read(*l, vec![prj(0, svar(b, loc), loc)], loc), elt: elt.clone() })
+                    .map(|(l, elt)| LVal::Exp { e: read_at(*l, svar(b, loc), loc), elt: elt.clone() })
                     .collect();
                 let f = self.lambda_with(f, vec![EltTy::shape(1)], args)?;
                 AccKind::Generate { shape: shape_of(arrays[0].0, loc), f }
@@ -351,7 +364,11 @@ impl<'a> Lower<'a> {
                 let mut dims = vec![SliceDim::Fixed];
                 dims.extend(std::iter::repeat_n(SliceDim::All, rank - 1));
                 let spec = SliceSpec { any_rank: 0, dims };
-                let slice = AccKind::Slice { spec, array: Box::new(var(*level, loc)), slix: tuple(vec![i.clone()], loc) };
+                let slice = AccKind::Slice {
+                    spec,
+                    array: Box::new(var(*level, loc)),
+                    slix: tuple(vec![i.clone()], loc),
+                };
                 let row = self.bind(OpenAcc::new(slice, loc));
                 LVal::Array { level: row, rank: rank - 1, elt: elt.clone() }
             };
@@ -528,7 +545,8 @@ impl<'a> Lower<'a> {
         loc: SrcLoc,
     ) -> Res<LVal> {
         let b = self.sbase;
-        let f = Fun { params: vec![elt.clone(), elt], body: prim(op, vec![svar(b, loc), svar(b + 1, loc)], loc) };
+        let f =
+            Fun { params: vec![elt.clone(), elt], body: prim(op, vec![svar(b, loc), svar(b + 1, loc)], loc) };
         let seed = OpenExp::new(ExpKind::Const(seed), loc);
         let term = AccKind::Fold { f, seed: Some(seed), array: Box::new(array) };
         Ok(self.bind_typed(OpenAcc::new(term, loc), ty))
@@ -625,6 +643,26 @@ impl<'a> Lower<'a> {
     }
 }
 
+/// The components a function body picks out of its parameter (scalar
+/// level `b`), outermost first, if it is only that: `x.1.0` is `[1, 0]`.
+fn projection_path(body: &OpenExp, b: usize) -> Option<Vec<usize>> {
+    let mut path = Vec::new();
+    let mut e = body;
+    loop {
+        match &e.kind {
+            ExpKind::Prj(i, x) => {
+                path.push(*i);
+                e = x;
+            }
+            ExpKind::Var(v) if *v == b && !path.is_empty() => {
+                path.reverse();
+                return Some(path);
+            }
+            _ => return None,
+        }
+    }
+}
+
 fn var(level: usize, loc: SrcLoc) -> OpenAcc {
     OpenAcc::new(AccKind::Var(level), loc)
 }
@@ -645,6 +683,12 @@ fn tuple(es: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
 
 fn read(level: usize, index: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
     OpenExp::new(ExpKind::Index { array: level, index: Box::new(tuple(index, loc)) }, loc)
+}
+
+/// A read at a whole index (the index parameter itself: fusion sees a
+/// read at the reader's own index).
+fn read_at(level: usize, index: OpenExp, loc: SrcLoc) -> OpenExp {
+    OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc)
 }
 
 fn extent(level: usize, d: usize, loc: SrcLoc) -> OpenExp {

@@ -216,8 +216,9 @@ const SEQ_BUDGET_MB: (&str, &str) =
 const SEQ_CHUNK: (&str, &str) = ("ACCELERATE_SEQ_CHUNK", "a fixed chunk size for sequences (at least 1)");
 const CUDA_DEVICE: (&str, &[&str]) = ("ACCELERATE_CUDA_DEVICE", &["gpu", "emulator"]);
 const CACHE: (&str, &[&str]) = ("ACCELERATE_CACHE", &["on", "off"]);
-const DUMPS: &[&str] =
-    &["sharing", "lift", "simplify", "fusion", "cluster", "ilp", "plan", "all", "c", "cuda", "schedule"];
+const DUMPS: &[&str] = &[
+    "sharing", "text", "lift", "simplify", "fusion", "cluster", "ilp", "plan", "all", "c", "cuda", "schedule",
+];
 
 /// Checks every variable of the module docs that holds a number or a
 /// choice: the one place that says what a bad value is (`Config::default`
