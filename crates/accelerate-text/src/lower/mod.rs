@@ -55,6 +55,8 @@ pub struct Lowered {
     pub params: Vec<ExtType>,
     /// One per result: a tuple result is several.
     pub results: Vec<ExtType>,
+    /// The entry point's name, where it is defined.
+    pub entry_span: Span,
 }
 
 /// The type of a value passed to or returned from an entry point: a
@@ -277,7 +279,7 @@ impl<'a> Lower<'a> {
         let body = wrap_lets(block, result, loc);
         let mut body = body;
         levels::acc_to_indices(&mut body, params.len());
-        Ok(Lowered { program: ir::Program { params: param_tys, body }, params, results })
+        Ok(Lowered { program: ir::Program { params: param_tys, body }, params, results, entry_span: main.name.span })
     }
 
     // ---- scopes and bindings ----

@@ -31,9 +31,15 @@ use std::time::{Duration, Instant};
 /// error where a run failed.
 #[derive(Clone, Debug)]
 pub struct TextError {
-    pub diagnostic: Diagnostic,
+    pub diagnostic: Box<Diagnostic>,
     pub rendered: String,
-    pub error: Option<Error>,
+    pub error: Option<Box<Error>>,
+}
+
+impl TextError {
+    fn new(file: &SourceFile, d: Diagnostic, error: Option<Error>) -> TextError {
+        TextError { rendered: file.render(&d), diagnostic: Box::new(d), error: error.map(Box::new) }
+    }
 }
 
 impl fmt::Display for TextError {
@@ -59,7 +65,7 @@ pub struct FrontEnd {
 /// defunctionalise, lower the entry point.
 pub fn front_end(file: &SourceFile, entry: &str) -> Result<FrontEnd, TextError> {
     let t = Instant::now();
-    let fail = |d: Diagnostic| TextError { rendered: file.render(&d), diagnostic: d, error: None };
+    let fail = |d: Diagnostic| TextError::new(file, d, None);
     let mut prog = parser::parse_program(file).map_err(fail)?;
     check::check_program(&mut prog).map_err(fail)?;
     let checked = prog.clone();
@@ -150,11 +156,11 @@ impl TextProgram {
 
     fn input_error(&self, message: String) -> TextError {
         let d = Diagnostic::new(DiagKind::Runtime, self.entry_span(), message);
-        TextError { rendered: self.file.render(&d), diagnostic: d, error: None }
+        TextError::new(&self.file, d, None)
     }
 
     fn entry_span(&self) -> ast::Span {
-        ast::Span::new(0, 0)
+        self.front.lowered.entry_span
     }
 }
 
@@ -173,7 +179,7 @@ fn runtime_error(file: &SourceFile, e: Error) -> TextError {
         Some((at, message)) => Diagnostic::new(DiagKind::Runtime, ast::Span::new(at, at + 1), message),
         None => Diagnostic::new(DiagKind::Runtime, ast::Span::new(0, 0), text),
     };
-    TextError { rendered: file.render(&d), diagnostic: d, error: Some(e) }
+    TextError::new(file, d, Some(e))
 }
 
 mod runner;
