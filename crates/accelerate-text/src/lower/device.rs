@@ -545,12 +545,16 @@ impl<'a> Lower<'a> {
     }
 }
 
-/// Cheaper to repeat than to bind: a variable, a constant, or a tuple of
-/// those (the empty tuple: a closure that captured nothing).
+/// Cheaper to repeat than to bind: a variable, a constant, a read of a
+/// host scalar, or tuples and parts of those (the empty tuple: a closure
+/// that captured nothing).
 fn trivial(e: &OpenExp) -> bool {
     match &e.kind {
         ExpKind::Var(_) | ExpKind::Const(_) => true,
         ExpKind::Tuple(es) => es.iter().all(trivial),
+        ExpKind::Prj(_, x) => trivial(x),
+        // a host scalar: a read of its rank-0 array
+        ExpKind::Index { index, .. } => matches!(&index.kind, ExpKind::Tuple(es) if es.is_empty()),
         _ => false,
     }
 }

@@ -151,8 +151,12 @@ fn prim(op: ir::PrimFun, args: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
     OpenExp::new(ExpKind::Prim(op, args), loc)
 }
 
+/// Component `i` of a tuple; of a tuple written out, that component.
 fn prj(i: usize, e: OpenExp, loc: SrcLoc) -> OpenExp {
-    OpenExp::new(ExpKind::Prj(i, Box::new(e)), loc)
+    match e.kind {
+        ExpKind::Tuple(ref es) if i < es.len() => es[i].clone(),
+        _ => OpenExp::new(ExpKind::Prj(i, Box::new(e)), loc),
+    }
 }
 
 /// The lowering's state.
@@ -279,7 +283,12 @@ impl<'a> Lower<'a> {
         let body = wrap_lets(block, result, loc);
         let mut body = body;
         levels::acc_to_indices(&mut body, params.len());
-        Ok(Lowered { program: ir::Program { params: param_tys, body }, params, results, entry_span: main.name.span })
+        Ok(Lowered {
+            program: ir::Program { params: param_tys, body },
+            params,
+            results,
+            entry_span: main.name.span,
+        })
     }
 
     // ---- scopes and bindings ----
@@ -378,6 +387,12 @@ impl<'a> Lower<'a> {
     fn arrays_of(&mut self, v: &LVal, t: &Type, loc: SrcLoc) -> Res<OpenAcc> {
         if elt_of(t).is_some() {
             let e = self.exp_of(v, loc)?;
+            // a host scalar is its rank-0 array
+            if let ExpKind::Index { array, index } = &e.kind {
+                if matches!(&index.kind, ExpKind::Tuple(es) if es.is_empty()) {
+                    return Ok(OpenAcc::new(AccKind::Var(*array), loc));
+                }
+            }
             return Ok(OpenAcc::new(AccKind::Unit(e), loc));
         }
         match v {
