@@ -139,7 +139,10 @@ pub enum Type {
     Prim(PrimType),
     /// `[d0][d1]...elem`, outermost dimension first; `elem` is never an
     /// array (an array of arrays is one array of higher rank).
-    Array { elem: Box<Type>, shape: Vec<Size> },
+    Array {
+        elem: Box<Type>,
+        shape: Vec<Size>,
+    },
     /// `(a, b, ...)`; the unit type `()` is the empty tuple.
     Tuple(Vec<Type>),
     /// `{x: a, y: b}`, fields sorted by name.
@@ -189,7 +192,9 @@ impl Type {
                 Type::Array { elem: Box::new(elem.without_sizes()), shape: vec![Size::Any; shape.len()] }
             }
             Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::without_sizes).collect()),
-            Type::Record(fs) => Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.without_sizes())).collect()),
+            Type::Record(fs) => {
+                Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.without_sizes())).collect())
+            }
             Type::Arrow(a, b) => Type::Arrow(Box::new(a.without_sizes()), Box::new(b.without_sizes())),
             t => t.clone(),
         }
@@ -240,7 +245,10 @@ impl TypeExp {
                 TypeArgExp::Type(t) => s.to(t.span()),
                 TypeArgExp::Size(_) => s,
             }),
-            TypeExp::Array(_, _, s) | TypeExp::Tuple(_, s) | TypeExp::Record(_, s) | TypeExp::Arrow(_, _, _, s) => *s,
+            TypeExp::Array(_, _, s)
+            | TypeExp::Tuple(_, s)
+            | TypeExp::Record(_, s)
+            | TypeExp::Arrow(_, _, _, s) => *s,
         }
     }
 }
@@ -433,7 +441,11 @@ pub enum ExprKind {
     /// `qual` is `Some("f32")`). `inst` is filled in by the checker for
     /// uses of polymorphic definitions: the types of the definition's type
     /// parameters (not its size parameters), in order.
-    Var { name: Ident, qual: Option<Ident>, inst: Vec<Type> },
+    Var {
+        name: Ident,
+        qual: Option<Ident>,
+        inst: Vec<Type>,
+    },
     /// `()` is the empty tuple.
     Tuple(Vec<Expr>),
     Record(Vec<(Ident, Expr)>),
@@ -478,7 +490,12 @@ pub enum ExprKind {
     If(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `loop p = init for ... do body`; without `= init`, `p` must be a
     /// pattern of variables in scope, which give the initial values.
-    Loop { pat: Pat, init: Option<Box<Expr>>, form: LoopForm, body: Box<Expr> },
+    Loop {
+        pat: Pat,
+        init: Option<Box<Expr>>,
+        form: LoopForm,
+        body: Box<Expr>,
+    },
     Match(Box<Expr>, Vec<(Pat, Expr)>),
     /// `e : t`
     Ascribe(Box<Expr>, TypeExp),

@@ -85,8 +85,9 @@ pub struct SourceFile {
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
-        let line_starts =
-            std::iter::once(0).chain(text.char_indices().filter(|&(_, c)| c == '\n').map(|(i, _)| i + 1)).collect();
+        let line_starts = std::iter::once(0)
+            .chain(text.char_indices().filter(|&(_, c)| c == '\n').map(|(i, _)| i + 1))
+            .collect();
         SourceFile { name: name.into(), text, line_starts }
     }
 
