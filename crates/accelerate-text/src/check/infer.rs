@@ -267,10 +267,12 @@ impl Infer {
         if a == b {
             return;
         }
-        if let Some(i) = size_var(&a) {
-            self.sizes[i] = Some(b);
-        } else if let Some(j) = size_var(&b) {
-            self.sizes[j] = Some(a);
+        // a `?i` the checker did not make (a tree built by hand) is left
+        // alone rather than trusted as an index
+        if let Some(slot) = size_var(&a).and_then(|i| self.sizes.get_mut(i)) {
+            *slot = Some(b);
+        } else if let Some(slot) = size_var(&b).and_then(|j| self.sizes.get_mut(j)) {
+            *slot = Some(a);
         }
     }
 
