@@ -42,9 +42,9 @@ pub use pat_type::ty;
 //              follows ends them (a keyword or a closing bracket), which
 //              includes a fixed index `a[...]` and a right section's
 //              operand, and parenthesised as any operand and as a slice
-//              bound (`a[(if c then 1 else 2):]`). A case body other than
-//              the last asks for OPERAND: a block there would take the
-//              cases that follow;
+//              bound (`a[(if c then 1 else 2):]`). A `match`'s scrutinee
+//              and its case bodies but the last ask for OPERAND: a block
+//              there would take the cases that follow;
 //   OPERAND    the loosest binary operator, for slice bounds;
 //   UNARY, APPLY, ATOM above the binary operators.
 //
@@ -300,10 +300,13 @@ impl Printer {
                 self.s("]");
             }
             ExprKind::Project(r, f) => {
-                // `f32.x` would read as a qualified name
-                let looks_qualified = matches!(&r.kind, ExprKind::Var { name, qual: None, .. }
-                    if PrimType::from_name(&name.name).is_some());
-                if looks_qualified {
+                // `f32.x` would read as a qualified name, `3.0` as a float
+                let misread = match &r.kind {
+                    ExprKind::Var { name, qual: None, .. } => PrimType::from_name(&name.name).is_some(),
+                    ExprKind::Lit(Literal::Int(_, None)) => true,
+                    _ => false,
+                };
+                if misread {
                     self.s("(");
                     self.expr(r, TOP);
                     self.s(")");
@@ -450,7 +453,8 @@ impl Printer {
             ExprKind::Match(scrutinee, cases) => {
                 let col = self.column();
                 self.s("match ");
-                self.expr(scrutinee, TOP);
+                // a block here would take the cases
+                self.expr(scrutinee, OPERAND);
                 for (i, (p, body)) in cases.iter().enumerate() {
                     self.newline(col);
                     self.s("case ");

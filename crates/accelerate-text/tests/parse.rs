@@ -8,6 +8,9 @@ use accelerate_text::diag::{DiagKind, Diagnostic, SourceFile};
 use accelerate_text::parser::{parse_expr, parse_program, COMPOSE_PARAM, MAX_DEPTH};
 use accelerate_text::pretty;
 
+mod common;
+use common::sx;
+
 const PROGRAMS: [(&str, &str); 6] = [
     ("dotp.fut", include_str!("programs/dotp.fut")),
     ("blackscholes.fut", include_str!("programs/blackscholes.fut")),
@@ -42,67 +45,6 @@ fn program_err(src: &str) -> String {
             assert_eq!(d.kind, DiagKind::Parse);
             f.render(&d)
         }
-    }
-}
-
-fn list<T>(xs: &[T], f: impl Fn(&T) -> String) -> String {
-    xs.iter().map(f).collect::<Vec<_>>().join(" ")
-}
-
-/// The tree as an s-expression: every node with its children, so that a
-/// test states the grouping exactly.
-fn sx(e: &Expr) -> String {
-    let idx = |d: &DimIndex| match d {
-        DimIndex::Fix(e) => sx(e),
-        DimIndex::Slice { start, end, stride } => {
-            let o = |x: &Option<Expr>| x.as_ref().map_or("_".to_string(), sx);
-            format!("(: {} {} {})", o(start), o(end), o(stride))
-        }
-    };
-    match &e.kind {
-        ExprKind::Lit(l) => match l {
-            Literal::Int(v, t) => format!("{v}{}", t.map_or("", PrimType::name)),
-            Literal::Float(v, t) => format!("{v:?}{}", t.map_or("", PrimType::name)),
-            Literal::Bool(b) => b.to_string(),
-        },
-        ExprKind::Var { name, qual: Some(q), .. } => format!("{}.{}", q.name, name.name),
-        ExprKind::Var { name, .. } => name.name.clone(),
-        ExprKind::Tuple(es) => format!("(tuple {})", list(es, sx)),
-        ExprKind::Record(fs) => format!("(record {})", list(fs, |(f, e)| format!("{}={}", f.name, sx(e)))),
-        ExprKind::ArrayLit(es) => format!("(array {})", list(es, sx)),
-        ExprKind::Project(e, f) => format!("(. {} {})", sx(e), f.name),
-        ExprKind::Index(e, is) => format!("(index {} {})", sx(e), list(is, idx)),
-        ExprKind::Apply(f, x) => format!("({} {})", sx(f), sx(x)),
-        ExprKind::BinOp(op, a, b) => format!("({} {} {})", op.symbol(), sx(a), sx(b)),
-        ExprKind::Neg(e) => format!("(neg {})", sx(e)),
-        ExprKind::Not(e) => format!("(not {})", sx(e)),
-        ExprKind::OpSection(op) => format!("(section {})", op.symbol()),
-        ExprKind::LeftSection(op, e) => format!("(lsection {} {})", sx(e), op.symbol()),
-        ExprKind::RightSection(op, e) => format!("(rsection {} {})", op.symbol(), sx(e)),
-        ExprKind::ProjSection(fs) => format!("(psection {})", list(fs, |f| f.name.clone())),
-        ExprKind::Lambda(ps, ret, body) => {
-            let ret = ret.as_ref().map_or(String::new(), |t| format!(" : {}", pretty::type_exp(t)));
-            format!("(\\ {}{ret} {})", list(ps, pretty::pat), sx(body))
-        }
-        ExprKind::Let(p, d, b) => format!("(let {} {} {})", pretty::pat(p), sx(d), sx(b)),
-        ExprKind::LetFun { name, params, def, body, .. } => {
-            format!("(letfun {} {} {} {})", name.name, list(params, pretty::pat), sx(def), sx(body))
-        }
-        ExprKind::Update(a, is, v) => format!("(update {} {} {})", sx(a), list(is, idx), sx(v)),
-        ExprKind::If(c, t, f) => format!("(if {} {} {})", sx(c), sx(t), sx(f)),
-        ExprKind::Loop { pat, init, form, body } => {
-            let init = init.as_ref().map_or("_".to_string(), |e| sx(e));
-            let form = match form {
-                LoopForm::For(i, n) => format!("for {} {}", i.name, sx(n)),
-                LoopForm::ForIn(p, xs) => format!("in {} {}", pretty::pat(p), sx(xs)),
-                LoopForm::While(c) => format!("while {}", sx(c)),
-            };
-            format!("(loop {} {init} ({form}) {})", pretty::pat(pat), sx(body))
-        }
-        ExprKind::Match(e, cs) => {
-            format!("(match {} {})", sx(e), list(cs, |(p, e)| format!("[{} {}]", pretty::pat(p), sx(e))))
-        }
-        ExprKind::Ascribe(e, t) => format!("(: {} {})", sx(e), pretty::type_exp(t)),
     }
 }
 

@@ -443,7 +443,7 @@ impl Checker {
         let elem = self.inf.fresh();
         let shape = idx.iter().map(|_| self.inf.fresh_size()).collect();
         let want = mk_array(elem.clone(), shape);
-        if self.inf.unify(&want, t).is_err() {
+        if self.inf.unify_or_undo(&want, t).is_err() {
             return Err(type_error(
                 span,
                 format!(
@@ -502,7 +502,7 @@ impl Checker {
                 let txs = self.expr(xs)?;
                 let elem = self.inf.fresh();
                 let want = mk_array(elem.clone(), vec![Size::Any]);
-                if self.inf.unify(&want, &txs).is_err() {
+                if self.inf.unify_or_undo(&want, &txs).is_err() {
                     return Err(type_error(
                         xs.span,
                         format!("`for ... in` needs an array, found `{}`", self.inf.show(&txs)),

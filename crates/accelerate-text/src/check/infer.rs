@@ -111,6 +111,15 @@ pub(super) struct Infer {
     /// The lifted type parameters (`'^a`) in scope: they may stand for
     /// functions, so they do not support `==`.
     pub lifted: HashSet<String>,
+    /// While `unify_or_undo` runs: the variables and sizes as they were
+    /// before it changed them, most recent last.
+    trail: Option<Vec<Undo>>,
+}
+
+#[derive(Debug)]
+enum Undo {
+    Var(u32, Var),
+    Size(usize, Option<Size>),
 }
 
 /// `[shape]elem`, kept normal: no array of arrays, no array of rank 0.
@@ -162,6 +171,9 @@ impl Infer {
     }
 
     fn var_mut(&mut self, v: u32) -> &mut Var {
+        if let Some(trail) = &mut self.trail {
+            trail.push(Undo::Var(v, self.vars[v as usize].clone()));
+        }
         &mut self.vars[v as usize]
     }
 
@@ -222,6 +234,23 @@ impl Infer {
         show(&self.zonk(t))
     }
 
+    /// `unify`, leaving everything as it was if the two do not unify, so
+    /// that the error can show the types as they were.
+    pub fn unify_or_undo(&mut self, a: &Type, b: &Type) -> Result<(), Clash> {
+        self.trail = Some(Vec::new());
+        let r = self.unify(a, b);
+        let trail = self.trail.take().unwrap_or_default();
+        if r.is_err() {
+            for undo in trail.into_iter().rev() {
+                match undo {
+                    Undo::Var(v, old) => self.vars[v as usize] = old,
+                    Undo::Size(i, old) => self.sizes[i] = old,
+                }
+            }
+        }
+        r
+    }
+
     /// Unifies two types, up to sizes (a size variable is bound, two known
     /// sizes are left to the run-time checks).
     pub fn unify(&mut self, a: &Type, b: &Type) -> Result<(), Clash> {
@@ -267,11 +296,17 @@ impl Infer {
         if a == b {
             return;
         }
-        if let Some(i) = size_var(&a) {
-            self.sizes[i] = Some(b);
-        } else if let Some(j) = size_var(&b) {
-            self.sizes[j] = Some(a);
+        // a `?i` the checker did not make (a tree built by hand) is left
+        // alone rather than trusted as an index
+        let (i, s) = match (size_var(&a), size_var(&b)) {
+            (Some(i), _) if i < self.sizes.len() => (i, b),
+            (_, Some(j)) if j < self.sizes.len() => (j, a),
+            _ => return,
+        };
+        if let Some(trail) = &mut self.trail {
+            trail.push(Undo::Size(i, self.sizes[i].clone()));
         }
+        self.sizes[i] = Some(s);
     }
 
     /// Binds the free variable `v` to `t` (normal at its head, not `v`);
@@ -519,6 +554,20 @@ mod tests {
         let not2 = inf.fresh_prims(PrimSet::BOOL_OR_INTEGRAL);
         let float2 = inf.fresh_prims(PrimSet::FLOAT);
         assert!(matches!(inf.unify(&not2, &float2), Err(Clash::Constraint { .. })));
+    }
+
+    #[test]
+    fn a_failed_unification_leaves_the_variables_as_they_were() {
+        let mut inf = Infer::default();
+        let (a, b) = (inf.fresh(), inf.fresh_prims(PrimSet::NUMERIC));
+        let k = inf.fresh_size();
+        let left = Type::Tuple(vec![a.clone(), mk_array(b.clone(), vec![k.clone()])]);
+        let right =
+            Type::Tuple(vec![prim(PrimType::I32), mk_array(prim(PrimType::Bool), vec![Size::Const(2)])]);
+        assert!(inf.unify_or_undo(&left, &right).is_err());
+        assert_eq!(inf.zonk(&left), left);
+        inf.unify_or_undo(&b, &prim(PrimType::F32)).unwrap();
+        assert_eq!(inf.zonk(&b), prim(PrimType::F32));
     }
 
     #[test]

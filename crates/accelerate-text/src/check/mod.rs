@@ -13,6 +13,13 @@
 //! variables left in its type, writes the resolved types back and checks
 //! the restrictions. The prelude (`intrinsics`) is known by name.
 //!
+//! Futhark requires a record's type to be known where a field is taken
+//! from it; here a projection from a value whose type is not known yet
+//! (`\p -> p.x` passed to `map` before the array) is remembered in the
+//! constraint of its unification variable and checked when the type is
+//! learnt, and is an error only if the type is still unknown at the end
+//! of the definition, so that `map (.x) points` checks.
+//!
 //! Guarantees, after `check_program` returns `Ok`: every `Expr.ty` and
 //! `Pat.ty` is resolved (no `Unknown`, no `Infer`); type parameters of the
 //! enclosing definition appear as `Type::Param`; arrays are normal (their
@@ -268,7 +275,7 @@ impl Checker {
     /// Unifies the type expected at `span` with the type found there,
     /// reporting a clash as a type error naming both.
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span) -> Result<(), Diagnostic> {
-        match self.inf.unify(expected, found) {
+        match self.inf.unify_or_undo(expected, found) {
             Ok(()) => Ok(()),
             Err(clash) => Err(self.clash_error(clash, expected, found, span)),
         }
@@ -282,7 +289,7 @@ impl Checker {
                 .with_note("the type would have to contain itself"),
             Clash::Constraint { wanted, found: inner } => {
                 let d = type_error(span, format!("expected {wanted}, found {inner}"));
-                if e == "_" {
+                if e == "_" || f == "_" {
                     d
                 } else {
                     d.with_note(format!("while matching `{e}` with `{f}`"))

@@ -1,80 +1,28 @@
 //! Types printed as Futhark writes them (`[n][]f32`, `(i32, bool)`,
-//! `{x: f32}`, `a -> b`), for the checker's messages. A unification
-//! variable not yet known prints as `_`, and a size the checker has not
-//! learnt prints as `[]`.
+//! `{x: f32}`, `a -> b`), for the checker's messages: the printer's
+//! (`pretty::ty`), after showing what inference has not learnt yet as a
+//! reader would write it, a unification variable as `_` and a size
+//! variable (`?3`) as `[]`.
 
+use super::infer::size_var;
 use crate::ast::{Size, Type};
-use std::fmt::Write;
 
 /// The type as Futhark source text.
 pub fn show(ty: &Type) -> String {
-    let mut out = String::new();
-    write_ty(&mut out, ty, false);
-    out
+    crate::pretty::ty(&unknowns_as_holes(ty))
 }
 
-/// `arrow_left`: the type is the parameter of an arrow, where an arrow
-/// needs parentheses.
-fn write_ty(out: &mut String, ty: &Type, arrow_left: bool) {
-    match ty {
-        Type::Unknown | Type::Infer(_) => out.push('_'),
-        Type::Prim(p) => out.push_str(p.name()),
-        Type::Param(name) => out.push_str(name),
-        Type::Array { elem, shape } => {
-            for d in shape {
-                write_size(out, d);
-            }
-            // an arrow element is ruled out by the checker, but a message
-            // may still have to show one
-            write_ty(out, elem, true);
-        }
-        Type::Tuple(ts) => {
-            out.push('(');
-            for (i, t) in ts.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_ty(out, t, false);
-            }
-            out.push(')');
-        }
-        Type::Record(fs) => {
-            out.push('{');
-            for (i, (n, t)) in fs.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(n);
-                out.push_str(": ");
-                write_ty(out, t, false);
-            }
-            out.push('}');
-        }
-        Type::Arrow(a, b) => {
-            if arrow_left {
-                out.push('(');
-            }
-            write_ty(out, a, true);
-            out.push_str(" -> ");
-            write_ty(out, b, false);
-            if arrow_left {
-                out.push(')');
-            }
-        }
-    }
-}
-
-fn write_size(out: &mut String, d: &Size) {
-    match d {
-        Size::Any => out.push_str("[]"),
-        Size::Const(n) => {
-            let _ = write!(out, "[{n}]");
-        }
-        // a size variable of the checker (`?3`) is not yet known
-        Size::Var(v) if v.starts_with('?') => out.push_str("[]"),
-        Size::Var(v) => {
-            let _ = write!(out, "[{v}]");
-        }
+fn unknowns_as_holes(t: &Type) -> Type {
+    match t {
+        Type::Infer(_) => Type::Param("_".into()),
+        Type::Array { elem, shape } => Type::Array {
+            elem: Box::new(unknowns_as_holes(elem)),
+            shape: shape.iter().map(|s| if size_var(s).is_some() { Size::Any } else { s.clone() }).collect(),
+        },
+        Type::Tuple(ts) => Type::Tuple(ts.iter().map(unknowns_as_holes).collect()),
+        Type::Record(fs) => Type::Record(fs.iter().map(|(n, t)| (n.clone(), unknowns_as_holes(t))).collect()),
+        Type::Arrow(a, b) => Type::Arrow(Box::new(unknowns_as_holes(a)), Box::new(unknowns_as_holes(b))),
+        Type::Unknown | Type::Prim(_) | Type::Param(_) => t.clone(),
     }
 }
 
@@ -98,5 +46,7 @@ mod tests {
         let fs = Type::Array { elem: Box::new(ab), shape: vec![Size::Const(2)] };
         assert_eq!(show(&fs), "[2](a -> b)");
         assert_eq!(show(&Type::Tuple(vec![])), "()");
+        let hole = Type::Array { elem: Box::new(Type::Infer(3)), shape: vec![Size::Var("?0".into())] };
+        assert_eq!(show(&Type::Arrow(Box::new(hole), Box::new(Type::Infer(4)))), "[]_ -> _");
     }
 }
