@@ -34,6 +34,7 @@ mod compare;
 mod tests;
 mod text;
 
+use std::sync::Arc;
 use crate::ast::PrimType;
 use accelerate_base::array::{ArrayData, Buffer, EltTy, ScalarTy, ScalarVal};
 use std::fmt;
@@ -54,15 +55,26 @@ pub const MAX_RANK: usize = 255;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Value {
     ty: ScalarTy,
-    data: ArrayData,
+    /// Shared, so that a value passes to and from a program without a copy.
+    data: Arc<ArrayData>,
 }
 
 impl Value {
     /// The value of an array whose elements are primitive (not tuples),
     /// of rank at most `MAX_RANK`; `None` otherwise.
     pub fn new(data: ArrayData) -> Option<Value> {
+        Value::shared(Arc::new(data))
+    }
+
+    /// `new` of an array that is shared.
+    pub fn shared(data: Arc<ArrayData>) -> Option<Value> {
         let ty = data.elt_ty().scalar()?;
         (data.rank() <= MAX_RANK).then_some(Value { ty, data })
+    }
+
+    /// The array, shared.
+    pub fn arc(&self) -> &Arc<ArrayData> {
+        &self.data
     }
 
     /// A scalar: an array of rank 0.
@@ -70,7 +82,7 @@ impl Value {
         let mut buffer = buffer_of(v.ty());
         buffer.push(v);
         let data = ArrayData::from_buffers(Vec::new(), EltTy::Scalar(v.ty()), vec![buffer]);
-        Value { ty: v.ty(), data: data.expect("a buffer of one element fills a shape of rank 0") }
+        Value { ty: v.ty(), data: Arc::new(data.expect("a buffer of one element fills a shape of rank 0")) }
     }
 
     /// The array of this shape whose elements, in row-major order, are
@@ -86,7 +98,7 @@ impl Value {
     }
 
     pub fn into_array(self) -> ArrayData {
-        self.data
+        Arc::try_unwrap(self.data).unwrap_or_else(|a| (*a).clone())
     }
 
     /// The elements in row-major order.

@@ -138,7 +138,7 @@ impl TextProgram {
                 )));
             }
         }
-        let vals = args.iter().map(|v| ArraysVal::Array(Arc::new(v.array().clone()))).collect();
+        let vals = args.iter().map(|v| ArraysVal::Array(v.arc().clone())).collect();
         let out = self.program.run(vals).map_err(|e| runtime_error(&self.file, e))?;
         let arrays: Vec<Arc<ArrayData>> = match out {
             ArraysVal::Array(a) => vec![a],
