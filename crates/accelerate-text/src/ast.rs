@@ -352,7 +352,7 @@ pub enum PatKind {
 }
 
 /// An expression.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
@@ -503,6 +503,87 @@ pub enum ExprKind {
     Match(Box<Expr>, Vec<(Pat, Expr)>),
     /// `e : t`
     Ascribe(Box<Expr>, TypeExp),
+}
+
+// Note [Deep trees]
+// A program's tree is as deep as its longest chain of `let`s (a generated
+// program of 100 000 bindings is 100 000 nested `Let`s), and the derived,
+// recursive clone and drop would overflow the stack of a small thread.
+// Cloning grows the stack as it goes; dropping takes the children out
+// and drops them from an explicit stack. Every stage that recurses on the
+// tree grows its stack the same way (`mono::stacker_grow`).
+
+impl Clone for Expr {
+    fn clone(&self) -> Self {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || Expr {
+            kind: self.kind.clone(),
+            span: self.span,
+            ty: self.ty.clone(),
+        })
+    }
+}
+
+impl Drop for Expr {
+    fn drop(&mut self) {
+        if matches!(self.kind, ExprKind::Lit(_) | ExprKind::Var { .. }) {
+            return;
+        }
+        let mut stack = Vec::new();
+        take_children(&mut self.kind, &mut stack);
+        while let Some(mut e) = stack.pop() {
+            take_children(&mut e.kind, &mut stack);
+        }
+    }
+}
+
+/// Moves an expression's children out (the expression is left a literal).
+fn take_children(kind: &mut ExprKind, out: &mut Vec<Expr>) {
+    let dims = |ix: Vec<DimIndex>, out: &mut Vec<Expr>| {
+        for d in ix {
+            match d {
+                DimIndex::Fix(x) => out.push(x),
+                DimIndex::Slice { start, end, stride } => {
+                    out.extend([start, end, stride].into_iter().flatten())
+                }
+            }
+        }
+    };
+    match std::mem::replace(kind, ExprKind::Lit(Literal::Bool(false))) {
+        ExprKind::Lit(_) | ExprKind::Var { .. } | ExprKind::OpSection(_) | ExprKind::ProjSection(_) => {}
+        ExprKind::Tuple(es) | ExprKind::ArrayLit(es) => out.extend(es),
+        ExprKind::Record(fs) => out.extend(fs.into_iter().map(|(_, x)| x)),
+        ExprKind::Project(x, _)
+        | ExprKind::Neg(x)
+        | ExprKind::Not(x)
+        | ExprKind::LeftSection(_, x)
+        | ExprKind::RightSection(_, x)
+        | ExprKind::Ascribe(x, _)
+        | ExprKind::Lambda(_, _, x) => out.push(*x),
+        ExprKind::Index(x, ix) => {
+            out.push(*x);
+            dims(ix, out);
+        }
+        ExprKind::Apply(a, b) | ExprKind::BinOp(_, a, b) | ExprKind::Let(_, a, b) => out.extend([*a, *b]),
+        ExprKind::LetFun { def, body, .. } => out.extend([*def, *body]),
+        ExprKind::Update(a, ix, v) => {
+            out.extend([*a, *v]);
+            dims(ix, out);
+        }
+        ExprKind::If(c, t, f) => out.extend([*c, *t, *f]),
+        ExprKind::Loop { init, form, body, .. } => {
+            out.extend(init.map(|i| *i));
+            match form {
+                LoopForm::For(_, n) => out.push(*n),
+                LoopForm::ForIn(_, xs) => out.push(*xs),
+                LoopForm::While(c) => out.push(*c),
+            }
+            out.push(*body);
+        }
+        ExprKind::Match(x, cases) => {
+            out.push(*x);
+            out.extend(cases.into_iter().map(|(_, b)| b));
+        }
+    }
 }
 
 impl Expr {

@@ -34,10 +34,10 @@ mod compare;
 mod tests;
 mod text;
 
-use std::sync::Arc;
 use crate::ast::PrimType;
 use accelerate_base::array::{ArrayData, Buffer, EltTy, ScalarTy, ScalarVal};
 use std::fmt;
+use std::sync::Arc;
 
 pub use binary::write_binary;
 pub use compare::{values_match, TOLERANCE};

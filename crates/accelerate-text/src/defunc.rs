@@ -105,7 +105,10 @@ impl Sv {
     }
 }
 
-type Env = BTreeMap<String, Sv>;
+/// The static values of the variables in scope: a persistent map, so that
+/// each scope extends its enclosing one in O(log n) without copying it (a
+/// chain of n lets is translated in O(n log n)).
+type Env = rpds::HashTrieMap<String, Sv>;
 
 /// The globals a translation sees: definitions kept first order, and
 /// higher-order ones as closures.
@@ -132,7 +135,7 @@ pub fn defunctionalise(prog: Program) -> Result<Program, Diagnostic> {
             let sizes: Vec<Ident> = size_params(&v);
             let mut env = Env::new();
             for s in &sizes {
-                env.insert(s.name.clone(), Sv::Dyn(Type::Prim(PrimType::I64)));
+                env.insert_mut(s.name.clone(), Sv::Dyn(Type::Prim(PrimType::I64)));
             }
             for p in &v.params {
                 bind_dyn(p, &mut env);
@@ -204,7 +207,7 @@ fn id_pat(name: &str, ty: Type, span: Span) -> Pat {
 fn bind_dyn(p: &Pat, env: &mut Env) {
     match &p.kind {
         PatKind::Id(i) => {
-            env.insert(i.name.clone(), Sv::of_type(&p.ty));
+            env.insert_mut(i.name.clone(), Sv::of_type(&p.ty));
         }
         PatKind::Wildcard | PatKind::Lit(_) => {}
         PatKind::Tuple(ps) => ps.iter().for_each(|q| bind_dyn(q, env)),
@@ -233,7 +236,7 @@ fn bind_sv(p: &Pat, sv: &Sv, env: &mut Env) -> Pat {
     match (&p.kind, sv) {
         (PatKind::Ascribe(q, _), _) => bind_sv(q, sv, env),
         (PatKind::Id(i), _) => {
-            env.insert(i.name.clone(), sv.clone());
+            env.insert_mut(i.name.clone(), sv.clone());
             Pat { kind: p.kind.clone(), span: p.span, ty: sv.runtime_ty() }
         }
         (PatKind::Wildcard, _) => Pat { kind: PatKind::Wildcard, span: p.span, ty: sv.runtime_ty() },
@@ -562,7 +565,7 @@ impl Defunc {
                 let form = match form {
                     LoopForm::For(i, n) => {
                         let n = self.dyn_expr(n, env)?;
-                        inner.insert(i.name.clone(), Sv::Dyn(n.ty.clone()));
+                        inner.insert_mut(i.name.clone(), Sv::Dyn(n.ty.clone()));
                         LoopForm::For(i.clone(), Box::new(n))
                     }
                     LoopForm::ForIn(p, xs) => {
@@ -791,7 +794,7 @@ impl Defunc {
         // the environment, as variables of the lifted function
         let mut inner = Env::new();
         for s in &c.sizes {
-            inner.insert(s.name.clone(), Sv::Dyn(Type::Prim(PrimType::I64)));
+            inner.insert_mut(s.name.clone(), Sv::Dyn(Type::Prim(PrimType::I64)));
         }
         let env_fields: Vec<(Ident, Pat)> = c
             .env
@@ -807,7 +810,7 @@ impl Defunc {
             let mut env2 = Env::new();
             let p = bind_sv(param, &arg.1, &mut env2);
             let mut fields: BTreeMap<String, Sv> = c.env.iter().cloned().collect();
-            fields.extend(env2.clone());
+            fields.extend(env2.iter().map(|(k, v)| (k.clone(), v.clone())));
             let new = Closure {
                 params: rest.to_vec(),
                 body: c.body.clone(),

@@ -894,7 +894,7 @@ fn the_parser_test_programs_get_their_types() {
 }
 
 #[test]
-fn deep_expressions_are_checked_or_refused_without_overflowing() {
+fn deep_expressions_are_checked_without_overflowing() {
     let run = |src: String| {
         std::thread::Builder::new()
             .stack_size(2 << 20)
@@ -911,11 +911,11 @@ fn deep_expressions_are_checked_or_refused_without_overflowing() {
         let binds: String = (0..n).map(|i| format!("let y{i} = (x, y{}.1)\n", i.max(1) - 1)).collect();
         format!("def f (x: i32) = let y0 = (x, x)\n{binds} in x")
     };
+    // the checker grows its stack as it goes (Note [Deep trees] in `ast`):
+    // long chains are checked, on a thread of 2 MiB
     assert_eq!(run(sum(1000)), Ok(()));
-    assert_eq!(run(sum(1499)), Ok(()));
-    assert_eq!(run(sum(5000)), Err(DiagKind::Unsupported));
-    assert_eq!(run(lets(1400)), Ok(()));
-    assert_eq!(run(lets(5000)), Err(DiagKind::Unsupported));
+    assert_eq!(run(sum(50_000)), Ok(()));
+    assert_eq!(run(lets(50_000)), Ok(()));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use super::infer::{mk_array, Constraint, PrimSet};
 use super::intrinsics;
-use super::{arrows, type_error, Checker, InstSite, Local, MAX_DEPTH};
+use super::{arrows, type_error, Checker, InstSite, Local};
 use crate::ast::{
     BinOp, DimIndex, Expr, ExprKind, Ident, Literal, LoopForm, Pat, PatKind, PrimType, Size, Span, Type,
     TypeExp, TypeParam,
@@ -19,16 +19,9 @@ type Binds = Vec<(Ident, Type)>;
 
 impl Checker {
     pub(super) fn expr(&mut self, e: &mut Expr) -> Result<Type, Diagnostic> {
-        if self.depth >= MAX_DEPTH {
-            return Err(Diagnostic::new(
-                DiagKind::Unsupported,
-                e.span,
-                format!("expression nested more than {MAX_DEPTH} levels deep"),
-            ));
-        }
-        self.depth += 1;
-        let t = self.expr_kind(e);
-        self.depth -= 1;
+        // as deep as the program's longest chain of lets (Note [Deep trees]
+        // in `ast`)
+        let t = crate::mono::stacker_grow(|| self.expr_kind(e));
         let t = t?;
         e.ty = t.clone();
         Ok(t)

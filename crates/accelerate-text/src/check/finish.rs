@@ -221,7 +221,7 @@ impl Checker {
         let ty = e.ty.clone();
         self.no_array_of_functions(&ty, e.span)?;
         let save = scope.len();
-        let r = self.finish_kind(e.span, &ty, &mut e.kind, scope);
+        let r = crate::mono::stacker_grow(|| self.finish_kind(e.span, &ty, &mut e.kind, scope));
         scope.truncate(save);
         r
     }

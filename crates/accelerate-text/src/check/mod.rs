@@ -149,12 +149,7 @@ struct Checker {
     /// The definition being checked, to name recursion.
     current: Option<String>,
     insts: Vec<InstSite>,
-    /// How deeply the expression being checked is nested.
-    depth: usize,
 }
-
-/// Deeper expressions are refused rather than risking the stack.
-const MAX_DEPTH: usize = 1500;
 
 fn type_error(span: Span, msg: impl Into<String>) -> Diagnostic {
     Diagnostic::new(DiagKind::Type, span, msg)
