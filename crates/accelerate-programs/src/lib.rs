@@ -52,6 +52,7 @@ pub mod segsum;
 pub mod smvm;
 pub mod softmax;
 pub mod stencil;
+pub mod text;
 
 pub use blackscholes::black_scholes;
 pub use dotp::dotp;

@@ -1,4 +1,5 @@
-//! The text front end's corpus (`tests/text/**/*.fut`): every `-- ==`
+//! The text front end's corpus (`tests/text/**/*.fut`, and the seeds'
+//! programs in `accelerate-programs/fut`): every `-- ==`
 //! block of every file, run on the configured backend (the CPU backend by
 //! default, the interpreter and the CUDA emulator in CI's other passes),
 //! as `accelerate-text test tests/text` does. Programs that must not
@@ -24,9 +25,12 @@ fn fut_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_corpus_case_passes() {
     let config = Config::from_env().expect("configuration");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    fut_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/text"), &mut files);
-    assert!(files.len() >= 10, "the corpus is there: {files:?}");
+    fut_files(&here.join("tests/text"), &mut files);
+    // the seeds' programs, kept beside their Rust forms
+    fut_files(&here.join("../accelerate-programs/fut"), &mut files);
+    assert!(files.len() >= 20, "the corpus is there: {files:?}");
     let (mut passed, mut skipped, mut failures) = (0, 0, Vec::new());
     for f in &files {
         let report = run_test_file(f, &config);

@@ -1,5 +1,5 @@
 //! The seeds' example programs written in the text language
-//! (`tests/text/seeds/*.fut`) against their Rust forms
+//! (`accelerate_programs::text`) against their Rust forms
 //! (`accelerate-programs`): after fusion (and, for n-body, the lifting of
 //! its nested `map`/`reduce`) the two run the same number of kernels, and
 //! they compute the same results on the same inputs.
@@ -12,9 +12,9 @@ use accelerate::Config;
 use accelerate_programs::{blackscholes, dotp, mandelbrot, nbody};
 
 fn text(name: &str) -> TextProgram {
-    let path = format!("{}/tests/text/seeds/{name}.fut", env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(&path).expect("the seed program");
-    compile_text(&path, &source, "main", &Config::from_env().expect("configuration"))
+    let source =
+        accelerate_programs::text::ALL.iter().find(|(n, _)| *n == format!("{name}.fut")).expect("a seed").1;
+    compile_text(&format!("{name}.fut"), source, "main", &Config::from_env().expect("configuration"))
         .unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -56,6 +56,9 @@ pub(super) fn is_host(name: &str) -> bool {
             | "any"
             | "foldl"
             | "foldr"
+            | "tabulate"
+            | "tabulate_2d"
+            | "tabulate_3d"
     )
 }
 
@@ -275,6 +278,21 @@ impl<'a> Lower<'a> {
                 self.fold_with(op, ScalarVal::Bool(seed), mapped, EltTy::Scalar(ScalarTy::Bool), &e.ty, loc)
             }
             ("foldl" | "foldr", [f, acc, xs]) => self.sequential_fold(name == "foldr", f, acc, xs, e),
+            ("tabulate" | "tabulate_2d" | "tabulate_3d", [dims @ .., f]) if !dims.is_empty() => {
+                // a `generate` whose function takes the index's components
+                let mut extents = Vec::new();
+                for d in dims {
+                    let v = self.host(d)?;
+                    extents.push(to_i64(self.exp_of(&v, loc)?, &d.ty, loc));
+                }
+                let rank = extents.len();
+                let args = (0..rank)
+                    .map(|k| LVal::Exp { e: ix(b, k, loc), elt: EltTy::Scalar(ScalarTy::I64) })
+                    .collect();
+                let f = self.lambda_with(f, vec![EltTy::shape(rank)], args)?;
+                let term = AccKind::Generate { shape: tuple(extents, loc), f };
+                Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
+            }
             _ => Err(bad()),
         }
     }

@@ -52,3 +52,8 @@ entry tails (xs: []i32) = (tail xs, init xs, drop 1 (init xs))
 -- input { [1i32, 2i32, 3i32] 1i64 } output { [1i32, 9i32, 3i32] }
 -- input { [1i32, 2i32, 3i32] 3i64 } error: out of bounds
 entry update (xs: []i32) (i: i64) = xs with [i] = 9
+
+-- ==
+-- entry: tabulates
+-- input { 3i64 2i64 } output { [0i64, 2i64, 4i64] [[0i64, 1i64], [10i64, 11i64], [20i64, 21i64]] }
+entry tabulates (n: i64) (m: i64) = (tabulate n (\i -> i * 2), tabulate_2d n m (\i j -> i * 10 + j))
