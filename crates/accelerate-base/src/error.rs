@@ -135,6 +135,11 @@ pub enum CheckKind {
     /// argument, or the first one past the end), the innermost extent the
     /// row's length.
     Window,
+    /// Two arrays a function needs of one size (the text front end's
+    /// `map2`, `zip`, `scatter`: Futhark's size rule) have the same outer
+    /// extent: the index is `[b, 1]`, the shape `[a + 1, 1]`, for sizes
+    /// `a` and `b` (in bounds, `[0, 0]`, when they agree).
+    SizeMismatch,
 }
 
 impl Check {
@@ -171,6 +176,11 @@ impl Check {
                     format!("the window needs position {i}, past the end of rows of {n} elements")
                 },
             },
+            CheckKind::SizeMismatch => {
+                let a = shape.first().map_or(0, |&s| s.saturating_sub(1));
+                let b = index.first().copied().unwrap_or(0);
+                Error::ShapeMismatch { loc, op, first: vec![a], second: vec![b.max(0) as usize] }
+            }
         }
     }
 }

@@ -131,11 +131,21 @@ pub struct Bench {
     /// its bandwidth is worth comparing with the triad's.
     pub memory_bound: bool,
     pub variants: Vec<Variant>,
+    /// Lines printed after the table (the text front end's time).
+    pub notes: Vec<String>,
 }
 
 impl Bench {
     pub fn new(name: &'static str, problem: String) -> Bench {
-        Bench { name, problem, bytes: None, flops: None, memory_bound: false, variants: Vec::new() }
+        Bench {
+            name,
+            problem,
+            bytes: None,
+            flops: None,
+            memory_bound: false,
+            variants: Vec::new(),
+            notes: Vec::new(),
+        }
     }
 
     /// Adds a variant: `run` computes into the slot and returns the time

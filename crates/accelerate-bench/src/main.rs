@@ -89,6 +89,7 @@ fn run(args: &Args) -> Result<(), String> {
     );
 
     let mut rows = Vec::new();
+    let mut notes = Vec::new();
     for b in &selected {
         let t = Instant::now();
         let mut bench = (b.bench)(args.size)?;
@@ -108,8 +109,12 @@ fn run(args: &Args) -> Result<(), String> {
             t.elapsed().as_secs_f64()
         );
         rows.extend(report::rows(&bench, &measured));
+        notes.extend(bench.notes.iter().map(|n| format!("- {}: {n}", b.name)));
     }
     println!("{}", report::markdown(&rows));
+    if !notes.is_empty() {
+        println!("{}\n", notes.join("\n"));
+    }
     if let Some(bw) = report::triad_bandwidth(&rows) {
         println!(
             "Triad bandwidth (fastest sample of the fastest variant, as STREAM reports it): {:.1} GB/s\n",

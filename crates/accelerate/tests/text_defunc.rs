@@ -25,7 +25,9 @@ fn corpus(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_corpus_program_is_first_order_after_defunctionalisation() {
     let mut files = Vec::new();
-    corpus(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/text"), &mut files);
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    corpus(&here.join("tests/text"), &mut files);
+    corpus(&here.join("../accelerate-programs/fut"), &mut files);
     let mut checked = 0;
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

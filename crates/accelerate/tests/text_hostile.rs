@@ -28,7 +28,9 @@ fn corpus() -> Vec<(PathBuf, String)> {
         }
     }
     let mut files = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/text"), &mut files);
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    walk(&here.join("tests/text"), &mut files);
+    walk(&here.join("../accelerate-programs/fut"), &mut files);
     files.sort();
     files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(&f).unwrap())).collect()
 }

@@ -8,7 +8,10 @@
 //! hand-written Rust loops call) and its tolerance are
 //! `accelerate_programs::blackscholes`.
 
-use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
+use super::{
+    add_accelerate_variants, add_text_variant, count, probe_compile, text_f32s, text_value, CompileProbe,
+    STREAM_CHUNK,
+};
 use crate::check::elementwise;
 use crate::ffi;
 use crate::harness::{in_place, Bench, Size};
@@ -111,6 +114,16 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let mut b = Bench::new("blackscholes", format!("n = {} options (f32)", count(n)));
     b.bytes = Some(5.0 * 4.0 * n as f64);
     let input: Vector<(f32, f32, f32)> = (0..n).map(|i| (o.price[i], o.strike[i], o.years[i])).collect();
+    let text_args =
+        [&o.price, &o.strike, &o.years].map(|v| text_value(&Vector::from_elems(v.to_vec()))).to_vec();
+    let c = checker.clone();
+    add_text_variant(
+        &mut b,
+        "blackscholes.fut",
+        accelerate_programs::text::BLACKSCHOLES,
+        text_args,
+        move |r| c(&Prices { call: text_f32s(&r[0])?, put: text_f32s(&r[1])? }),
+    )?;
     let c = checker.clone();
     add_accelerate_variants(
         &mut b,

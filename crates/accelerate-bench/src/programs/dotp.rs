@@ -3,7 +3,10 @@
 //! Memory-bound at the large size (2^24 elements, 128 MiB read). The
 //! program and its sequential reference are `accelerate_programs::dotp`.
 
-use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
+use super::{
+    add_accelerate_variants, add_text_variant, count, probe_compile, text_f32s, text_value, CompileProbe,
+    STREAM_CHUNK,
+};
 use crate::check::{reassociated_sum_tolerance, within};
 use crate::ffi;
 use crate::harness::{value, Bench, Size};
@@ -73,6 +76,10 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     b.memory_bound = size == Size::Large;
 
     let (xa, ya) = (Vector::from_elems(xs.to_vec()), Vector::from_elems(ys.to_vec()));
+    let text_args = vec![text_value(&xa), text_value(&ya)];
+    add_text_variant(&mut b, "dotp.fut", accelerate_programs::text::DOTP, text_args, move |r| {
+        check(text_f32s(&r[0])?[0], want, tol)
+    })?;
     add_accelerate_variants(
         &mut b,
         |config| accelerate::compile_with(program, config),

@@ -9,7 +9,7 @@
 //!
 //! The program and its reference are `accelerate_programs::mandelbrot`.
 
-use super::{add_accelerate_variants, probe_compile, CompileProbe};
+use super::{add_accelerate_variants, add_text_variant, probe_compile, CompileProbe};
 use crate::check::elementwise;
 use crate::harness::{in_place, Bench, Size};
 use crate::native::native_fn;
@@ -113,6 +113,25 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let mut b = Bench::new("mandelbrot", format!("{}x{}, limit {}", f.width, f.height, f.limit));
     b.flops = Some(8.0 * iterations);
     let w = want.clone();
+    {
+        use accelerate::array::ScalarVal;
+        use accelerate::text::Value;
+        let args = vec![
+            Value::scalar(ScalarVal::I64(f.width as i64)),
+            Value::scalar(ScalarVal::I64(f.height as i64)),
+            Value::scalar(ScalarVal::I32(f.limit)),
+            Value::scalar(ScalarVal::F32(f.view.x0)),
+            Value::scalar(ScalarVal::F32(f.view.y0)),
+            Value::scalar(ScalarVal::F32(f.view.step)),
+        ];
+        let w = want.clone();
+        add_text_variant(&mut b, "mandelbrot.fut", accelerate_programs::text::MANDELBROT, args, move |r| {
+            match r[0].array().buffers() {
+                [accelerate::array::Buffer::I32(got)] => check(got, &w),
+                _ => Err(format!("a result of type {}", r[0].type_name())),
+            }
+        })?;
+    }
     add_accelerate_variants(
         &mut b,
         |config| accelerate::compile_with(move |limit| program(f, limit), config),

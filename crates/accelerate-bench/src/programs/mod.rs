@@ -121,6 +121,51 @@ pub fn accelerate_configs() -> [(&'static str, Config); 4] {
     ]
 }
 
+/// Adds `accelerate-text` to `bench`: the program written in the text
+/// language (`accelerate_programs::text`, entry point `main`), compiled
+/// with ours' configuration, run on `args` (shared with the other
+/// variants, not copied) and checked by `check`; notes the front end's
+/// time, parse to IR, the median of 21 runs.
+pub fn add_text_variant(
+    bench: &mut Bench,
+    file: &str,
+    source: &str,
+    args: Vec<accelerate::text::Value>,
+    check: impl Fn(&[accelerate::text::Value]) -> Result<(), String> + 'static,
+) -> Result<(), String> {
+    use accelerate::text::{compile_text, front_end, SourceFile};
+    let config = accelerate_configs()[0].1.clone();
+    let prog =
+        compile_text(file, source, "main", &config).map_err(|e| format!("{}, text: {e}", bench.name))?;
+    let sf = SourceFile::new(file, source);
+    let mut times: Vec<f64> = (0..21)
+        .map(|_| front_end(&sf, "main").map(|f| f.time.as_secs_f64() * 1e3).unwrap_or(f64::NAN))
+        .collect();
+    times.sort_by(f64::total_cmp);
+    bench.notes.push(format!(
+        "text front end (parse, check, monomorphise, defunctionalise, lower) {:.3} ms; {} kernels",
+        times[times.len() / 2],
+        accelerate::ir::visit::count_kernels(&prog.program().ir().body)
+    ));
+    bench.variant("accelerate-text", move |slot| fresh(slot, || prog.run(&args)), move |r: &Vec<_>| check(r));
+    Ok(())
+}
+
+/// An array as a value of the text front end, sharing its data.
+pub fn text_value<Sh: accelerate::prelude::Shape, E: accelerate::prelude::Elt>(
+    a: &accelerate::prelude::Array<Sh, E>,
+) -> accelerate::text::Value {
+    accelerate::text::Value::shared(a.data().clone()).expect("an array of a primitive type")
+}
+
+/// The elements of a text result of type `f32`.
+pub fn text_f32s(v: &accelerate::text::Value) -> Result<Vec<f32>, String> {
+    match v.array().buffers() {
+        [accelerate::array::Buffer::F32(xs)] => Ok(xs.to_vec()),
+        _ => Err(format!("a result of type {}, not f32", v.type_name())),
+    }
+}
+
 /// Adds `accelerate-nested` to `bench`: the program written nested,
 /// compiled with ours' configuration, run and checked as the others.
 pub fn add_nested_variant<A: ProgramArgs + 'static, R: Arrays>(

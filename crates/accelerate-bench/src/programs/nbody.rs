@@ -9,7 +9,10 @@
 //! The program, its reference and the bodies are
 //! `accelerate_programs::nbody`, with the example's constants (`PARAMS`).
 
-use super::{accelerate_configs, add_accelerate_variants, probe_compile, CompileProbe};
+use super::{
+    accelerate_configs, add_accelerate_variants, add_text_variant, probe_compile, text_f32s, text_value,
+    CompileProbe,
+};
 use crate::check::{elementwise, reassociated_sum_tolerance};
 use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
@@ -212,6 +215,30 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let mut b = Bench::new("nbody", format!("n = {n} bodies, one step"));
     b.flops = Some(20.0 * (n * n) as f64);
     let input = Vector::from_elems(init.to_vec());
+    // the text form takes the bodies' seven fields as arrays
+    let field =
+        |f: fn(&Body) -> f32| text_value(&Vector::from_elems(init.iter().map(f).collect::<Vec<f32>>()));
+    let text_args = vec![
+        field(|b| b.pos.x),
+        field(|b| b.pos.y),
+        field(|b| b.pos.z),
+        field(|b| b.vel.x),
+        field(|b| b.vel.y),
+        field(|b| b.vel.z),
+        field(|b| b.mass),
+    ];
+    let (c, masses) = (checker.clone(), init.clone());
+    add_text_variant(&mut b, "nbody.fut", accelerate_programs::text::NBODY, text_args, move |r| {
+        let cols = r.iter().map(text_f32s).collect::<Result<Vec<_>, _>>()?;
+        let bodies: Vec<Body> = (0..masses.len())
+            .map(|i| Body {
+                pos: V3 { x: cols[0][i], y: cols[1][i], z: cols[2][i] },
+                vel: V3 { x: cols[3][i], y: cols[4][i], z: cols[5][i] },
+                mass: masses[i].mass,
+            })
+            .collect();
+        c(&bodies)
+    })?;
     let c = checker.clone();
     add_accelerate_variants(
         &mut b,

@@ -7,6 +7,7 @@ use super::device::{int_const, nested, to_i64};
 use super::host::zero_exp;
 use super::*;
 use accelerate_base::array::{SliceDim, SliceSpec};
+use accelerate_base::error::CheckKind;
 use accelerate_ir::term::{Direction, Fun, PrimFun};
 
 /// Prelude functions that build or consume arrays: they run on the host.
@@ -84,7 +85,7 @@ impl<'a> Lower<'a> {
         let bad = || unsupported(e.span, format!("`{name}` with {} arguments", args.len()));
         match (name, args) {
             ("map" | "map1" | "map2" | "map3" | "map4" | "map5", [f, xss @ ..]) if !xss.is_empty() => {
-                self.map(f, xss, e)
+                self.map(name, f, xss, e)
             }
             ("reduce" | "reduce_comm", [f, ne, xs]) => {
                 let (level, elt) = self.vector(xs)?;
@@ -122,12 +123,12 @@ impl<'a> Lower<'a> {
                 let (dl, _) = self.vector(dest)?;
                 let elt = self.vector(vs)?.1;
                 let keep_new = Fun { params: vec![elt.clone(), elt], body: svar(b, loc) };
-                self.permute(dl, keep_new, is, vs, &e.ty, loc)
+                self.permute("scatter", dl, keep_new, is, vs, &e.ty, loc)
             }
             ("reduce_by_index", [dest, f, _ne, is, vs]) => {
                 let (dl, elt) = self.vector(dest)?;
                 let f = self.lambda(f, &[elt.clone(), elt])?;
-                self.permute(dl, f, is, vs, &e.ty, loc)
+                self.permute("reduce_by_index", dl, f, is, vs, &e.ty, loc)
             }
             ("hist", [f, ne, k, is, vs]) => {
                 let elt = self.vector(vs)?.1;
@@ -138,7 +139,7 @@ impl<'a> Lower<'a> {
                 let k = to_i64(self.exp_of(&kv, loc)?, &k.ty, loc);
                 let defaults = generate1(k, ne, loc);
                 let dl = self.bind(defaults);
-                self.permute(dl, f, is, vs, &e.ty, loc)
+                self.permute("hist", dl, f, is, vs, &e.ty, loc)
             }
             ("iota", [n]) => {
                 let nv = self.host(n)?;
@@ -169,11 +170,9 @@ impl<'a> Lower<'a> {
                 for xs in xss {
                     arrays.push(self.vector(xs)?);
                 }
-                let first = arrays[0].0;
-                let body = tuple(arrays.iter().map(|(l, _)| read_at(*l, svar(b, loc), loc)).collect(), loc);
-                let f = Fun { params: vec![EltTy::shape(1)], body };
-                let term = AccKind::Generate { shape: shape_of(first, loc), f };
-                Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
+                let arrays = self.same_size(op_name(name), arrays, loc);
+                let zipped = self.zip_all(&arrays, loc);
+                Ok(self.bind_typed(zipped, &e.ty))
             }
             ("unzip" | "unzip2" | "unzip3" | "unzip4" | "unzip5", [xs]) => {
                 let (level, _) = self.vector(xs)?;
@@ -299,7 +298,7 @@ impl<'a> Lower<'a> {
 
     /// `map f xs ys ...`: a `map`, a `zip_with`, or a `generate` reading
     /// every array at its index.
-    fn map(&mut self, f: &'a Expr, xss: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
+    fn map(&mut self, name: &str, f: &'a Expr, xss: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
         let b = self.sbase;
         let loc = self.loc(e.span);
         if elt_of(match &e.ty {
@@ -318,6 +317,7 @@ impl<'a> Lower<'a> {
             return self.map_rows(f, &all, e);
         }
         let arrays: Vec<(usize, EltTy)> = all.into_iter().map(|(l, _, elt)| (l, elt)).collect();
+        let arrays = self.same_size(op_name(name), arrays, loc);
         let term = match arrays.as_slice() {
             [(a, elt)] => {
                 let f = self.lambda(f, std::slice::from_ref(elt))?;
@@ -340,16 +340,92 @@ impl<'a> Lower<'a> {
                 let f = self.lambda(f, &[e1.clone(), e2.clone()])?;
                 AccKind::ZipWith { f, a: Box::new(var(*a1, loc)), b: Box::new(var(*a2, loc)) }
             }
-            _ => {
-                let args = arrays
+            [init @ .., (last, el)] => {
+                // the first arrays zipped into tuples, then a `zip_with` of
+                // those and the last: fusion makes it one loop, each array
+                // read in order
+                let zipped = self.zip_all(init, loc);
+                let zl = self.bind(zipped);
+                let tys: Vec<EltTy> = init.iter().map(|(_, t)| t.clone()).collect();
+                let mut args: Vec<LVal> = tys
                     .iter()
-                    .map(|(l, elt)| LVal::Exp { e: read_at(*l, svar(b, loc), loc), elt: elt.clone() })
+                    .enumerate()
+                    .map(|(k, t)| LVal::Exp { e: prj(k, svar(b, loc), loc), elt: t.clone() })
                     .collect();
-                let f = self.lambda_with(f, vec![EltTy::shape(1)], args)?;
-                AccKind::Generate { shape: shape_of(arrays[0].0, loc), f }
+                args.push(LVal::Exp { e: svar(b + 1, loc), elt: el.clone() });
+                let f = self.lambda_with(f, vec![EltTy::Tuple(tys), el.clone()], args)?;
+                AccKind::ZipWith { f, a: Box::new(var(zl, loc)), b: Box::new(var(*last, loc)) }
             }
+            [] => return Err(nested(e)),
         };
         Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
+    }
+
+    /// The vectors (level, element type) zipped into one vector of tuples
+    /// by `zip_with`s (two or more).
+    fn zip_all(&mut self, arrays: &[(usize, EltTy)], loc: SrcLoc) -> OpenAcc {
+        let b = self.sbase;
+        let (l0, e0) = &arrays[0];
+        let mut acc = var(*l0, loc);
+        let mut tys = vec![e0.clone()];
+        for (l, t) in &arrays[1..] {
+            let prev = if tys.len() == 1 { tys[0].clone() } else { EltTy::Tuple(tys.clone()) };
+            let mut parts: Vec<OpenExp> = if tys.len() == 1 {
+                vec![svar(b, loc)]
+            } else {
+                (0..tys.len()).map(|k| prj(k, svar(b, loc), loc)).collect()
+            };
+            parts.push(svar(b + 1, loc));
+            let f = Fun { params: vec![prev, t.clone()], body: tuple(parts, loc) };
+            acc = OpenAcc::new(AccKind::ZipWith { f, a: Box::new(acc), b: Box::new(var(*l, loc)) }, loc);
+            tys.push(t.clone());
+            if tys.len() < arrays.len() {
+                let l2 = self.bind(acc);
+                acc = var(l2, loc);
+            }
+        }
+        acc
+    }
+
+    /// The vectors with the outer extent of the first: each other one is
+    /// reshaped to it, the reshape's extent checked to be its own (Futhark
+    /// requires `op`'s arrays to have one size): a mismatch is an error
+    /// naming both sizes, found once on the host (a check planted in the
+    /// extent, Note [Checks planted by library operations]); the reshape
+    /// itself moves nothing.
+    fn same_size(
+        &mut self,
+        op: &'static str,
+        arrays: Vec<(usize, EltTy)>,
+        loc: SrcLoc,
+    ) -> Vec<(usize, EltTy)> {
+        let Some(&(first, _)) = arrays.first() else { return arrays };
+        let a = extent(first, 0, loc);
+        let mut out = vec![arrays[0].clone()];
+        for (l, t) in arrays.into_iter().skip(1) {
+            if l == first {
+                out.push((l, t));
+                continue;
+            }
+            let bx = extent(l, 0, loc);
+            let c = |v: i64| c_i64(v, loc);
+            let agree = prim(PrimFun::Eq, vec![a.clone(), bx.clone()], loc);
+            let index = OpenExp::new(
+                ExpKind::Cond(
+                    Box::new(agree),
+                    Box::new(tuple(vec![c(0), c(0)], loc)),
+                    Box::new(tuple(vec![bx, c(1)], loc)),
+                ),
+                loc,
+            );
+            let shape = tuple(vec![prim(PrimFun::Add, vec![a.clone(), c(1)], loc), c(1)], loc);
+            let checked =
+                prim(PrimFun::BoundsCheck, vec![shape, index], loc.checking(op, CheckKind::SizeMismatch));
+            let n = prim(PrimFun::Add, vec![a.clone(), prj(0, checked, loc)], loc);
+            let term = AccKind::Reshape { shape: tuple(vec![n], loc), array: Box::new(var(l, loc)) };
+            out.push((self.bind(OpenAcc::new(term, loc)), t));
+        }
+        out
     }
 
     /// `map` over the rows of arrays of rank 2 or more: a `generate` over
@@ -460,8 +536,10 @@ impl<'a> Lower<'a> {
     /// `vs` combined into a copy of the vector at `dest` at the positions
     /// `is` gives; positions outside it are ignored (Futhark's `scatter`
     /// and `hist`).
+    #[allow(clippy::too_many_arguments)]
     fn permute(
         &mut self,
+        op: &'static str,
         dest: usize,
         combine: Fun,
         is: &'a Expr,
@@ -470,11 +548,13 @@ impl<'a> Lower<'a> {
         loc: SrcLoc,
     ) -> Res<LVal> {
         let b = self.sbase;
-        let (il, _) = self.vector(is)?;
+        let (il, it) = self.vector(is)?;
         let Type::Array { elem: ie, .. } = &is.ty else {
             return Err(unsupported(is.span, "indices that are not an array"));
         };
-        let (vl, _) = self.vector(vs)?;
+        let (vl, vt) = self.vector(vs)?;
+        // the values, of the indices' size
+        let vl = self.same_size(op, vec![(il, it), (vl, vt)], loc)[1].0;
         let i = prj(0, svar(b, loc), loc);
         let j = to_i64(read(il, vec![i], loc), ie, loc);
         // the index is read once: a scalar let in the index function
@@ -681,6 +761,27 @@ fn projection_path(body: &OpenExp, b: usize) -> Option<Vec<usize>> {
     }
 }
 
+/// The prelude's name of an operation, for its errors.
+fn op_name(name: &str) -> &'static str {
+    const NAMES: [&str; 14] = [
+        "map",
+        "map1",
+        "map2",
+        "map3",
+        "map4",
+        "map5",
+        "zip",
+        "zip2",
+        "zip3",
+        "zip4",
+        "zip5",
+        "scatter",
+        "hist",
+        "reduce_by_index",
+    ];
+    NAMES.iter().find(|n| **n == name).copied().unwrap_or("map")
+}
+
 fn var(level: usize, loc: SrcLoc) -> OpenAcc {
     OpenAcc::new(AccKind::Var(level), loc)
 }
@@ -703,22 +804,12 @@ fn read(level: usize, index: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
     OpenExp::new(ExpKind::Index { array: level, index: Box::new(tuple(index, loc)) }, loc)
 }
 
-/// A read at a whole index (the index parameter itself: fusion sees a
-/// read at the reader's own index).
-fn read_at(level: usize, index: OpenExp, loc: SrcLoc) -> OpenExp {
-    OpenExp::new(ExpKind::Index { array: level, index: Box::new(index) }, loc)
-}
-
 fn extent(level: usize, d: usize, loc: SrcLoc) -> OpenExp {
     prj(d, OpenExp::new(ExpKind::Shape { array: level }, loc), loc)
 }
 
 fn len(level: usize, loc: SrcLoc) -> OpenExp {
     extent(level, 0, loc)
-}
-
-fn shape_of(level: usize, loc: SrcLoc) -> OpenExp {
-    OpenExp::new(ExpKind::Shape { array: level }, loc)
 }
 
 /// A vector of `n` copies of a closed scalar.

@@ -15,3 +15,18 @@ entry read (xs: []i32) (i: i64) = map (\j -> xs[j + i]) (iota 2)
 -- entry: negative
 -- input { -3i64 } error: negative extent
 entry negative (n: i64) = iota n
+
+-- Futhark's size rule: the arrays of `map2`, `zip` and `scatter` have
+-- one size.
+-- ==
+-- entry: sizes
+-- input { [1i32, 2i32, 3i32] [4i32, 5i32] } error: map2 needs arrays of one shape, given [3] and [2]
+-- input { [1i32, 2i32] [4i32, 5i32] } output { [5i32, 7i32] [1i32, 2i32] }
+entry sizes (xs: []i32) (ys: []i32) =
+  let (a, _) = unzip (zip xs ys)
+  in (map2 (+) xs ys, a)
+
+-- ==
+-- entry: scatter_sizes
+-- input { [0i32, 0i32] [0i64, 1i64] [7i32] } error: scatter needs arrays of one shape
+entry scatter_sizes (dest: []i32) (is: []i64) (vs: []i32) = scatter dest is vs
