@@ -387,12 +387,14 @@ impl<'a> Lower<'a> {
         acc
     }
 
-    /// The vectors with the outer extent of the first: each other one is
-    /// reshaped to it, the reshape's extent checked to be its own (Futhark
-    /// requires `op`'s arrays to have one size): a mismatch is an error
-    /// naming both sizes, found once on the host (a check planted in the
-    /// extent, Note [Checks planted by library operations]); the reshape
-    /// itself moves nothing.
+    /// The vectors, each after the first checked to have the first's outer
+    /// extent (Futhark requires `op`'s arrays to have one size): a mismatch
+    /// is an error naming both sizes, found once on the host. The check is
+    /// the condition of an `acond` whose branches are both the array
+    /// itself, so that it moves nothing and fusion reads the array as it
+    /// would the array (a check planted in the condition, Note [Checks
+    /// planted by library operations] in `accelerate-base`); the corpus's
+    /// `errors.fut` fails if an optimisation ever drops it.
     fn same_size(
         &mut self,
         op: &'static str,
@@ -421,8 +423,8 @@ impl<'a> Lower<'a> {
             let shape = tuple(vec![prim(PrimFun::Add, vec![a.clone(), c(1)], loc), c(1)], loc);
             let checked =
                 prim(PrimFun::BoundsCheck, vec![shape, index], loc.checking(op, CheckKind::SizeMismatch));
-            let n = prim(PrimFun::Add, vec![a.clone(), prj(0, checked, loc)], loc);
-            let term = AccKind::Reshape { shape: tuple(vec![n], loc), array: Box::new(var(l, loc)) };
+            let cond = prim(PrimFun::Eq, vec![prj(0, checked, loc), c(0)], loc);
+            let term = AccKind::Acond { cond, then_: Box::new(var(l, loc)), else_: Box::new(var(l, loc)) };
             out.push((self.bind(OpenAcc::new(term, loc)), t));
         }
         out
