@@ -153,8 +153,7 @@ impl<'a> Lower<'a> {
         let saved_sblocks = std::mem::take(&mut self.sblocks);
         self.open_block();
         let r = self.host(e).and_then(|v| self.exp_of(&v, loc));
-        let block = self.blocks.pop().expect("the nested block");
-        self.adepth -= block.len();
+        let (block, _) = self.pop_block();
         self.sblocks = saved_sblocks;
         self.sbase = saved_base;
         let mut x = r?;

@@ -43,7 +43,7 @@ mod soac;
 use crate::ast::*;
 use crate::diag::{DiagKind, Diagnostic, SourceFile};
 use accelerate_base::array::{ArrayTy, ArraysTy, EltTy, ScalarTy, ScalarVal};
-use accelerate_base::error::SrcLoc;
+use accelerate_base::error::{CheckKind, SrcLoc};
 use accelerate_ir::term::{self as ir, AccKind, ExpKind, OpenAcc, OpenExp};
 use std::collections::HashMap;
 
@@ -167,6 +167,8 @@ struct Lower<'a> {
     env: Vec<(String, LVal)>,
     /// The array bindings of each open host block, innermost block last.
     blocks: Vec<Vec<OpenAcc>>,
+    /// The size checks of each open host block (`require`).
+    checks: Vec<Vec<OpenExp>>,
     /// Array binders in scope (Note [Levels while lowering]).
     adepth: usize,
     /// The scalar bindings of each open scalar block.
@@ -203,6 +205,7 @@ pub fn lower(prog: &Program, entry: &str, file: &SourceFile) -> Res<Lowered> {
         file,
         env: Vec::new(),
         blocks: vec![Vec::new()],
+        checks: vec![Vec::new()],
         adepth: 0,
         sblocks: Vec::new(),
         sdepth: 0,
@@ -247,6 +250,7 @@ impl<'a> Lower<'a> {
             vals.push(v);
         }
         self.adepth = params.len();
+        let vals = self.check_sizes(main, vals);
         for (p, v) in main.params.iter().zip(&vals) {
             self.bind_pat(p, v.clone());
         }
@@ -280,7 +284,8 @@ impl<'a> Lower<'a> {
             t => self.arrays_of(&v, t, loc)?,
         };
         let block = self.blocks.pop().expect("the entry's block");
-        let body = wrap_lets(block, result, loc);
+        let checks = self.checks.pop().expect("the entry's block");
+        let body = wrap_lets(block, with_checks(result, checks, loc), loc);
         let mut body = body;
         levels::acc_to_indices(&mut body, params.len());
         Ok(Lowered {
@@ -303,14 +308,31 @@ impl<'a> Lower<'a> {
 
     fn open_block(&mut self) {
         self.blocks.push(Vec::new());
+        self.checks.push(Vec::new());
     }
 
     /// Closes the innermost host block around its result.
     fn close_block(&mut self, result: OpenAcc) -> OpenAcc {
-        let block = self.blocks.pop().expect("a host block is open");
-        self.adepth -= block.len();
+        let (block, checks) = self.pop_block();
         let loc = result.loc;
-        wrap_lets(block, result, loc)
+        wrap_lets(block, with_checks(result, checks, loc), loc)
+    }
+
+    /// Takes the innermost host block's bindings and checks off the
+    /// stacks.
+    fn pop_block(&mut self) -> (Vec<OpenAcc>, Vec<OpenExp>) {
+        let block = self.blocks.pop().expect("a host block is open");
+        let checks = self.checks.pop().expect("a host block is open");
+        self.adepth -= block.len();
+        (block, checks)
+    }
+
+    /// Requires a condition of the host's (Futhark's size rule, Note [Size
+    /// checks]) to hold before the current block's result is given.
+    fn require(&mut self, cond: OpenExp) {
+        if self.sbase == 0 {
+            self.checks.last_mut().expect("a host block is open").push(cond);
+        }
     }
 
     /// Binds a scalar in the current scalar block; gives its level.
@@ -364,6 +386,53 @@ impl<'a> Lower<'a> {
                     self.bind_pat(q, part);
                 }
             }
+        }
+    }
+
+    /// The arguments of a call of `d` (or of the entry point), each array
+    /// whose type names a size parameter already named by an earlier
+    /// argument checked to have that extent (Note [Size checks]). Only on
+    /// the host's top level: in scalar code, sizes are not checked.
+    fn check_sizes(&mut self, d: &ValueDecl, args: Vec<LVal>) -> Vec<LVal> {
+        if self.sbase != 0 || !d.type_params.iter().any(|p| matches!(p, TypeParam::Size(_))) {
+            return args;
+        }
+        let mut seen: HashMap<String, OpenExp> = HashMap::new();
+        let loc = self.loc(d.name.span);
+        d.params.iter().zip(args).map(|(p, v)| self.check_value_sizes(&p.ty, v, &mut seen, loc)).collect()
+    }
+
+    fn check_value_sizes(
+        &mut self,
+        t: &Type,
+        v: LVal,
+        seen: &mut HashMap<String, OpenExp>,
+        loc: SrcLoc,
+    ) -> LVal {
+        match (t, v) {
+            (Type::Array { shape, .. }, LVal::Array { level, rank, elt }) => {
+                for (dim, s) in shape.iter().enumerate() {
+                    let Size::Var(n) = s else { continue };
+                    let here = prj(dim, OpenExp::new(ExpKind::Shape { array: level }, loc), loc);
+                    match seen.get(n) {
+                        None => {
+                            seen.insert(n.clone(), here);
+                        }
+                        Some(first) => {
+                            let cond = size_agrees("a size parameter", first.clone(), here, loc);
+                            self.require(cond);
+                        }
+                    }
+                }
+                LVal::Array { level, rank, elt }
+            }
+            (Type::Tuple(ts), LVal::Tuple(vs)) => {
+                LVal::Tuple(ts.iter().zip(vs).map(|(t, v)| self.check_value_sizes(t, v, seen, loc)).collect())
+            }
+            (Type::Record(fs), LVal::Tuple(vs)) => LVal::Tuple(
+                fs.iter().zip(vs).map(|((_, t), v)| self.check_value_sizes(t, v, seen, loc)).collect(),
+            ),
+            (_, v) => v,
         }
     }
 
@@ -554,6 +623,7 @@ impl<'a> Lower<'a> {
     /// parameters (and its size parameters to their extents), its body
     /// lowered where the call is.
     fn inline(&mut self, d: &'a ValueDecl, args: Vec<LVal>, on_host: bool) -> Res<LVal> {
+        let args = if on_host { self.check_sizes(d, args) } else { args };
         // a definition sees only its parameters (and other definitions)
         let saved = std::mem::take(&mut self.env);
         for (p, v) in d.params.iter().zip(&args) {
@@ -606,6 +676,26 @@ fn ext_type(t: &Type) -> Option<ExtType> {
     }
 }
 
+/// `true` if extents `a` and `b` agree; otherwise the error that `op`
+/// needs arrays of one size, naming both (a check planted in the
+/// condition, `CheckKind::SizeMismatch`).
+fn size_agrees(op: &'static str, a: OpenExp, b: OpenExp, loc: SrcLoc) -> OpenExp {
+    let c = |v: i64| c_i64(v, loc);
+    let agree = prim(ir::PrimFun::Eq, vec![a.clone(), b.clone()], loc);
+    let index = OpenExp::new(
+        ExpKind::Cond(
+            Box::new(agree),
+            Box::new(OpenExp::new(ExpKind::Tuple(vec![c(0), c(0)]), loc)),
+            Box::new(OpenExp::new(ExpKind::Tuple(vec![b, c(1)]), loc)),
+        ),
+        loc,
+    );
+    let shape = OpenExp::new(ExpKind::Tuple(vec![prim(ir::PrimFun::Add, vec![a, c(1)], loc), c(1)]), loc);
+    let checked =
+        prim(ir::PrimFun::BoundsCheck, vec![shape, index], loc.checking(op, CheckKind::SizeMismatch));
+    prim(ir::PrimFun::Eq, vec![prj(0, checked, loc), c(0)], loc)
+}
+
 /// Where a size named `n` is found in a value of type `t`: the array's
 /// level and the dimension.
 fn size_in(t: &Type, v: &LVal, n: &str) -> Option<(usize, usize)> {
@@ -640,6 +730,29 @@ fn spine(e: &Expr) -> (&Expr, Vec<&Expr>) {
     }
     args.reverse();
     (head, args)
+}
+
+// Note [Size checks]
+// Futhark requires the arrays of `map2`, `zip`, `scatter` and the
+// arguments of a definition that share a size parameter to have one size.
+// The lowering checks it at run time, once, on the host: each check is a
+// condition (`size_agrees`: true, or the error naming both sizes, planted
+// as `CheckKind::SizeMismatch`), and a block's result is given by an
+// `acond` on all of its checks whose two branches are the result itself.
+// The checks' place leaves every operation as it would be without them:
+// a check on an operand would keep it manifest (an `acond` is a fusion
+// barrier), and a reshape copies on the CPU backend. The operations run
+// on the arrays' common extent first (`zip_with`'s intersection: never out
+// of bounds), and their result is given only if the sizes agree. The
+// corpus's `errors.fut` fails if an optimisation ever drops the `acond`.
+
+/// `result`, given only if every check holds.
+fn with_checks(result: OpenAcc, checks: Vec<OpenExp>, loc: SrcLoc) -> OpenAcc {
+    let Some(cond) = checks.into_iter().reduce(|a, b| prim(ir::PrimFun::LAnd, vec![a, b], loc)) else {
+        return result;
+    };
+    let then_ = Box::new(result.clone());
+    OpenAcc::new(AccKind::Acond { cond, then_, else_: Box::new(result) }, loc)
 }
 
 fn wrap_lets(block: Vec<OpenAcc>, mut result: OpenAcc, loc: SrcLoc) -> OpenAcc {

@@ -7,7 +7,6 @@ use super::device::{int_const, nested, to_i64};
 use super::host::zero_exp;
 use super::*;
 use accelerate_base::array::{SliceDim, SliceSpec};
-use accelerate_base::error::CheckKind;
 use accelerate_ir::term::{Direction, Fun, PrimFun};
 
 /// Prelude functions that build or consume arrays: they run on the host.
@@ -388,13 +387,7 @@ impl<'a> Lower<'a> {
     }
 
     /// The vectors, each after the first checked to have the first's outer
-    /// extent (Futhark requires `op`'s arrays to have one size): a mismatch
-    /// is an error naming both sizes, found once on the host. The check is
-    /// the condition of an `acond` whose branches are both the array
-    /// itself, so that it moves nothing and fusion reads the array as it
-    /// would the array (a check planted in the condition, Note [Checks
-    /// planted by library operations] in `accelerate-base`); the corpus's
-    /// `errors.fut` fails if an optimisation ever drops it.
+    /// extent (Note [Size checks]): `op` needs arrays of one size.
     fn same_size(
         &mut self,
         op: &'static str,
@@ -409,23 +402,9 @@ impl<'a> Lower<'a> {
                 out.push((l, t));
                 continue;
             }
-            let bx = extent(l, 0, loc);
-            let c = |v: i64| c_i64(v, loc);
-            let agree = prim(PrimFun::Eq, vec![a.clone(), bx.clone()], loc);
-            let index = OpenExp::new(
-                ExpKind::Cond(
-                    Box::new(agree),
-                    Box::new(tuple(vec![c(0), c(0)], loc)),
-                    Box::new(tuple(vec![bx, c(1)], loc)),
-                ),
-                loc,
-            );
-            let shape = tuple(vec![prim(PrimFun::Add, vec![a.clone(), c(1)], loc), c(1)], loc);
-            let checked =
-                prim(PrimFun::BoundsCheck, vec![shape, index], loc.checking(op, CheckKind::SizeMismatch));
-            let cond = prim(PrimFun::Eq, vec![prj(0, checked, loc), c(0)], loc);
-            let term = AccKind::Acond { cond, then_: Box::new(var(l, loc)), else_: Box::new(var(l, loc)) };
-            out.push((self.bind(OpenAcc::new(term, loc)), t));
+            let cond = size_agrees(op, a.clone(), extent(l, 0, loc), loc);
+            self.require(cond);
+            out.push((l, t));
         }
         out
     }
@@ -471,8 +450,7 @@ impl<'a> Lower<'a> {
             self.bind_pat(p, v);
         }
         let r = self.device_block(body);
-        let block = self.blocks.pop().expect("the rows' block");
-        self.adepth -= block.len();
+        let (block, _) = self.pop_block();
         self.env.truncate(n);
         self.sblocks = saved_sblocks;
         self.sbase = saved_base;
