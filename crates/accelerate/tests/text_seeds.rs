@@ -143,3 +143,24 @@ fn nbody_runs_the_kernels_of_its_rust_form() {
         );
     }
 }
+
+#[test]
+fn a_typed_entry_point_runs_on_rust_arrays_and_refuses_other_types() {
+    let t = text("dotp").typed::<(Vector<f32>, Vector<f32>), Scalar<f32>>().unwrap();
+    let xs = Vector::from_elems(vec![1.0f32, 2.0, 3.0]);
+    let ys = Vector::from_elems(vec![4.0f32, 5.0, 6.0]);
+    assert_eq!(t.run((&xs, &ys)).unwrap().to_vec(), vec![32.0]);
+    let e = text("dotp").typed::<(Vector<f64>, Vector<f32>), Scalar<f32>>().err().expect("f64 is not f32");
+    assert!(e.rendered.contains("the entry point takes (Array DIM1 f32, Array DIM1 f32)"), "{}", e.rendered);
+    let e = text("blackscholes")
+        .typed::<(Vector<f32>, Vector<f32>, Vector<f32>), Vector<f32>>()
+        .err()
+        .expect("two results");
+    assert!(e.rendered.contains("returns"), "{}", e.rendered);
+    // two results are a tuple
+    let bs = text("blackscholes")
+        .typed::<(Vector<f32>, Vector<f32>, Vector<f32>), (Vector<f32>, Vector<f32>)>()
+        .unwrap();
+    let (call, put) = bs.run((&xs, &ys, &xs)).unwrap();
+    assert_eq!((call.len(), put.len()), (3, 3));
+}

@@ -89,6 +89,9 @@ pub trait ProgramArgs {
     type Refs<'a>;
     #[doc(hidden)]
     fn values(refs: Self::Refs<'_>) -> Vec<ArraysVal>;
+    /// The arguments' types, in order.
+    #[doc(hidden)]
+    fn types() -> Vec<ArraysTy>;
 }
 
 macro_rules! acc_fn {
@@ -116,6 +119,9 @@ impl<A: Arrays> ProgramArgs for (A,) {
     fn values(a: &A) -> Vec<ArraysVal> {
         vec![a.to_arrays_val()]
     }
+    fn types() -> Vec<ArraysTy> {
+        vec![A::arrays_ty()]
+    }
 }
 
 macro_rules! program_args {
@@ -124,6 +130,9 @@ macro_rules! program_args {
             type Refs<'r> = ($(&'r $a,)+);
             fn values(refs: Self::Refs<'_>) -> Vec<ArraysVal> {
                 vec![$(refs.$idx.to_arrays_val()),+]
+            }
+            fn types() -> Vec<ArraysTy> {
+                vec![$($a::arrays_ty()),+]
             }
         }
     };

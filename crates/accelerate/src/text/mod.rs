@@ -11,18 +11,26 @@
 //! let xs = accelerate::text::read_values(b"[1f32, 2f32, 3f32] [4f32, 5f32, 6f32]").unwrap();
 //! let r = p.run(&xs).unwrap();
 //! assert_eq!(accelerate::text::write_text(&r[0]), "32.0f32");
+//!
+//! // with Rust types, run on Rust arrays
+//! use accelerate::prelude::*;
+//! let t = p.typed::<(Vector<f32>, Vector<f32>), Scalar<f32>>().unwrap();
+//! let xs = Vector::from_elems(vec![1.0f32, 2.0, 3.0]);
+//! assert_eq!(t.run((&xs, &xs)).unwrap().to_vec(), vec![14.0]);
 //! ```
 
 pub use accelerate_text::data::{read_values, values_match, write_binary, write_text, DataError, Value};
 pub use accelerate_text::diag::{DiagKind, Diagnostic, SourceFile};
 pub use accelerate_text::lower::ExtType;
 
-use crate::array::{ArrayData, ArraysVal};
+use crate::array::{ArrayData, ArrayTy, Arrays, ArraysTy, ArraysVal, EltTy};
 use crate::exec::config::Config;
 use crate::exec::dynamic::{compile_ir, DynProgram};
 use crate::exec::error::Error;
+use crate::exec::ProgramArgs;
 use accelerate_text::{ast, check, defunc, lower, mono, parser};
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -180,6 +188,61 @@ fn runtime_error(file: &SourceFile, e: Error) -> TextError {
         None => Diagnostic::new(DiagKind::Runtime, ast::Span::new(0, 0), text),
     };
     TextError::new(file, d, Some(e))
+}
+
+/// An entry point whose types are known in Rust (`TextProgram::typed`):
+/// run on Rust arrays, as a `Program` is.
+pub struct TypedTextProgram<Args, R> {
+    inner: TextProgram,
+    _ty: PhantomData<fn(Args) -> R>,
+}
+
+impl TextProgram {
+    /// The entry point with Rust types: `Args` the arrays of its
+    /// parameters (a scalar parameter is a `Scalar`), `R` its result
+    /// (several results, a tuple of arrays); an error naming both types
+    /// where they differ.
+    pub fn typed<Args: ProgramArgs, R: Arrays>(self) -> Result<TypedTextProgram<Args, R>, TextError> {
+        let params = self.program.params().to_vec();
+        let want_params = Args::types();
+        let result = match self.results() {
+            [one] => ext_arrays_ty(one),
+            many => ArraysTy::Tuple(many.iter().map(ext_arrays_ty).collect()),
+        };
+        let show = |ts: &[ArraysTy]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+        if params != want_params {
+            return Err(self.input_error(format!(
+                "the entry point takes ({}), and the Rust types say ({})",
+                show(&params),
+                show(&want_params)
+            )));
+        }
+        if result != R::arrays_ty() {
+            return Err(self.input_error(format!(
+                "the entry point returns {result}, and the Rust type says {}",
+                R::arrays_ty()
+            )));
+        }
+        Ok(TypedTextProgram { inner: self, _ty: PhantomData })
+    }
+}
+
+fn ext_arrays_ty(t: &ExtType) -> ArraysTy {
+    ArraysTy::Array(ArrayTy { rank: t.rank, elt: EltTy::Scalar(accelerate_text::data::scalar_ty(t.prim)) })
+}
+
+impl<Args: ProgramArgs, R: Arrays> TypedTextProgram<Args, R> {
+    /// Runs the entry point.
+    pub fn run(&self, args: Args::Refs<'_>) -> Result<R, TextError> {
+        let p = &self.inner;
+        let out = p.program.run(Args::values(args)).map_err(|e| runtime_error(&p.file, e))?;
+        R::from_arrays_val(out).map_err(|e| runtime_error(&p.file, e))
+    }
+
+    /// The untyped program.
+    pub fn untyped(&self) -> &TextProgram {
+        &self.inner
+    }
 }
 
 mod runner;
