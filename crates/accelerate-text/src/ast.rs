@@ -592,6 +592,19 @@ impl Expr {
     }
 }
 
+/// The head and the arguments of an application spine: `f a b` is `f`
+/// and `[a, b]`.
+pub fn spine(e: &Expr) -> (&Expr, Vec<&Expr>) {
+    let mut args = Vec::new();
+    let mut head = e;
+    while let ExprKind::Apply(f, x) = &head.kind {
+        args.push(&**x);
+        head = f;
+    }
+    args.reverse();
+    (head, args)
+}
+
 impl Pat {
     pub fn new(kind: PatKind, span: Span) -> Pat {
         Pat { kind, span, ty: Type::Unknown }

@@ -701,13 +701,7 @@ impl Defunc {
                 Sv::Dyn(e.ty.clone()),
             ));
         }
-        let mut args = Vec::new();
-        let mut head = e;
-        while let ExprKind::Apply(f, x) = &head.kind {
-            args.push(&**x);
-            head = f;
-        }
-        args.reverse();
+        let (head, args) = spine(e);
         let (f, fsv) = self.expr(head, env)?;
         let mut done = Vec::new();
         for a in args {

@@ -22,6 +22,9 @@ impl<'a> Lower<'a> {
         if nest && self.needs_host(e) {
             return self.nested_host(e);
         }
+        if let Some(r) = self.structural(e, false) {
+            return r;
+        }
         let loc = self.loc(e.span);
         let elt = || elt_of(&e.ty).ok_or_else(|| nested(e));
         match &e.kind {
@@ -29,33 +32,12 @@ impl<'a> Lower<'a> {
                 e: OpenExp::new(ExpKind::Const(literal(l, &e.ty, e.span)?), loc),
                 elt: elt()?,
             }),
-            ExprKind::Var { name, qual: None, .. } => {
-                if let Some(v) = self.lookup(&name.name) {
-                    return Ok(v.clone());
-                }
-                if let Some(d) = self.decls.get(name.name.as_str()).copied() {
-                    if d.params.is_empty() {
-                        return if self.needs_host(&d.body) {
-                            Err(nested(e))
-                        } else {
-                            self.inline(d, vec![], false)
-                        };
-                    }
-                }
-                Err(unsupported(e.span, format!("`{}` is not a value here", name.name)))
-            }
-            ExprKind::Var { name, qual: Some(q), .. } => self.prim_constant(&q.name, &name.name, e),
-            ExprKind::Tuple(es) => Ok(LVal::Tuple(es.iter().map(|x| self.device(x)).collect::<Res<_>>()?)),
-            ExprKind::Record(fs) => {
-                let mut fs: Vec<&(Ident, Expr)> = fs.iter().collect();
-                fs.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-                Ok(LVal::Tuple(fs.into_iter().map(|(_, x)| self.device(x)).collect::<Res<_>>()?))
-            }
-            ExprKind::Project(x, f) => {
-                let v = self.device(x)?;
-                let i = field_index(&x.ty, &f.name).ok_or_else(|| unsupported(f.span, "unknown field"))?;
-                Ok(part(&v, i, loc))
-            }
+            ExprKind::Var { qual: Some(q), name, .. } => self.prim_constant(&q.name, &name.name, e),
+            ExprKind::Var { qual: None, .. }
+            | ExprKind::Tuple(_)
+            | ExprKind::Record(_)
+            | ExprKind::Project(..)
+            | ExprKind::Ascribe(..) => unreachable!("lowered by `structural`"),
             ExprKind::Index(..) => {
                 let (base, ix) = index_chain(e);
                 let arr = self.device(base)?;
@@ -109,7 +91,6 @@ impl<'a> Lower<'a> {
                     if matches!(x.ty, Type::Prim(PrimType::Bool)) { PrimFun::LNot } else { PrimFun::BNot };
                 Ok(LVal::Exp { e: prim(op, vec![xe], loc), elt: elt()? })
             }
-            ExprKind::Ascribe(x, _) => self.device(x),
             ExprKind::Let(p, x, body) => {
                 let v = self.device(x)?;
                 let v = self.share(v);

@@ -18,32 +18,13 @@ impl<'a> Lower<'a> {
         if let Some(v) = self.overrides.get(&(e as *const Expr)) {
             return Ok(v.clone());
         }
-        let loc = self.loc(e.span);
         if !self.needs_host(e) && elt_of(&e.ty).is_some() {
             return self.host_scalar(e);
         }
+        if let Some(r) = self.structural(e, true) {
+            return r;
+        }
         match &e.kind {
-            ExprKind::Var { name, qual: None, .. } => {
-                if let Some(v) = self.lookup(&name.name) {
-                    return Ok(v.clone());
-                }
-                match self.decls.get(name.name.as_str()).copied() {
-                    Some(d) if d.params.is_empty() => self.inline(d, vec![], true),
-                    _ => Err(unsupported(e.span, format!("`{}` is not a value here", name.name))),
-                }
-            }
-            ExprKind::Tuple(es) => Ok(LVal::Tuple(es.iter().map(|x| self.host(x)).collect::<Res<_>>()?)),
-            ExprKind::Record(fs) => {
-                let mut fs: Vec<&(Ident, Expr)> = fs.iter().collect();
-                fs.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-                Ok(LVal::Tuple(fs.into_iter().map(|(_, x)| self.host(x)).collect::<Res<_>>()?))
-            }
-            ExprKind::Project(x, f) => {
-                let v = self.host(x)?;
-                let i = field_index(&x.ty, &f.name).ok_or_else(|| unsupported(f.span, "unknown field"))?;
-                Ok(part(&v, i, loc))
-            }
-            ExprKind::Ascribe(x, _) => self.host(x),
             ExprKind::Let(p, x, body) => {
                 let v = self.host(x)?;
                 let n = self.env.len();
@@ -82,6 +63,9 @@ impl<'a> Lower<'a> {
                 Err(unsupported(e.span, "a `match` over arrays or holding array operations"))
             }
             ExprKind::Lit(_) | ExprKind::Var { .. } => self.host_scalar(e),
+            ExprKind::Tuple(_) | ExprKind::Record(_) | ExprKind::Project(..) | ExprKind::Ascribe(..) => {
+                unreachable!("lowered by `structural`")
+            }
             ExprKind::Lambda(..)
             | ExprKind::LetFun { .. }
             | ExprKind::OpSection(_)

@@ -40,6 +40,7 @@ mod levels;
 mod prims;
 mod soac;
 
+use crate::ast::spine;
 use crate::ast::*;
 use crate::diag::{DiagKind, Diagnostic, SourceFile};
 use accelerate_base::array::{ArrayTy, ArraysTy, EltTy, ScalarTy, ScalarVal};
@@ -87,22 +88,7 @@ enum LVal {
 /// Why an expression could not be lowered: a diagnostic for the user.
 type Res<T> = Result<T, Diagnostic>;
 
-pub(crate) fn prim_scalar(p: PrimType) -> ScalarTy {
-    match p {
-        PrimType::Bool => ScalarTy::Bool,
-        PrimType::I8 => ScalarTy::I8,
-        PrimType::I16 => ScalarTy::I16,
-        PrimType::I32 => ScalarTy::I32,
-        PrimType::I64 => ScalarTy::I64,
-        PrimType::U8 => ScalarTy::U8,
-        PrimType::U16 => ScalarTy::U16,
-        PrimType::U32 => ScalarTy::U32,
-        PrimType::U64 => ScalarTy::U64,
-        PrimType::F16 => ScalarTy::F16,
-        PrimType::F32 => ScalarTy::F32,
-        PrimType::F64 => ScalarTy::F64,
-    }
-}
+pub(crate) use crate::data::scalar_ty as prim_scalar;
 
 /// The element type of a value of type `t` that holds no array.
 fn elt_of(t: &Type) -> Option<EltTy> {
@@ -619,6 +605,37 @@ impl<'a> Lower<'a> {
         b
     }
 
+    /// The cases host and scalar code lower alike: variables, tuples,
+    /// records and projections, their parts lowered where the whole is
+    /// (`on_host`); `None` for every other expression.
+    fn structural(&mut self, e: &'a Expr, on_host: bool) -> Option<Res<LVal>> {
+        let loc = self.loc(e.span);
+        let part_of = |l: &mut Self, x: &'a Expr| if on_host { l.host(x) } else { l.device(x) };
+        Some(match &e.kind {
+            ExprKind::Var { name, qual: None, .. } => {
+                if let Some(v) = self.lookup(&name.name) {
+                    return Some(Ok(v.clone()));
+                }
+                match self.decls.get(name.name.as_str()).copied() {
+                    Some(d) if d.params.is_empty() => self.inline(d, vec![], on_host),
+                    _ => Err(unsupported(e.span, format!("`{}` is not a value here", name.name))),
+                }
+            }
+            ExprKind::Tuple(es) => es.iter().map(|x| part_of(self, x)).collect::<Res<_>>().map(LVal::Tuple),
+            ExprKind::Record(fs) => {
+                let mut fs: Vec<&(Ident, Expr)> = fs.iter().collect();
+                fs.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+                fs.into_iter().map(|(_, x)| part_of(self, x)).collect::<Res<_>>().map(LVal::Tuple)
+            }
+            ExprKind::Project(x, f) => part_of(self, x).and_then(|v| {
+                let i = field_index(&x.ty, &f.name).ok_or_else(|| unsupported(f.span, "unknown field"))?;
+                Ok(part(&v, i, loc))
+            }),
+            ExprKind::Ascribe(x, _) => part_of(self, x),
+            _ => return None,
+        })
+    }
+
     /// Inlines a call of a definition: its arguments bound to its
     /// parameters (and its size parameters to their extents), its body
     /// lowered where the call is.
@@ -718,18 +735,6 @@ fn part(v: &LVal, i: usize, loc: SrcLoc) -> LVal {
         }
         other => other.clone(),
     }
-}
-
-/// The head and the arguments of an application spine.
-fn spine(e: &Expr) -> (&Expr, Vec<&Expr>) {
-    let mut args = Vec::new();
-    let mut head = e;
-    while let ExprKind::Apply(f, x) = &head.kind {
-        args.push(&**x);
-        head = f;
-    }
-    args.reverse();
-    (head, args)
 }
 
 // Note [Size checks]

@@ -55,11 +55,24 @@ pub(crate) fn compile_graph(
     root: &NodeRef,
     config: &Config,
 ) -> Result<Compiled> {
-    let mut phases = Vec::new();
+    let phases = Vec::new();
     let t = Instant::now();
     let prog = crate::trafo::convert::convert_program(params, root, config.sharing)?;
+    from_front_end(phases, "sharing", prog, t, config)
+}
+
+/// The pipeline from a front end's output (`name`, made since `t`): the
+/// program verified, lifted if it nests arrays in scalar code, optimised
+/// and planned.
+fn from_front_end(
+    mut phases: Vec<Phase>,
+    name: &'static str,
+    prog: ir::Program,
+    t: Instant,
+    config: &Config,
+) -> Result<Compiled> {
     let nested = ir::visit::first_nested(&prog.body).is_some();
-    finish_phase(&mut phases, "sharing", prog.clone(), t, config, nested)?;
+    finish_phase(&mut phases, name, prog.clone(), t, config, nested)?;
     let prog = if nested {
         // nested data parallelism, flattened (Note [Nested array terms])
         let t = Instant::now();
@@ -76,19 +89,7 @@ pub(crate) fn compile_graph(
 /// (the text front end, `crate::text`): its IR is verified as the phase
 /// `name`, then lifted if it is nested, then optimised and planned.
 pub(crate) fn compile_ir(name: &'static str, prog: ir::Program, config: &Config) -> Result<Compiled> {
-    let mut phases = Vec::new();
-    let t = Instant::now();
-    let nested = ir::visit::first_nested(&prog.body).is_some();
-    finish_phase(&mut phases, name, prog.clone(), t, config, nested)?;
-    let prog = if nested {
-        let t = Instant::now();
-        let prog = crate::trafo::lift::lift_program(prog)?;
-        finish(&mut phases, "lift", prog.clone(), t, config)?;
-        prog
-    } else {
-        prog
-    };
-    optimise(phases, prog, config)
+    from_front_end(Vec::new(), name, prog, Instant::now(), config)
 }
 
 /// The phases after sharing recovery and lifting, from a flat program
