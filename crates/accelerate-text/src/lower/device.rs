@@ -559,8 +559,9 @@ pub(super) fn index_chain(e: &Expr) -> (&Expr, Vec<&DimIndex>) {
 pub(super) fn nested(e: &Expr) -> Diagnostic {
     unsupported(
         e.span,
-        "an array computed inside scalar code (a combinator inside the function of another, or an array \
-         built per element): nested data parallelism is not supported by the text front end yet",
+        "an array computed here, inside scalar code, is nested data parallelism of a form the text front \
+         end does not lower yet (a function returning arrays inside the function of a `map` that returns \
+         arrays, or an array returned from scalar code)",
     )
 }
 

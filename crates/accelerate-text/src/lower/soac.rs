@@ -5,6 +5,7 @@
 
 use super::device::{int_const, nested, to_i64};
 use super::host::zero_exp;
+use super::size_agrees;
 use super::*;
 use accelerate_base::array::{SliceDim, SliceSpec};
 use accelerate_ir::term::{Direction, Fun, PrimFun};
@@ -300,6 +301,15 @@ impl<'a> Lower<'a> {
     fn map(&mut self, name: &str, f: &'a Expr, xss: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
         let b = self.sbase;
         let loc = self.loc(e.span);
+        let mut all = Vec::new();
+        for xs in xss {
+            all.push(self.array(xs)?);
+        }
+        if let ExprKind::Lambda(_, _, body) = &f.kind {
+            if body.ty.rank() > 0 {
+                return self.map_to_arrays(f, &all, e);
+            }
+        }
         if elt_of(match &e.ty {
             Type::Array { elem, .. } => elem,
             t => t,
@@ -307,10 +317,6 @@ impl<'a> Lower<'a> {
         .is_none()
         {
             return Err(nested(e));
-        }
-        let mut all = Vec::new();
-        for xs in xss {
-            all.push(self.array(xs)?);
         }
         if all.iter().any(|(_, rank, _)| *rank > 1) {
             return self.map_rows(f, &all, e);
@@ -431,7 +437,26 @@ impl<'a> Lower<'a> {
         let saved_sblocks = std::mem::take(&mut self.sblocks);
         let n = self.env.len();
         self.open_block();
-        let i = prj(0, svar(b, loc), loc);
+        self.bind_elements(ps, arrays, prj(0, svar(b, loc), loc), loc);
+        let r = self.device_block(body);
+        let (block, _) = self.pop_block();
+        self.env.truncate(n);
+        self.sblocks = saved_sblocks;
+        self.sbase = saved_base;
+        self.sdepth = saved_depth;
+        let mut x = r?;
+        for bound in block.into_iter().rev() {
+            x = OpenExp::new(ExpKind::ALet(Box::new(bound), Box::new(x)), loc);
+        }
+        let _ = elt;
+        let f = Fun { params: vec![EltTy::shape(1)], body: x };
+        let shape = tuple(vec![extent(arrays[0].0, 0, loc)], loc);
+        Ok(self.bind_typed(OpenAcc::new(AccKind::Generate { shape, f }, loc), &e.ty))
+    }
+
+    /// The lambda's parameters bound to the elements (or rows) of the
+    /// arrays at index `i`: a row is a `slice`, bound in the current block.
+    fn bind_elements(&mut self, ps: &'a [Pat], arrays: &[(usize, usize, EltTy)], i: OpenExp, loc: SrcLoc) {
         for (p, (level, rank, elt)) in ps.iter().zip(arrays) {
             let v = if *rank == 1 {
                 LVal::Exp { e: read(*level, vec![i.clone()], loc), elt: elt.clone() }
@@ -449,9 +474,84 @@ impl<'a> Lower<'a> {
             };
             self.bind_pat(p, v);
         }
-        let r = self.device_block(body);
+    }
+
+    /// `map` whose function returns arrays (`map (\row -> map f row) m`):
+    /// a `generate` over the outer extent and the extents of the function's
+    /// result, whose element at `(i, j..)` is element `j..` of the
+    /// function's array for element `i`, that array computed in scalar
+    /// code (nested, Note [Nested array terms]); the lifting transformation
+    /// computes it once per `i`, not once per element. The result's
+    /// extents are the function's for element 0, computed first on the
+    /// host (usually from shapes alone, which fusion reads without
+    /// computing the array); every other element's must be the same
+    /// (Futhark's regularity), or the run is a size error.
+    fn map_to_arrays(&mut self, f: &'a Expr, arrays: &[(usize, usize, EltTy)], e: &'a Expr) -> Res<LVal> {
+        let loc = self.loc(e.span);
+        let ExprKind::Lambda(ps, _, body) = &f.kind else {
+            return Err(unsupported(f.span, "internal: a combinator's argument is not a lambda"));
+        };
+        if self.sbase != 0 {
+            return Err(nested(e));
+        }
+        let inner = body.ty.rank();
+        let n = extent(arrays[0].0, 0, loc);
+        for (l, _, _) in &arrays[1..] {
+            let cond = size_agrees("map", n.clone(), extent(*l, 0, loc), loc);
+            self.require(cond);
+        }
+        // the extents of the function's result for element 0 (zeros when
+        // there is no element)
+        let zeros = OpenAcc::new(AccKind::Unit(tuple((0..inner).map(|_| c_i64(0, loc)).collect(), loc)), loc);
+        let envn = self.env.len();
+        self.open_block();
+        self.bind_elements(ps, arrays, c_i64(0, loc), loc);
+        let first = self.host(body);
+        self.env.truncate(envn);
+        let first = match first {
+            Ok(LVal::Array { level, .. }) => {
+                OpenAcc::new(AccKind::Unit(OpenExp::new(ExpKind::Shape { array: level }, loc)), loc)
+            }
+            Ok(_) => OpenAcc::new(AccKind::Tuple(vec![]), loc),
+            Err(err) => {
+                self.pop_block();
+                return Err(err);
+            }
+        };
+        let first = self.close_block(first);
+        let empty = prim(PrimFun::Eq, vec![n.clone(), c_i64(0, loc)], loc);
+        let extents = self.bind(OpenAcc::new(
+            AccKind::Acond { cond: empty, then_: Box::new(zeros), else_: Box::new(first) },
+            loc,
+        ));
+        let k = |d: usize| prj(d, read(extents, vec![], loc), loc);
+        // the elements: the index parameter, the rows at its first
+        // component, the function's array, read at the rest
+        let b = self.sbase;
+        let saved_depth = std::mem::replace(&mut self.sdepth, b + 1);
+        let saved_base = std::mem::replace(&mut self.sbase, b + 1);
+        let saved_sblocks = std::mem::take(&mut self.sblocks);
+        self.open_block();
+        let ix = |d: usize| prj(d, svar(b, loc), loc);
+        self.bind_elements(ps, arrays, ix(0), loc);
+        let r = self.host(body);
+        let r = r.and_then(|v| match v {
+            LVal::Array { level, elt, .. } => {
+                // the first extent checked against element 0's (the rest
+                // are read in bounds or not at all); the read is at the
+                // index as it is, so that fusion sees a read at its own
+                // index once the array is lifted (the `else` is never
+                // taken: the check fails instead)
+                let s0 = prj(0, OpenExp::new(ExpKind::Shape { array: level }, loc), loc);
+                let agree = size_agrees("map", k(0), s0, loc);
+                let value = read(level, (1..=inner).map(ix).collect(), loc);
+                let never = super::host::zero_exp(&elt, loc);
+                Ok(OpenExp::new(ExpKind::Cond(Box::new(agree), Box::new(value), Box::new(never)), loc))
+            }
+            _ => Err(nested(e)),
+        });
         let (block, _) = self.pop_block();
-        self.env.truncate(n);
+        self.env.truncate(envn);
         self.sblocks = saved_sblocks;
         self.sbase = saved_base;
         self.sdepth = saved_depth;
@@ -459,9 +559,10 @@ impl<'a> Lower<'a> {
         for bound in block.into_iter().rev() {
             x = OpenExp::new(ExpKind::ALet(Box::new(bound), Box::new(x)), loc);
         }
-        let _ = elt;
-        let f = Fun { params: vec![EltTy::shape(1)], body: x };
-        let shape = tuple(vec![extent(arrays[0].0, 0, loc)], loc);
+        let f = Fun { params: vec![EltTy::shape(1 + inner)], body: x };
+        let mut dims = vec![n];
+        dims.extend((0..inner).map(k));
+        let shape = tuple(dims, loc);
         Ok(self.bind_typed(OpenAcc::new(AccKind::Generate { shape, f }, loc), &e.ty))
     }
 
