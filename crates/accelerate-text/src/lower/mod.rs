@@ -37,6 +37,7 @@
 mod device;
 mod host;
 mod levels;
+mod map;
 mod prims;
 mod soac;
 

@@ -5,9 +5,7 @@
 
 use super::device::{int_const, nested, to_i64};
 use super::host::zero_exp;
-use super::size_agrees;
 use super::*;
-use accelerate_base::array::{SliceDim, SliceSpec};
 use accelerate_ir::term::{Direction, Fun, PrimFun};
 
 /// Prelude functions that build or consume arrays: they run on the host.
@@ -296,276 +294,6 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// `map f xs ys ...`: a `map`, a `zip_with`, or a `generate` reading
-    /// every array at its index.
-    fn map(&mut self, name: &str, f: &'a Expr, xss: &[&'a Expr], e: &'a Expr) -> Res<LVal> {
-        let b = self.sbase;
-        let loc = self.loc(e.span);
-        let mut all = Vec::new();
-        for xs in xss {
-            all.push(self.array(xs)?);
-        }
-        if let ExprKind::Lambda(_, _, body) = &f.kind {
-            if body.ty.rank() > 0 {
-                return self.map_to_arrays(f, &all, e);
-            }
-        }
-        if elt_of(match &e.ty {
-            Type::Array { elem, .. } => elem,
-            t => t,
-        })
-        .is_none()
-        {
-            return Err(nested(e));
-        }
-        if all.iter().any(|(_, rank, _)| *rank > 1) {
-            return self.map_rows(f, &all, e);
-        }
-        let arrays: Vec<(usize, EltTy)> = all.into_iter().map(|(l, _, elt)| (l, elt)).collect();
-        let arrays = self.same_size(op_name(name), arrays, loc);
-        let term = match arrays.as_slice() {
-            [(a, elt)] => {
-                let f = self.lambda(f, std::slice::from_ref(elt))?;
-                if let Some(path) = projection_path(&f.body, b) {
-                    // `map (.x.y) xs`: parts of an array of tuples, which
-                    // struct-of-arrays storage holds apart: moves, not a
-                    // kernel
-                    let mut arr = var(*a, loc);
-                    for i in path {
-                        arr = OpenAcc::new(
-                            AccKind::Prj(i, Box::new(OpenAcc::new(AccKind::Unzip(Box::new(arr)), loc))),
-                            loc,
-                        );
-                    }
-                    return Ok(self.bind_typed(arr, &e.ty));
-                }
-                AccKind::Map { f, array: Box::new(var(*a, loc)) }
-            }
-            [(a1, e1), (a2, e2)] => {
-                let f = self.lambda(f, &[e1.clone(), e2.clone()])?;
-                AccKind::ZipWith { f, a: Box::new(var(*a1, loc)), b: Box::new(var(*a2, loc)) }
-            }
-            [init @ .., (last, el)] => {
-                // the first arrays zipped into tuples, then a `zip_with` of
-                // those and the last: fusion makes it one loop, each array
-                // read in order
-                let zipped = self.zip_all(init, loc);
-                let zl = self.bind(zipped);
-                let tys: Vec<EltTy> = init.iter().map(|(_, t)| t.clone()).collect();
-                let mut args: Vec<LVal> = tys
-                    .iter()
-                    .enumerate()
-                    .map(|(k, t)| LVal::Exp { e: prj(k, svar(b, loc), loc), elt: t.clone() })
-                    .collect();
-                args.push(LVal::Exp { e: svar(b + 1, loc), elt: el.clone() });
-                let f = self.lambda_with(f, vec![EltTy::Tuple(tys), el.clone()], args)?;
-                AccKind::ZipWith { f, a: Box::new(var(zl, loc)), b: Box::new(var(*last, loc)) }
-            }
-            [] => return Err(nested(e)),
-        };
-        Ok(self.bind_typed(OpenAcc::new(term, loc), &e.ty))
-    }
-
-    /// The vectors (level, element type) zipped into one vector of tuples
-    /// by `zip_with`s (two or more).
-    fn zip_all(&mut self, arrays: &[(usize, EltTy)], loc: SrcLoc) -> OpenAcc {
-        let b = self.sbase;
-        let (l0, e0) = &arrays[0];
-        let mut acc = var(*l0, loc);
-        let mut tys = vec![e0.clone()];
-        for (l, t) in &arrays[1..] {
-            let prev = if tys.len() == 1 { tys[0].clone() } else { EltTy::Tuple(tys.clone()) };
-            let mut parts: Vec<OpenExp> = if tys.len() == 1 {
-                vec![svar(b, loc)]
-            } else {
-                (0..tys.len()).map(|k| prj(k, svar(b, loc), loc)).collect()
-            };
-            parts.push(svar(b + 1, loc));
-            let f = Fun { params: vec![prev, t.clone()], body: tuple(parts, loc) };
-            acc = OpenAcc::new(AccKind::ZipWith { f, a: Box::new(acc), b: Box::new(var(*l, loc)) }, loc);
-            tys.push(t.clone());
-            if tys.len() < arrays.len() {
-                let l2 = self.bind(acc);
-                acc = var(l2, loc);
-            }
-        }
-        acc
-    }
-
-    /// The vectors, each after the first checked to have the first's outer
-    /// extent (Note [Size checks]): `op` needs arrays of one size.
-    fn same_size(
-        &mut self,
-        op: &'static str,
-        arrays: Vec<(usize, EltTy)>,
-        loc: SrcLoc,
-    ) -> Vec<(usize, EltTy)> {
-        let Some(&(first, _)) = arrays.first() else { return arrays };
-        let a = extent(first, 0, loc);
-        let mut out = vec![arrays[0].clone()];
-        for (l, t) in arrays.into_iter().skip(1) {
-            if l == first {
-                out.push((l, t));
-                continue;
-            }
-            let cond = size_agrees(op, a.clone(), extent(l, 0, loc), loc);
-            self.require(cond);
-            out.push((l, t));
-        }
-        out
-    }
-
-    /// `map` over the rows of arrays of rank 2 or more: a `generate` over
-    /// the outer extent whose function binds each row (a `slice`) as an
-    /// array nested in its scalar code (Note [Nested array terms]), for
-    /// the lifting transformation to flatten.
-    fn map_rows(&mut self, f: &'a Expr, arrays: &[(usize, usize, EltTy)], e: &'a Expr) -> Res<LVal> {
-        let loc = self.loc(e.span);
-        let ExprKind::Lambda(ps, _, body) = &f.kind else {
-            return Err(unsupported(f.span, "internal: a combinator's argument is not a lambda"));
-        };
-        let elt = elt_of(match &e.ty {
-            Type::Array { elem, .. } => elem,
-            t => t,
-        })
-        .ok_or_else(|| nested(e))?;
-        // the function's index parameter, then the rows, bound in scalar
-        // code whose arrays' functions see it
-        let b = self.sbase;
-        let saved_depth = std::mem::replace(&mut self.sdepth, b + 1);
-        let saved_base = std::mem::replace(&mut self.sbase, b + 1);
-        let saved_sblocks = std::mem::take(&mut self.sblocks);
-        let n = self.env.len();
-        self.open_block();
-        self.bind_elements(ps, arrays, prj(0, svar(b, loc), loc), loc);
-        let r = self.device_block(body);
-        let (block, _) = self.pop_block();
-        self.env.truncate(n);
-        self.sblocks = saved_sblocks;
-        self.sbase = saved_base;
-        self.sdepth = saved_depth;
-        let mut x = r?;
-        for bound in block.into_iter().rev() {
-            x = OpenExp::new(ExpKind::ALet(Box::new(bound), Box::new(x)), loc);
-        }
-        let _ = elt;
-        let f = Fun { params: vec![EltTy::shape(1)], body: x };
-        let shape = tuple(vec![extent(arrays[0].0, 0, loc)], loc);
-        Ok(self.bind_typed(OpenAcc::new(AccKind::Generate { shape, f }, loc), &e.ty))
-    }
-
-    /// The lambda's parameters bound to the elements (or rows) of the
-    /// arrays at index `i`: a row is a `slice`, bound in the current block.
-    fn bind_elements(&mut self, ps: &'a [Pat], arrays: &[(usize, usize, EltTy)], i: OpenExp, loc: SrcLoc) {
-        for (p, (level, rank, elt)) in ps.iter().zip(arrays) {
-            let v = if *rank == 1 {
-                LVal::Exp { e: read(*level, vec![i.clone()], loc), elt: elt.clone() }
-            } else {
-                let mut dims = vec![SliceDim::Fixed];
-                dims.extend(std::iter::repeat_n(SliceDim::All, rank - 1));
-                let spec = SliceSpec { any_rank: 0, dims };
-                let slice = AccKind::Slice {
-                    spec,
-                    array: Box::new(var(*level, loc)),
-                    slix: tuple(vec![i.clone()], loc),
-                };
-                let row = self.bind(OpenAcc::new(slice, loc));
-                LVal::Array { level: row, rank: rank - 1, elt: elt.clone() }
-            };
-            self.bind_pat(p, v);
-        }
-    }
-
-    /// `map` whose function returns arrays (`map (\row -> map f row) m`):
-    /// a `generate` over the outer extent and the extents of the function's
-    /// result, whose element at `(i, j..)` is element `j..` of the
-    /// function's array for element `i`, that array computed in scalar
-    /// code (nested, Note [Nested array terms]); the lifting transformation
-    /// computes it once per `i`, not once per element. The result's
-    /// extents are the function's for element 0, computed first on the
-    /// host (usually from shapes alone, which fusion reads without
-    /// computing the array); every other element's must be the same
-    /// (Futhark's regularity), or the run is a size error.
-    fn map_to_arrays(&mut self, f: &'a Expr, arrays: &[(usize, usize, EltTy)], e: &'a Expr) -> Res<LVal> {
-        let loc = self.loc(e.span);
-        let ExprKind::Lambda(ps, _, body) = &f.kind else {
-            return Err(unsupported(f.span, "internal: a combinator's argument is not a lambda"));
-        };
-        if self.sbase != 0 {
-            return Err(nested(e));
-        }
-        let inner = body.ty.rank();
-        let n = extent(arrays[0].0, 0, loc);
-        for (l, _, _) in &arrays[1..] {
-            let cond = size_agrees("map", n.clone(), extent(*l, 0, loc), loc);
-            self.require(cond);
-        }
-        // the extents of the function's result for element 0 (zeros when
-        // there is no element)
-        let zeros = OpenAcc::new(AccKind::Unit(tuple((0..inner).map(|_| c_i64(0, loc)).collect(), loc)), loc);
-        let envn = self.env.len();
-        self.open_block();
-        self.bind_elements(ps, arrays, c_i64(0, loc), loc);
-        let first = self.host(body);
-        self.env.truncate(envn);
-        let first = match first {
-            Ok(LVal::Array { level, .. }) => {
-                OpenAcc::new(AccKind::Unit(OpenExp::new(ExpKind::Shape { array: level }, loc)), loc)
-            }
-            Ok(_) => OpenAcc::new(AccKind::Tuple(vec![]), loc),
-            Err(err) => {
-                self.pop_block();
-                return Err(err);
-            }
-        };
-        let first = self.close_block(first);
-        let empty = prim(PrimFun::Eq, vec![n.clone(), c_i64(0, loc)], loc);
-        let extents = self.bind(OpenAcc::new(
-            AccKind::Acond { cond: empty, then_: Box::new(zeros), else_: Box::new(first) },
-            loc,
-        ));
-        let k = |d: usize| prj(d, read(extents, vec![], loc), loc);
-        // the elements: the index parameter, the rows at its first
-        // component, the function's array, read at the rest
-        let b = self.sbase;
-        let saved_depth = std::mem::replace(&mut self.sdepth, b + 1);
-        let saved_base = std::mem::replace(&mut self.sbase, b + 1);
-        let saved_sblocks = std::mem::take(&mut self.sblocks);
-        self.open_block();
-        let ix = |d: usize| prj(d, svar(b, loc), loc);
-        self.bind_elements(ps, arrays, ix(0), loc);
-        let r = self.host(body);
-        let r = r.and_then(|v| match v {
-            LVal::Array { level, elt, .. } => {
-                // the first extent checked against element 0's (the rest
-                // are read in bounds or not at all); the read is at the
-                // index as it is, so that fusion sees a read at its own
-                // index once the array is lifted (the `else` is never
-                // taken: the check fails instead)
-                let s0 = prj(0, OpenExp::new(ExpKind::Shape { array: level }, loc), loc);
-                let agree = size_agrees("map", k(0), s0, loc);
-                let value = read(level, (1..=inner).map(ix).collect(), loc);
-                let never = super::host::zero_exp(&elt, loc);
-                Ok(OpenExp::new(ExpKind::Cond(Box::new(agree), Box::new(value), Box::new(never)), loc))
-            }
-            _ => Err(nested(e)),
-        });
-        let (block, _) = self.pop_block();
-        self.env.truncate(envn);
-        self.sblocks = saved_sblocks;
-        self.sbase = saved_base;
-        self.sdepth = saved_depth;
-        let mut x = r?;
-        for bound in block.into_iter().rev() {
-            x = OpenExp::new(ExpKind::ALet(Box::new(bound), Box::new(x)), loc);
-        }
-        let f = Fun { params: vec![EltTy::shape(1 + inner)], body: x };
-        let mut dims = vec![n];
-        dims.extend((0..inner).map(k));
-        let shape = tuple(dims, loc);
-        Ok(self.bind_typed(OpenAcc::new(AccKind::Generate { shape, f }, loc), &e.ty))
-    }
-
     /// `filter p xs` (`negate`: the elements `p` rejects): positions by an
     /// exclusive scan of the kept flags, the kept elements permuted there.
     fn filter(&mut self, p: &'a Expr, xs: &'a Expr, negate: bool, ty: &Type, loc: SrcLoc) -> Res<LVal> {
@@ -806,7 +534,7 @@ impl<'a> Lower<'a> {
 
     /// A vector argument: its level and element type (rank 1 only: an
     /// array of rows is nested parallelism).
-    fn vector(&mut self, xs: &'a Expr) -> Res<(usize, EltTy)> {
+    pub(super) fn vector(&mut self, xs: &'a Expr) -> Res<(usize, EltTy)> {
         let (level, rank, elt) = self.array(xs)?;
         if rank != 1 {
             return Err(nested(xs));
@@ -814,7 +542,7 @@ impl<'a> Lower<'a> {
         Ok((level, elt))
     }
 
-    fn array(&mut self, xs: &'a Expr) -> Res<(usize, usize, EltTy)> {
+    pub(super) fn array(&mut self, xs: &'a Expr) -> Res<(usize, usize, EltTy)> {
         match self.host(xs)? {
             LVal::Array { level, rank, elt } => Ok((level, rank, elt)),
             _ => Err(unsupported(xs.span, "not an array")),
@@ -824,7 +552,7 @@ impl<'a> Lower<'a> {
 
 /// The components a function body picks out of its parameter (scalar
 /// level `b`), outermost first, if it is only that: `x.1.0` is `[1, 0]`.
-fn projection_path(body: &OpenExp, b: usize) -> Option<Vec<usize>> {
+pub(super) fn projection_path(body: &OpenExp, b: usize) -> Option<Vec<usize>> {
     let mut path = Vec::new();
     let mut e = body;
     loop {
@@ -843,7 +571,7 @@ fn projection_path(body: &OpenExp, b: usize) -> Option<Vec<usize>> {
 }
 
 /// The prelude's name of an operation, for its errors.
-fn op_name(name: &str) -> &'static str {
+pub(super) fn op_name(name: &str) -> &'static str {
     const NAMES: [&str; 14] = [
         "map",
         "map1",
@@ -863,29 +591,29 @@ fn op_name(name: &str) -> &'static str {
     NAMES.iter().find(|n| **n == name).copied().unwrap_or("map")
 }
 
-fn var(level: usize, loc: SrcLoc) -> OpenAcc {
+pub(super) fn var(level: usize, loc: SrcLoc) -> OpenAcc {
     OpenAcc::new(AccKind::Var(level), loc)
 }
 
-fn svar(level: usize, loc: SrcLoc) -> OpenExp {
+pub(super) fn svar(level: usize, loc: SrcLoc) -> OpenExp {
     OpenExp::new(ExpKind::Var(level), loc)
 }
 
 /// Component `k` of the index parameter (scalar level `b`) of a
 /// one-parameter function.
-fn ix(b: usize, k: usize, loc: SrcLoc) -> OpenExp {
+pub(super) fn ix(b: usize, k: usize, loc: SrcLoc) -> OpenExp {
     prj(k, svar(b, loc), loc)
 }
 
-fn tuple(es: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
+pub(super) fn tuple(es: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
     OpenExp::new(ExpKind::Tuple(es), loc)
 }
 
-fn read(level: usize, index: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
+pub(super) fn read(level: usize, index: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
     OpenExp::new(ExpKind::Index { array: level, index: Box::new(tuple(index, loc)) }, loc)
 }
 
-fn extent(level: usize, d: usize, loc: SrcLoc) -> OpenExp {
+pub(super) fn extent(level: usize, d: usize, loc: SrcLoc) -> OpenExp {
     prj(d, OpenExp::new(ExpKind::Shape { array: level }, loc), loc)
 }
 
