@@ -120,14 +120,17 @@ fn nbody_runs_the_kernels_of_its_rust_form() {
     let t = text("nbody");
     let r = accelerate::compile_with(|b: Acc<Vector<nbody::Body>>| nbody::step(&b, nbody::PARAMS), config())
         .unwrap();
-    // the text form's entry point takes the bodies as seven arrays of
-    // primitives (Futhark's entry points take no arrays of records) and
-    // builds the records, a gather that fusion inlines into its uses
-    // (Note [The cost rule]); the step itself, lifted from its nested
-    // `map`/`reduce`, is the Rust form's fold and zip_with
+    // one kernel more: the text form's entry point takes the bodies as
+    // seven arrays of primitives (Futhark's entry points take no arrays of
+    // records) and builds the records first; the step itself, lifted from
+    // its nested `map`/`reduce`, is the Rust form's fold and zip_with.
+    // (Inlining the records into their uses, which a cost rule calling
+    // such gathers cheap did, made the fold's loop 1.15x the Rust form's
+    // time against 1.07x with the records built once: measured, not
+    // kept.)
     assert_eq!(
         count_kernels(&t.program().ir().body),
-        count_kernels(&r.ir().body),
+        count_kernels(&r.ir().body) + 1,
         "{}",
         accelerate::ir::pretty::program(t.program().ir())
     );

@@ -485,32 +485,8 @@ impl Cunctation {
             Cunctation::Done(_) => true,
             Cunctation::Step { ixmap, f: None, .. } => ixmap.as_ref().is_none_or(|p| cheap(&p.body, 0)),
             Cunctation::Step { f: Some(_), .. } => false,
-            Cunctation::Yield { index, .. } => cheap(&index.body, 1) || gathers(&index.body),
+            Cunctation::Yield { index, .. } => cheap(&index.body, 1),
         }
-    }
-}
-
-/// Is `e` a gather: index arithmetic that reads no more array elements
-/// than the values it returns (a zip of arrays, building each element of
-/// a tuple array from the arrays of its fields)? Recomputing such an
-/// element loads what loading it from memory would.
-fn gathers(e: &OpenExp) -> bool {
-    let leaves = result_leaves(e);
-    let mut budget = CHEAP_NODES + 8 * leaves;
-    let mut reads = leaves;
-    leaves > 1 && cheap_in(e, &mut budget, &mut reads)
-}
-
-/// The scalars an expression returns, counted on its written tuples (a
-/// value that is not a written tuple counts one).
-fn result_leaves(e: &OpenExp) -> usize {
-    let mut e = e;
-    while let ExpKind::Let(_, body) = &e.kind {
-        e = body;
-    }
-    match &e.kind {
-        ExpKind::Tuple(es) => es.iter().map(result_leaves).sum(),
-        _ => 1,
     }
 }
 
@@ -524,11 +500,7 @@ fn result_leaves(e: &OpenExp) -> usize {
 // from its index with at most one array read (reads of rank-0 arrays,
 // one value for the whole operation, not counted) and at most
 // `CHEAP_NODES` nodes of integer, comparison and shape arithmetic: no
-// division, no loop, no floating-point function. A generate that gathers
-// the fields of a tuple from as many reads as the tuple has fields, or
-// fewer (a zip; the text front end's records built from an entry point's
-// arrays), is cheap too: each use loads what it would load from the
-// stored tuples, and only the fields it uses. Such a producer is inlined into every
+// division, no loop, no floating-point function. Such a producer is inlined into every
 // use, including scalar reads and `awhile` bodies, and into stencils
 // (which read each element several times); any other producer is inlined
 // only into a single use that runs once.
