@@ -63,7 +63,7 @@ fn stages(src: &str) -> String {
 }
 
 #[test]
-fn the_slides_example_becomes_a_record_and_two_lifted_functions() {
+fn the_slides_example_lifts_one_function_per_closure_and_values() {
     insta::assert_snapshot!(stages(
         "def twice (g: i32 -> i32) = \\x -> g (g x)\n\
          def main (y: i32) = let f = let a = 5 in twice (\\z -> z + a) in f y"

@@ -122,6 +122,7 @@ impl Defunc {
             let mut fields: BTreeMap<String, Sv> = c.env.iter().cloned().collect();
             fields.extend(env2.iter().map(|(k, v)| (k.clone(), v.clone())));
             let new = Closure {
+                id: c.id,
                 params: rest.to_vec(),
                 body: c.body.clone(),
                 env: fields.into_iter().collect(),
@@ -164,7 +165,26 @@ impl Defunc {
                 expr(ExprKind::Let(id_pat(&aname, aty, span), Box::new(arg.0), Box::new(with_f)), ty, span);
             return Ok((outer, Sv::Lam(Rc::new(new))));
         }
-        // the last parameter: a lifted function `f' env p = body`
+        // the last parameter: a lifted function `f' env p = body`, made
+        // once for each closure and static values of its environment and
+        // argument (the slides' `g'`, applied twice, is one function)
+        let key = format!(
+            "{}|{}|{}|{}",
+            c.id,
+            c.params.len(),
+            c.env.iter().map(|(n, s)| format!("{n}={}", signature(s))).collect::<Vec<_>>().join(","),
+            signature(&arg.1)
+        );
+        if let Some((name, ty, result_ty, sv)) = self.lifted.get(&key).cloned() {
+            let arg_ty = arg.0.ty.clone();
+            let call1 = expr(
+                ExprKind::Apply(Box::new(var(&name, ty, span)), Box::new(f)),
+                Type::Arrow(Box::new(arg_ty), Box::new(result_ty.clone())),
+                span,
+            );
+            let call = expr(ExprKind::Apply(Box::new(call1), Box::new(arg.0)), result_ty, span);
+            return Ok((call, sv));
+        }
         let p = bind_sv(param, &arg.1, &mut inner);
         let (body, sv) = self.expr(&c.body, &inner)?;
         let name = self.fresh(&format!("lifted_{}", c.hint));
@@ -176,6 +196,7 @@ impl Defunc {
         let type_params = c.sizes.iter().cloned().map(TypeParam::Size).collect();
         let result_ty = body.ty.clone();
         let arg_ty = p.ty.clone();
+        self.lifted.insert(key, (name.clone(), ty.clone(), result_ty.clone(), sv.clone()));
         self.out.push(Decl::Value(ValueDecl {
             name: Ident { name: name.clone(), span },
             entry: false,
@@ -340,5 +361,39 @@ impl Defunc {
             }
             _ => return Ok(None),
         }))
+    }
+}
+
+/// A static value's shape as text, for the key of a lifted function:
+/// equal signatures translate a closure's body the same way.
+fn signature(s: &Sv) -> String {
+    match s {
+        Sv::Dyn(t) => crate::mono::show_type(t),
+        Sv::Lam(c) => format!(
+            "L{}/{}[{}]",
+            c.id,
+            c.params.len(),
+            c.env.iter().map(|(n, s)| format!("{n}={}", signature(s))).collect::<Vec<_>>().join(",")
+        ),
+        Sv::Tuple(ss) => format!("({})", ss.iter().map(signature).collect::<Vec<_>>().join(",")),
+        Sv::Rcd(fs) => format!(
+            "{{{}}}",
+            fs.iter().map(|(n, s)| format!("{n}={}", signature(s))).collect::<Vec<_>>().join(",")
+        ),
+        Sv::Partial { head, args } => {
+            let h = match head {
+                Head::Intrinsic { name, qual, ty, .. } => {
+                    format!(
+                        "I{}.{}:{}",
+                        qual.as_ref().map_or("", |q| q.name.as_str()),
+                        name.name,
+                        crate::mono::show_type(ty)
+                    )
+                }
+                Head::Op { op, ty } => format!("O{}:{}", op.symbol(), crate::mono::show_type(ty)),
+                Head::Def { name, .. } => format!("D{name}"),
+            };
+            format!("{h}({})", args.iter().map(signature).collect::<Vec<_>>().join(","))
+        }
     }
 }

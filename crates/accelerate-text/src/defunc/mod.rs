@@ -61,6 +61,10 @@ enum Sv {
 
 #[derive(Debug)]
 struct Closure {
+    /// Which closure this is: one number per lambda (or definition) made
+    /// into a closure, shared by its partial applications; with the
+    /// static values it holds, the key of the functions lifted from it.
+    id: usize,
     params: Vec<Pat>,
     body: Rc<Expr>,
     /// The captured variables, sorted by name.
@@ -132,7 +136,7 @@ enum Global {
 
 /// Defunctionalises a monomorphic program.
 pub fn defunctionalise(prog: Program) -> Result<Program, Diagnostic> {
-    let mut d = Defunc { globals: HashMap::new(), out: Vec::new(), fresh: 0 };
+    let mut d = Defunc { globals: HashMap::new(), out: Vec::new(), fresh: 0, lifted: HashMap::new() };
     for decl in prog.decls {
         let Decl::Value(v) = decl else { continue };
         if v.params.is_empty() && !v.entry && v.ty.contains_arrow() {
@@ -153,7 +157,9 @@ pub fn defunctionalise(prog: Program) -> Result<Program, Diagnostic> {
             d.out.push(Decl::Value(ValueDecl { params, body, ..v }));
         } else {
             let sizes = size_params(&v);
+            d.fresh += 1;
             let closure = Closure {
+                id: d.fresh,
                 params: v.params.clone(),
                 body: Rc::new(v.body.clone()),
                 env: Vec::new(),
@@ -195,6 +201,9 @@ struct Defunc {
     /// calls.
     out: Vec<Decl>,
     fresh: usize,
+    /// The lifted functions made, by closure and static values: the
+    /// function's name and type, its result's type and static value.
+    lifted: HashMap<String, (String, Type, Type, Sv)>,
 }
 
 fn expr(kind: ExprKind, ty: Type, span: Span) -> Expr {
@@ -562,7 +571,9 @@ impl Defunc {
             .iter()
             .map(|(n, s)| (Ident { name: n.clone(), span: whole.span }, var(n, s.runtime_ty(), whole.span)))
             .collect();
+        self.fresh += 1;
         let c = Closure {
+            id: self.fresh,
             params,
             body: Rc::new(body.clone()),
             env: captured,
