@@ -438,23 +438,6 @@ fn long_chains_are_loops_not_recursion() {
     expr(&sum);
 }
 
-/// A small deterministic generator (xorshift64*), so that the fuzz run is
-/// the same on every machine.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Parses as a program and as an expression: either may fail, neither may
 /// panic.
 fn parse_anything(src: &str) {
@@ -480,7 +463,7 @@ fn fuzz_truncated_programs_token_soups_and_random_bytes_never_panic() {
         "|>", "<|", ">->", "<-<", "`", "==", "<", "&&", "!", "=", ":", "->", "\\", ",", ".", "..", "_", "(",
         ")", "[", "]", "{", "}", "'", "'^", "\n", "", " ", "--", "a[", "(+)", "(.x)",
     ];
-    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let mut rng = common::XorShift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..3000 {
         let n = rng.below(40);
         let src: String = (0..n)

@@ -9,24 +9,7 @@ use accelerate_text::parser::{parse_expr, COMPOSE_PARAM};
 use accelerate_text::pretty;
 
 mod common;
-use common::sx_exact;
-
-/// A small deterministic generator (xorshift64*), so that the run is the
-/// same on every machine.
-struct G(u64);
-
-impl G {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use common::{sx_exact, XorShift};
 
 fn id(n: &str) -> Ident {
     Ident { name: n.to_string(), span: Span::default() }
@@ -68,7 +51,7 @@ const OPS: [BinOp; 21] = [
     BinOp::Or,
 ];
 
-fn size(g: &mut G) -> SizeExp {
+fn size(g: &mut XorShift) -> SizeExp {
     match g.below(3) {
         0 => SizeExp::Any(Span::default()),
         1 => SizeExp::Const(3, Span::default()),
@@ -77,7 +60,7 @@ fn size(g: &mut G) -> SizeExp {
 }
 
 /// A random type as written, `d` levels deep at most.
-fn typ(g: &mut G, d: u32) -> TypeExp {
+fn typ(g: &mut XorShift, d: u32) -> TypeExp {
     let sp = Span::default();
     if d == 0 {
         return TypeExp::Name(id(["i32", "t"][g.below(2)]), vec![]);
@@ -98,7 +81,7 @@ fn typ(g: &mut G, d: u32) -> TypeExp {
 }
 
 /// A random pattern, `d` levels deep at most.
-fn pat(g: &mut G, d: u32) -> Pat {
+fn pat(g: &mut XorShift, d: u32) -> Pat {
     let k = match if d == 0 { g.below(2) } else { g.below(6) } {
         0 => PatKind::Id(id(["p", "q", "r"][g.below(3)])),
         1 => PatKind::Wildcard,
@@ -111,7 +94,7 @@ fn pat(g: &mut G, d: u32) -> Pat {
 }
 
 /// A random parameter: a pattern but a literal.
-fn param(g: &mut G, d: u32) -> Pat {
+fn param(g: &mut XorShift, d: u32) -> Pat {
     loop {
         let p = pat(g, d);
         if !matches!(p.kind, PatKind::Lit(_)) {
@@ -120,7 +103,7 @@ fn param(g: &mut G, d: u32) -> Pat {
     }
 }
 
-fn idx(g: &mut G, d: u32) -> Vec<DimIndex> {
+fn idx(g: &mut XorShift, d: u32) -> Vec<DimIndex> {
     (0..1 + g.below(2))
         .map(|_| {
             if g.below(2) == 0 {
@@ -141,7 +124,7 @@ fn idx(g: &mut G, d: u32) -> Vec<DimIndex> {
 /// A random expression, `d` levels deep at most, of the shapes the parser
 /// builds: no one-element tuple, no right section of `-`, no negative
 /// literal, the composition parameter only in a composition.
-fn ex(g: &mut G, d: u32) -> Expr {
+fn ex(g: &mut XorShift, d: u32) -> Expr {
     if d == 0 {
         return match g.below(4) {
             0 => mk(ExprKind::Lit(Literal::Int(g.below(10) as i128, None))),
@@ -229,7 +212,7 @@ fn assert_reads_back(e: &Expr) {
 
 #[test]
 fn random_trees_print_to_text_that_parses_back_to_them() {
-    let mut g = G(0xdead_beef_1234_5678);
+    let mut g = XorShift(0xdead_beef_1234_5678);
     for i in 0..4000 {
         assert_reads_back(&ex(&mut g, 1 + (i % 5) as u32));
     }

@@ -130,17 +130,7 @@ impl<'a> Lower<'a> {
     fn nested_host(&mut self, e: &'a Expr) -> Res<LVal> {
         let loc = self.loc(e.span);
         let elt = elt_of(&e.ty).ok_or_else(|| nested(e))?;
-        let saved_base = std::mem::replace(&mut self.sbase, self.sdepth);
-        let saved_sblocks = std::mem::take(&mut self.sblocks);
-        self.open_block();
-        let r = self.host(e).and_then(|v| self.exp_of(&v, loc));
-        let (block, _) = self.pop_block();
-        self.sblocks = saved_sblocks;
-        self.sbase = saved_base;
-        let mut x = r?;
-        for b in block.into_iter().rev() {
-            x = OpenExp::new(ExpKind::ALet(Box::new(b), Box::new(x)), loc);
-        }
+        let x = self.nested_scope(self.sdepth, loc, |l| l.host(e).and_then(|v| l.exp_of(&v, loc)))?;
         Ok(LVal::Exp { e: x, elt })
     }
 

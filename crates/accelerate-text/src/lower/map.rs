@@ -144,31 +144,21 @@ impl<'a> Lower<'a> {
         let ExprKind::Lambda(ps, _, body) = &f.kind else {
             return Err(unsupported(f.span, "internal: a combinator's argument is not a lambda"));
         };
-        let elt = elt_of(match &e.ty {
+        if elt_of(match &e.ty {
             Type::Array { elem, .. } => elem,
             t => t,
         })
-        .ok_or_else(|| nested(e))?;
+        .is_none()
+        {
+            return Err(nested(e));
+        }
         // the function's index parameter, then the rows, bound in scalar
         // code whose arrays' functions see it
         let b = self.sbase;
-        let saved_depth = std::mem::replace(&mut self.sdepth, b + 1);
-        let saved_base = std::mem::replace(&mut self.sbase, b + 1);
-        let saved_sblocks = std::mem::take(&mut self.sblocks);
-        let n = self.env.len();
-        self.open_block();
-        self.bind_elements(ps, arrays, prj(0, svar(b, loc), loc), loc);
-        let r = self.device_block(body);
-        let (block, _) = self.pop_block();
-        self.env.truncate(n);
-        self.sblocks = saved_sblocks;
-        self.sbase = saved_base;
-        self.sdepth = saved_depth;
-        let mut x = r?;
-        for bound in block.into_iter().rev() {
-            x = OpenExp::new(ExpKind::ALet(Box::new(bound), Box::new(x)), loc);
-        }
-        let _ = elt;
+        let x = self.nested_scope(b + 1, loc, |l| {
+            l.bind_elements(ps, arrays, prj(0, svar(b, loc), loc), loc);
+            l.device_block(body)
+        })?;
         let f = Fun { params: vec![EltTy::shape(1)], body: x };
         let shape = tuple(vec![extent(arrays[0].0, 0, loc)], loc);
         Ok(self.bind_typed(OpenAcc::new(AccKind::Generate { shape, f }, loc), &e.ty))
@@ -259,37 +249,25 @@ impl<'a> Lower<'a> {
         // the elements: the index parameter, the rows at its first
         // component, the function's array, read at the rest
         let b = self.sbase;
-        let saved_depth = std::mem::replace(&mut self.sdepth, b + 1);
-        let saved_base = std::mem::replace(&mut self.sbase, b + 1);
-        let saved_sblocks = std::mem::take(&mut self.sblocks);
-        self.open_block();
         let ix = |d: usize| prj(d, svar(b, loc), loc);
-        self.bind_elements(ps, arrays, ix(0), loc);
-        let r = self.host(body);
-        let r = r.and_then(|v| match v {
-            LVal::Array { level, elt, .. } => {
-                // the first extent checked against element 0's (the rest
-                // are read in bounds or not at all); the read is at the
-                // index as it is, so that fusion sees a read at its own
-                // index once the array is lifted (the `else` is never
-                // taken: the check fails instead)
-                let s0 = prj(0, OpenExp::new(ExpKind::Shape { array: level }, loc), loc);
-                let agree = size_agrees("map", k(0), s0, loc);
-                let value = read(level, (1..=inner).map(ix).collect(), loc);
-                let never = super::host::zero_exp(&elt, loc);
-                Ok(OpenExp::new(ExpKind::Cond(Box::new(agree), Box::new(value), Box::new(never)), loc))
+        let x = self.nested_scope(b + 1, loc, |l| {
+            l.bind_elements(ps, arrays, ix(0), loc);
+            match l.host(body)? {
+                LVal::Array { level, elt, .. } => {
+                    // the first extent checked against element 0's (the
+                    // rest are read in bounds or not at all); the read is
+                    // at the index as it is, so that fusion sees a read at
+                    // its own index once the array is lifted (the `else`
+                    // is never taken: the check fails instead)
+                    let s0 = prj(0, OpenExp::new(ExpKind::Shape { array: level }, loc), loc);
+                    let agree = size_agrees("map", k(0), s0, loc);
+                    let value = read(level, (1..=inner).map(ix).collect(), loc);
+                    let never = super::host::zero_exp(&elt, loc);
+                    Ok(OpenExp::new(ExpKind::Cond(Box::new(agree), Box::new(value), Box::new(never)), loc))
+                }
+                _ => Err(nested(e)),
             }
-            _ => Err(nested(e)),
-        });
-        let (block, _) = self.pop_block();
-        self.env.truncate(envn);
-        self.sblocks = saved_sblocks;
-        self.sbase = saved_base;
-        self.sdepth = saved_depth;
-        let mut x = r?;
-        for bound in block.into_iter().rev() {
-            x = OpenExp::new(ExpKind::ALet(Box::new(bound), Box::new(x)), loc);
-        }
+        })?;
         let f = Fun { params: vec![EltTy::shape(1 + inner)], body: x };
         let mut dims = vec![n];
         dims.extend((0..inner).map(k));

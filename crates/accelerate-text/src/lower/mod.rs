@@ -322,6 +322,35 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// Scalar code holding array terms (Note [Nested array terms]): `body`
+    /// lowered with `depth` scalar binders in scope, all of them seen by
+    /// the functions of the arrays it binds, in a host block of its own
+    /// whose bindings become `ALet`s around its result; what it binds goes
+    /// out of scope after.
+    fn nested_scope(
+        &mut self,
+        depth: usize,
+        loc: SrcLoc,
+        body: impl FnOnce(&mut Self) -> Res<OpenExp>,
+    ) -> Res<OpenExp> {
+        let saved_depth = std::mem::replace(&mut self.sdepth, depth);
+        let saved_base = std::mem::replace(&mut self.sbase, depth);
+        let saved_sblocks = std::mem::take(&mut self.sblocks);
+        let n = self.env.len();
+        self.open_block();
+        let r = body(self);
+        let (block, _) = self.pop_block();
+        self.env.truncate(n);
+        self.sblocks = saved_sblocks;
+        self.sbase = saved_base;
+        self.sdepth = saved_depth;
+        let mut x = r?;
+        for b in block.into_iter().rev() {
+            x = OpenExp::new(ExpKind::ALet(Box::new(b), Box::new(x)), loc);
+        }
+        Ok(x)
+    }
+
     /// Binds a scalar in the current scalar block; gives its level.
     fn sbind(&mut self, e: OpenExp) -> usize {
         let level = self.sdepth;

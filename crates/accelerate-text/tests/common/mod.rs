@@ -117,3 +117,20 @@ pub fn sx_with(e: &Expr, show: &Show) -> String {
         ExprKind::Ascribe(e, t) => format!("(: {} {})", sx(e), ty(t)),
     }
 }
+
+/// A small deterministic generator (xorshift64*), so that the random runs
+/// are the same on every machine.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
