@@ -15,10 +15,14 @@
 //! The machine is shared and its speed drifts (other processes, frequency,
 //! the page cache). Timing variant A a hundred times and then variant B a
 //! hundred times would fold that drift into the ratio of A to B. Instead
-//! each round runs every variant once, the rounds start at a different
-//! variant each time (so no variant always follows the same one), and the
-//! median over rounds is reported: drift then moves all variants alike,
-//! and a few disturbed rounds do not move a median.
+//! each round runs every variant once, in an order shuffled afresh for
+//! each round (from a fixed seed, so that runs repeat), and the median
+//! over rounds is reported: drift then moves all variants alike, and a
+//! few disturbed rounds do not move a median. Rotating the order instead
+//! is not enough: a variant then always follows the same one, and pays
+//! whatever that one leaves behind. Black-Scholes' first variant, which
+//! always followed `c-openmp`, measured 20.4 ms where it measured 16.4
+//! alone (the OpenMP team still spinning, below).
 //!
 //! Note [Quiet gap between samples]
 //! Thread pools keep their threads spinning for a while after a parallel
@@ -26,10 +30,13 @@
 //! loops (milliseconds; it showed as 13% of a run's profile), rayon for a
 //! few rounds of yields. On a two-core machine a variant that starts while
 //! another pool still spins shares its cores with it. So before every
-//! sample the harness waits, untimed, until the process is quiet: its CPU
-//! time (all threads) grows by less than a fifth of a millisecond over a
-//! millisecond of wall time (`wait_until_quiet`), or `Plan::quiet_limit`
-//! has passed.
+//! sample the harness waits, untimed, until the process is quiet: no
+//! thread but the caller is running or runnable (state `R` in
+//! `/proc/self/task/*/stat`; `wait_until_quiet`), or `Plan::quiet_limit`
+//! has passed. The process's CPU time does not tell: the kernel adds a
+//! thread's time running on another core only at a tick or a switch, so
+//! a libgomp worker spinning for 6 ms after its region showed no growth
+//! over a millisecond's window, while its state read `R` throughout.
 
 use std::time::{Duration, Instant};
 
@@ -248,9 +255,11 @@ pub fn measure(bench: &mut Bench, plan: &Plan) -> Result<Vec<Measurement>, Strin
     let rounds = fit.clamp(plan.min_rounds, plan.max_rounds);
     let n = bench.variants.len();
     let mut samples = vec![Vec::with_capacity(rounds); n];
-    for r in 0..rounds {
-        for k in 0..n {
-            let i = (r + k) % n;
+    let mut rng = accelerate_programs::rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut order: Vec<usize> = (0..n).collect();
+    for _ in 0..rounds {
+        shuffle(&mut order, &mut rng);
+        for &i in &order {
             wait_until_quiet(plan.quiet_limit);
             let v = &mut bench.variants[i];
             let t = (v.run)(Pass::Time).map_err(|e| format!("{}, variant {}: {e}", bench.name, v.name))?;
@@ -265,47 +274,45 @@ pub fn measure(bench: &mut Bench, plan: &Plan) -> Result<Vec<Measurement>, Strin
         .collect())
 }
 
-/// Waits until no thread of this process is running (Note [Quiet gap
-/// between samples]), at most `limit`.
+/// Fisher-Yates: `order` in an order drawn from `rng`.
+fn shuffle(order: &mut [usize], rng: &mut accelerate_programs::rng::Rng) {
+    for k in (1..order.len()).rev() {
+        order.swap(k, rng.below(k + 1));
+    }
+}
+
+/// Waits until no thread of this process but the caller is running
+/// (Note [Quiet gap between samples]), at most `limit`.
 pub fn wait_until_quiet(limit: Duration) {
     const WINDOW: Duration = Duration::from_millis(1);
     let start = Instant::now();
     loop {
-        let Some(before) = process_cpu_time() else {
-            // no measure of CPU time here: wait the whole limit
-            std::thread::sleep(limit);
-            return;
-        };
         std::thread::sleep(WINDOW);
-        let busy = process_cpu_time().unwrap_or_default().saturating_sub(before);
-        if busy < WINDOW / 5 || start.elapsed() >= limit {
-            return;
+        match running_threads() {
+            // the caller reads its own state as running
+            Some(running) if running > 1 && start.elapsed() < limit => {}
+            Some(_) => return,
+            None => {
+                // no /proc here: wait the whole limit
+                std::thread::sleep(limit.saturating_sub(start.elapsed()));
+                return;
+            }
         }
     }
 }
 
-/// The CPU time of all this process's threads so far.
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-fn process_cpu_time() -> Option<Duration> {
-    #[repr(C)]
-    struct Timespec {
-        tv_sec: i64,
-        tv_nsec: i64,
+/// How many threads of this process are running or runnable (state `R`),
+/// the caller among them; `None` where `/proc` cannot tell.
+fn running_threads() -> Option<usize> {
+    let mut running = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        // a thread that exits between the listing and the read is not running
+        let Ok(stat) = std::fs::read_to_string(task.ok()?.path().join("stat")) else { continue };
+        // `pid (comm) state ...`: the name may hold spaces and parentheses
+        let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next())?;
+        running += usize::from(state == "R");
     }
-    extern "C" {
-        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
-    }
-    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
-    let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid `struct timespec` on 64-bit Linux (two
-    // 64-bit fields), which the call fills.
-    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
-}
-
-#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
-fn process_cpu_time() -> Option<Duration> {
-    None
+    Some(running)
 }
 
 #[cfg(test)]
@@ -324,6 +331,40 @@ mod tests {
     #[test]
     fn median_of_even_count_is_mean_of_middle_two() {
         assert_eq!(median(&ms(&[4, 1, 8, 2])), Duration::from_millis(3));
+    }
+
+    #[test]
+    fn rounds_give_each_variant_different_predecessors() {
+        // Note [Interleaved rounds]: over a benchmark's rounds, variant 0
+        // follows more than one variant, and every round runs each once
+        let mut rng = accelerate_programs::rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut order: Vec<usize> = (0..8).collect();
+        let mut before_first = std::collections::BTreeSet::new();
+        for _ in 0..7 {
+            shuffle(&mut order, &mut rng);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..8).collect::<Vec<_>>());
+            let at = order.iter().position(|&i| i == 0).unwrap();
+            before_first.insert(if at == 0 { None } else { Some(order[at - 1]) });
+        }
+        assert!(before_first.len() > 2, "{before_first:?}");
+    }
+
+    #[test]
+    fn a_spinning_thread_is_not_quiet() {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let spinner = {
+            let stop = stop.clone();
+            std::thread::spawn(move || while !stop.load(std::sync::atomic::Ordering::Relaxed) {})
+        };
+        let start = Instant::now();
+        wait_until_quiet(Duration::from_millis(30));
+        let waited = start.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.join().unwrap();
+        // while the other thread spins, the wait runs to its limit
+        assert!(waited >= Duration::from_millis(30), "{waited:?}");
     }
 
     #[test]

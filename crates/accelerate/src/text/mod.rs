@@ -155,8 +155,7 @@ impl TextProgram {
         arrays
             .into_iter()
             .map(|a| {
-                let data = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
-                Value::new(data)
+                Value::shared(a)
                     .ok_or_else(|| self.input_error("a result that is not an array of primitives".into()))
             })
             .collect()
