@@ -345,7 +345,10 @@ impl<M: Machine> Walker<'_, M> {
         for (j, b) in binds.iter().enumerate() {
             self.row_group(&items[j..])?;
             // Note [Deferred errors]: a failed binding fails only its uses
-            let val = self.cmd(b);
+            let val = match self.unzip_at_last_use(b, base, &free_after[j]) {
+                Some(val) => val,
+                None => self.cmd(b),
+            };
             self.env.push(val);
             for &i in &free_after[j] {
                 self.env.slots[base + i] =
@@ -356,6 +359,34 @@ impl<M: Machine> Walker<'_, M> {
         self.env.slots.truncate(base);
         self.ran.clear();
         r
+    }
+
+    /// `unzip v` where `v` is a binding of the chain at `base` that this
+    /// command reads last (`freed`, by index in the chain): its array is
+    /// moved out of the slot, not shared, so that an array nothing else
+    /// holds gives up its buffers instead of having them copied. A text
+    /// program returning the fields of an array of records unzips it this
+    /// way, once per level of records (`accelerate-text`'s `lower`).
+    fn unzip_at_last_use(
+        &mut self,
+        c: &Cmd,
+        base: usize,
+        freed: &[usize],
+    ) -> Option<Result<Value<M::Array>>> {
+        let Cmd::Unzip(t) = c else { return None };
+        let Cmd::Var(v) = **t else { return None };
+        let k = self.env.slots.len().checked_sub(v + 1)?;
+        if !freed.contains(&k.checked_sub(base)?) {
+            return None;
+        }
+        let moved = Err(Error::Internal(format!("array variable {v} moved at its last use")));
+        Some(match std::mem::replace(&mut self.env.slots[k], moved) {
+            Ok(Value::Array(a)) => {
+                self.m.unzip(a).map(|parts| Value::Tuple(parts.into_iter().map(Value::Array).collect()))
+            }
+            Ok(Value::Tuple(_)) => Err(Error::Internal("unzip of a tuple of arrays".into())),
+            Err(e) => Err(e),
+        })
     }
 
     /// The array variables `c` reads (those bound outside it, as seen

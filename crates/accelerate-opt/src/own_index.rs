@@ -18,7 +18,10 @@
 //!
 //! `bounds_check(sh, ix)` in the function of `generate shape f` or of
 //! `delayed shape f _` becomes `ix` when `ix` is the function's parameter
-//! (or the tuple of all its components) and `sh` is `shape`, both compared
+//! (or the tuple of all its components) and `sh` is `shape`, or when each
+//! component `m` of `ix` is a component `k` of the parameter and extent
+//! `m` of `sh` is extent `k` of `shape` (a read of a row or a column at
+//! the function's own position, as lifted nested maps make), both compared
 //! after resolving the lets they read, projections of tuples reduced
 //! (`ShapeNorm`). `shape` is closed, so `sh` must not read a variable that
 //! depends on the parameter; the comparison gives up on terms larger than
@@ -183,6 +186,35 @@ fn same_shape(sh: &Norm, domain: &Norm) -> bool {
         && sh.dropped.iter().all(|d| domain.term.contains(d) || domain.dropped.iter().any(|x| x.contains(d)))
 }
 
+/// Extent `m` of a shape's normal form.
+fn extent(sh: &Rc<ShapeNorm>, m: usize) -> Option<Rc<ShapeNorm>> {
+    match &**sh {
+        ShapeNorm::Tuple(cs) => cs.get(m).cloned(),
+        _ => Some(Rc::new(ShapeNorm::Prj(m, sh.clone()))),
+    }
+}
+
+/// Whether each component `m` of the index `ix` is a component `k` of
+/// the function's parameter, and extent `m` of the check's shape `sh` is
+/// extent `k` of the domain: a read of a row or a column at the
+/// function's own position (the lifted n-body reads body `j` and body `i`
+/// of the vector of bodies at index `(i, j)` of an `n`x`n` domain). As in
+/// `same_shape`, what `sh`'s projections dropped was evaluated with the
+/// domain, and each extent of `sh` is one of the domain's, so removing the
+/// check removes no failure.
+fn in_domain(ix: &ShapeNorm, sh: &Norm, domain: &Norm, rank: usize) -> bool {
+    let ShapeNorm::Tuple(cs) = ix else { return false };
+    let covered = |d: &Rc<ShapeNorm>| domain.term.contains(d) || domain.dropped.iter().any(|x| x.contains(d));
+    !cs.is_empty()
+        && sh.dropped.iter().all(covered)
+        && cs.iter().enumerate().all(|(m, c)| match &**c {
+            ShapeNorm::Prj(k, p) if **p == ShapeNorm::Param && *k < rank => {
+                extent(&sh.term, m).zip(extent(&domain.term, *k)).is_some_and(|(a, b)| a == b)
+            }
+            _ => false,
+        })
+}
+
 /// Drops the checks of Note [Own-index checks] from `f`, the function of
 /// an array of shape `shape` (closed) over indices of `rank` dimensions;
 /// whether it dropped any.
@@ -241,8 +273,10 @@ fn walk(e: &mut OpenExp, env: &mut Env, domain: &Norm, rank: usize, dropped: &mu
             }
         }
         if let ExpKind::Prim(PrimFun::BoundsCheck, args) = &mut e.kind {
-            let own = norm(&args[1], env).is_some_and(|ix| is_param(&ix.term, rank))
-                && norm(&args[0], env).is_some_and(|sh| same_shape(&sh, domain));
+            let own = norm(&args[1], env).zip(norm(&args[0], env)).is_some_and(|(ix, sh)| {
+                (is_param(&ix.term, rank) && same_shape(&sh, domain))
+                    || in_domain(&ix.term, &sh, domain, rank)
+            });
             if own {
                 let ix = args.pop().expect("bounds_check has two arguments");
                 *e = ix;

@@ -237,6 +237,28 @@ fn a_producer_used_twice_stays_manifest_unless_it_is_only_index_arithmetic() {
 }
 
 #[test]
+fn a_zip_read_by_two_consumers_is_read_from_its_arrays_by_both() {
+    // Note [The cost rule]: a gather reading one element per scalar it
+    // returns costs each use what reading it back would; the records a
+    // text program builds from its entry point's arrays are such zips
+    let xs = use_array(vector(8, |i| i as f32));
+    let ys = use_array(vector(8, |i| (i * 3 % 5) as f32));
+    let z = xs.zip(&ys);
+    let both = lift_acc((z.map(|p| p.fst() * p.snd()).fold(0.0, |a, b| a + b), z.map(|p| p.fst() - p.snd())));
+    let ir = fused_ir(&both);
+    let s = stats_with(&both, &fused()).unwrap();
+    assert_eq!((s.kernels, s.intermediate_arrays), (2, 0), "{ir}");
+    let (a, b) = run_with(&both, &fused()).unwrap();
+    let (c, d) = run_with(&both, &unfused()).unwrap();
+    assert_eq!((a.to_vec(), b.to_vec()), (c.to_vec(), d.to_vec()));
+    // a zip whose elements compute stays manifest
+    let w = xs.zip_with(&ys, |x, y| lift((x.sin(), y)));
+    let both = lift_acc((w.map(|p| p.fst() * p.snd()).fold(0.0, |a, b| a + b), w.map(|p| p.fst() - p.snd())));
+    let s = stats_with(&both, &fused()).unwrap();
+    assert_eq!((s.kernels, s.intermediate_arrays), (3, 1), "{}", fused_ir(&both));
+}
+
+#[test]
 fn uses_that_read_only_the_shape_do_not_block_fusion() {
     let xs = use_array(vector(9, |i| i as f32));
     let ys = xs.map(|x| x * x + 1.0);

@@ -180,6 +180,35 @@ fn a_read_at_its_own_index_of_an_array_of_the_same_shape_is_not_checked() {
 }
 
 #[test]
+fn reads_at_the_components_of_its_own_index_are_not_checked() {
+    // Note [Own-index checks]: the lifted n-body's fold reads body `j` and
+    // body `i` at index `(i, j)` of an `n`x`n` domain made of the bodies'
+    // extent; the zip of the bodies' arrays is fused into it behind checks
+    // against its shape, an extent of the domain in each case
+    let xs = use_array(Vector::from_elems(vec![1.0f64, 2.0, 3.0]));
+    let ys = use_array(Vector::from_elems(vec![10.0f64, 20.0, 30.0]));
+    let z = xs.zip(&ys);
+    let n = z.length();
+    let h = generate(index2(n.clone(), n), |ix| {
+        let (i, j) = unindex2(ix);
+        z.index(index1(j)).fst() - z.index(index1(i)).snd()
+    });
+    let ir = fused(&h);
+    assert!(!ir.contains("bounds_check"), "{ir}");
+    let want: Vec<f64> = (0..9).map(|k| [1.0, 2.0, 3.0][k % 3] - [10.0, 20.0, 30.0][k / 3]).collect();
+    assert_eq!(run_with(&h, &Config::default()).unwrap().to_vec(), want);
+    // a column one past the bodies' extent is checked, and out of bounds
+    let n = z.length();
+    let h = generate(index2(n.clone(), n + 1), |ix| {
+        let (i, j) = unindex2(ix);
+        z.index(index1(j)).fst() - z.index(index1(i)).snd()
+    });
+    assert!(fused(&h).contains("bounds_check"));
+    let err = run_with(&h, &Config::default()).unwrap_err();
+    assert!(matches!(&err, Error::IndexOutOfBounds { .. }), "{err:?}");
+}
+
+#[test]
 fn a_read_at_its_own_index_of_an_array_of_another_shape_stays_checked() {
     let xs = use_array(Vector::from_elems(vec![1.0f64, 2.0, 3.0]));
     let g = generate(xs.shape(), |i| xs.index(i) * 2.0);

@@ -485,7 +485,7 @@ impl Cunctation {
             Cunctation::Done(_) => true,
             Cunctation::Step { ixmap, f: None, .. } => ixmap.as_ref().is_none_or(|p| cheap(&p.body, 0)),
             Cunctation::Step { f: Some(_), .. } => false,
-            Cunctation::Yield { index, .. } => cheap(&index.body, 1),
+            Cunctation::Yield { index, .. } => cheap_gather(&index.body, returned(&index.body).max(1)),
         }
     }
 }
@@ -497,13 +497,27 @@ impl Cunctation {
 // used once and these whatever their uses). A producer is cheap when it
 // moves data without computing on it (`backpermute`, `replicate`, `slice`
 // of a manifest array, their index maps cheap) or generates each element
-// from its index with at most one array read (reads of rank-0 arrays,
-// one value for the whole operation, not counted) and at most
-// `CHEAP_NODES` nodes of integer, comparison and shape arithmetic: no
-// division, no loop, no floating-point function. Such a producer is inlined into every
-// use, including scalar reads and `awhile` bodies, and into stencils
-// (which read each element several times); any other producer is inlined
-// only into a single use that runs once.
+// from its index with at most one array read per scalar it returns
+// (reads of rank-0 arrays, one value for the whole operation, not
+// counted) and at most `CHEAP_NODES` nodes a scalar of integer,
+// comparison and shape arithmetic: no division, no loop, no
+// floating-point function. Such a producer is inlined into every use,
+// including scalar reads and `awhile` bodies, and into stencils (which
+// read each element several times); any other producer is inlined only
+// into a single use that runs once. A read per scalar returned admits
+// the zips of arrays, and the arrays of records a text program builds
+// from the arrays its entry point takes (n-body's seven): stored, each
+// would be a kernel copying its arrays, where a use reads the same
+// elements from the arrays themselves (one load a scalar either way).
+
+/// How many scalars `e` returns, as far as its tuples show.
+fn returned(e: &OpenExp) -> usize {
+    match &e.kind {
+        ExpKind::Tuple(parts) => parts.iter().map(returned).sum(),
+        ExpKind::Let(_, body) => returned(body),
+        _ => 1,
+    }
+}
 
 /// The largest expression (in nodes) the cost rule calls cheap.
 const CHEAP_NODES: usize = 24;
@@ -512,6 +526,16 @@ const CHEAP_NODES: usize = 24;
 pub(crate) fn cheap(e: &OpenExp, reads: usize) -> bool {
     let mut budget = CHEAP_NODES;
     let mut reads = reads;
+    cheap_in(e, &mut budget, &mut reads)
+}
+
+/// Is `e`, which returns `leaves` scalars, index arithmetic with at most
+/// one array read per scalar it returns, in `CHEAP_NODES` nodes a scalar?
+/// (Note [The cost rule]: a zip of arrays, or the tuples of records built
+/// from them.)
+fn cheap_gather(e: &OpenExp, leaves: usize) -> bool {
+    let mut budget = CHEAP_NODES.saturating_mul(leaves);
+    let mut reads = leaves;
     cheap_in(e, &mut budget, &mut reads)
 }
 

@@ -44,15 +44,18 @@ impl<'a> Lower<'a> {
                 if let Some(path) = projection_path(&f.body, b) {
                     // `map (.x.y) xs`: parts of an array of tuples, which
                     // struct-of-arrays storage holds apart: moves, not a
-                    // kernel
-                    let mut arr = var(*a, loc);
+                    // kernel (Note [Unzipped once])
+                    let (mut level, mut elt) = (*a, elt.clone());
                     for i in path {
-                        arr = OpenAcc::new(
-                            AccKind::Prj(i, Box::new(OpenAcc::new(AccKind::Unzip(Box::new(arr)), loc))),
-                            loc,
-                        );
+                        let EltTy::Tuple(parts) = elt else { return Err(nested(e)) };
+                        let (Some(&l), Some(t)) =
+                            (self.components(level, parts.len(), loc).get(i), parts.get(i))
+                        else {
+                            return Err(nested(e));
+                        };
+                        (level, elt) = (l, t.clone());
                     }
-                    return Ok(self.bind_typed(arr, &e.ty));
+                    return Ok(self.unpack(level, &e.ty, loc));
                 }
                 AccKind::Map { f, array: Box::new(var(*a, loc)) }
             }

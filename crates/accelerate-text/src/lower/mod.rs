@@ -171,7 +171,23 @@ struct Lower<'a> {
     /// lowered (`host_via_device`).
     overrides: HashMap<*const Expr, LVal>,
     decl_memo: HashMap<String, bool>,
+    /// The components of arrays of tuples unzipped so far, by the array's
+    /// level (Note [Unzipped once]).
+    unzipped: HashMap<usize, Vec<usize>>,
 }
+
+// Note [Unzipped once]
+// `map (.pos.x) bodies` is a move of struct-of-arrays storage, `unzip`
+// then a projection (`map` in `map.rs`). A program that returns several
+// fields of one array of records (n-body's six coordinates) would unzip
+// it once per field, and on the host an `unzip` of an array something
+// else still holds copies its buffers: n-body's six fields copied all
+// seven arrays six times. So each array of tuples is unzipped at most
+// once per block, all its components projected at once (`components`);
+// the walker of the host program then moves the buffers at the unzip's
+// last use (`unzip_at_last_use` in `accelerate-backend`'s `host`), and a
+// component's own unzip, after the tuple's slot is freed, moves too. The
+// table is keyed by level and forgets what a closed block bound.
 
 /// Lowers entry point `entry` of a defunctionalised program.
 pub fn lower(prog: &Program, entry: &str, file: &SourceFile) -> Res<Lowered> {
@@ -200,6 +216,7 @@ pub fn lower(prog: &Program, entry: &str, file: &SourceFile) -> Res<Lowered> {
         host_memo: HashMap::new(),
         overrides: HashMap::new(),
         decl_memo: HashMap::new(),
+        unzipped: HashMap::new(),
     };
     l.entry(main)
 }
@@ -311,7 +328,23 @@ impl<'a> Lower<'a> {
         let block = self.blocks.pop().expect("a host block is open");
         let checks = self.checks.pop().expect("a host block is open");
         self.adepth -= block.len();
+        let depth = self.adepth;
+        self.unzipped.retain(|_, parts| parts.iter().all(|&l| l < depth));
         (block, checks)
+    }
+
+    /// The levels of the components of array `level`, whose elements are
+    /// tuples of `parts` (Note [Unzipped once]).
+    fn components(&mut self, level: usize, parts: usize, loc: SrcLoc) -> Vec<usize> {
+        if let Some(ls) = self.unzipped.get(&level) {
+            return ls.clone();
+        }
+        let var = |l: usize| OpenAcc::new(AccKind::Var(l), loc);
+        let t = self.bind(OpenAcc::new(AccKind::Unzip(Box::new(var(level))), loc));
+        let ls: Vec<usize> =
+            (0..parts).map(|i| self.bind(OpenAcc::new(AccKind::Prj(i, Box::new(var(t))), loc))).collect();
+        self.unzipped.insert(level, ls.clone());
+        ls
     }
 
     /// Requires a condition of the host's (Futhark's size rule, Note [Size

@@ -173,8 +173,11 @@ impl<'a> Lower<'a> {
                 Ok(self.bind_typed(zipped, &e.ty))
             }
             ("unzip" | "unzip2" | "unzip3" | "unzip4" | "unzip5", [xs]) => {
+                // moves of struct-of-arrays storage (Note [Unzipped once])
                 let (level, _) = self.vector(xs)?;
-                Ok(self.bind_typed(OpenAcc::new(AccKind::Unzip(Box::new(var(level, loc))), loc), &e.ty))
+                let Type::Tuple(tys) = &e.ty else { return Err(nested(e)) };
+                let parts = self.components(level, tys.len(), loc);
+                Ok(LVal::Tuple(parts.into_iter().zip(tys).map(|(l, t)| self.unpack(l, t, loc)).collect()))
             }
             ("reverse", [xs]) => self.backpermute(xs, e, |l, b, n| {
                 let mut src = vec![prim(
