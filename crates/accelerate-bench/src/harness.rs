@@ -22,7 +22,14 @@
 //! is not enough: a variant then always follows the same one, and pays
 //! whatever that one leaves behind. Black-Scholes' first variant, which
 //! always followed `c-openmp`, measured 20.4 ms where it measured 16.4
-//! alone (the OpenMP team still spinning, below).
+//! alone (the OpenMP team still spinning, below). And each sample is the
+//! second of two runs of its variant in a row, the first untimed: what
+//! the previous variant leaves behind is paid by the first. On this
+//! machine (a KVM guest) a run that follows the release of a few hundred
+//! megabytes is slow for reasons outside the process: n-body's 4096
+//! bodies took 3.8 ms after a 200 MB vector was written and freed, 1.9
+//! ms otherwise, and a variant that followed `accelerate-no-fusion`
+//! (whose intermediates are that large) paid it.
 //!
 //! Note [Quiet gap between samples]
 //! Thread pools keep their threads spinning for a while after a parallel
@@ -249,8 +256,10 @@ pub fn check_all(bench: &mut Bench) -> Result<Vec<Duration>, String> {
 /// times a wrong program), then times them in interleaved rounds.
 pub fn measure(bench: &mut Bench, plan: &Plan) -> Result<Vec<Measurement>, String> {
     let first = check_all(bench)?;
+    // each sample is a variant's second run in a row (Note [Interleaved
+    // rounds])
     let round: Duration =
-        first.iter().sum::<Duration>() + Duration::from_millis(2) * bench.variants.len() as u32;
+        first.iter().sum::<Duration>() * 2 + Duration::from_millis(4) * bench.variants.len() as u32;
     let fit = (plan.budget.as_secs_f64() / round.as_secs_f64().max(1e-9)) as usize;
     let rounds = fit.clamp(plan.min_rounds, plan.max_rounds);
     let n = bench.variants.len();
@@ -260,9 +269,12 @@ pub fn measure(bench: &mut Bench, plan: &Plan) -> Result<Vec<Measurement>, Strin
     for _ in 0..rounds {
         shuffle(&mut order, &mut rng);
         for &i in &order {
-            wait_until_quiet(plan.quiet_limit);
             let v = &mut bench.variants[i];
-            let t = (v.run)(Pass::Time).map_err(|e| format!("{}, variant {}: {e}", bench.name, v.name))?;
+            let mut t = Duration::ZERO;
+            for _warm_then_timed in 0..2 {
+                wait_until_quiet(plan.quiet_limit);
+                t = (v.run)(Pass::Time).map_err(|e| format!("{}, variant {}: {e}", bench.name, v.name))?;
+            }
             samples[i].push(t);
         }
     }

@@ -10,7 +10,11 @@
 //! Markdown table of medians, then the compile-time tables (cold and
 //! cached, each measured in a child process: `compile_time`).
 //! `--no-compile-times` skips those; `--compile-probe NAME` is the child's
-//! side. Progress goes to standard error, tables to standard output.
+//! side. `--variants A,B,...` times only the variants named (the triad
+//! keeps all of its own): an ablation whose intermediates take hundreds of
+//! megabytes slows whatever runs after it on this machine (Note
+//! [Interleaved rounds]), so a comparison of two variants can leave it
+//! out. Progress goes to standard error, tables to standard output.
 
 use accelerate_bench::compile_time::{self, PROBE_FLAG};
 use accelerate_bench::harness::{measure, Size};
@@ -25,12 +29,13 @@ struct Args {
     json: Option<String>,
     compile_times: bool,
     probe: Option<String>,
+    variants: Option<Vec<String>>,
 }
 
 fn usage() -> ! {
     let names: Vec<&str> = programs::ALL.iter().map(|b| b.name).collect();
     eprintln!(
-        "usage: accelerate-bench [NAMES] [--size tiny|small|large] [--json FILE] [--no-compile-times]\n\
+        "usage: accelerate-bench [NAMES] [--size tiny|small|large] [--json FILE] [--no-compile-times] [--variants A,B,...]\n\
          \x20      accelerate-bench {PROBE_FLAG} NAME [--size SIZE]\n\
          NAMES: {}",
         names.join(" ")
@@ -39,14 +44,24 @@ fn usage() -> ! {
 }
 
 fn parse_args() -> Args {
-    let mut args =
-        Args { names: Vec::new(), size: Size::Small, json: None, compile_times: true, probe: None };
+    let mut args = Args {
+        names: Vec::new(),
+        size: Size::Small,
+        json: None,
+        compile_times: true,
+        probe: None,
+        variants: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--size" => args.size = it.next().and_then(|s| Size::parse(&s)).unwrap_or_else(|| usage()),
             "--json" => args.json = Some(it.next().unwrap_or_else(|| usage())),
             "--no-compile-times" => args.compile_times = false,
+            "--variants" => {
+                let list = it.next().unwrap_or_else(|| usage());
+                args.variants = Some(list.split(',').map(str::to_string).collect());
+            }
             PROBE_FLAG => args.probe = Some(it.next().unwrap_or_else(|| usage())),
             "--help" | "-h" => usage(),
             name if programs::find(name).is_some() => args.names.push(a),
@@ -93,6 +108,12 @@ fn run(args: &Args) -> Result<(), String> {
     for b in &selected {
         let t = Instant::now();
         let mut bench = (b.bench)(args.size)?;
+        if let (Some(only), false) = (&args.variants, b.name == "triad") {
+            bench.variants.retain(|v| only.iter().any(|o| o == v.name));
+            if bench.variants.is_empty() {
+                return Err(format!("{}: no variant among {}", b.name, only.join(", ")));
+            }
+        }
         eprintln!(
             "{}: {} (inputs, reference and programs in {:.1} s)",
             b.name,
