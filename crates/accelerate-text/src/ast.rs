@@ -491,6 +491,8 @@ pub enum ExprKind {
     /// `let a[i] = v in body` and `a with [i] = v`: `a` with one element
     /// (or slice) replaced.
     Update(Box<Expr>, Vec<DimIndex>, Box<Expr>),
+    /// `r with x.y = v`: record `r` with the field at the path replaced.
+    RecordUpdate(Box<Expr>, Vec<Ident>, Box<Expr>),
     If(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `loop p = init for ... do body`; without `= init`, `p` must be a
     /// pattern of variables in scope, which give the initial values.
@@ -569,6 +571,7 @@ fn take_children(kind: &mut ExprKind, out: &mut Vec<Expr>) {
             out.extend([*a, *v]);
             dims(ix, out);
         }
+        ExprKind::RecordUpdate(a, _, v) => out.extend([*a, *v]),
         ExprKind::If(c, t, f) => out.extend([*c, *t, *f]),
         ExprKind::Loop { init, form, body, .. } => {
             out.extend(init.map(|i| *i));

@@ -190,6 +190,10 @@ impl Mono<'_> {
                 self.rename_dims(ix, bound);
                 self.rename_in(v, bound);
             }
+            ExprKind::RecordUpdate(a, _, v) => {
+                self.rename_in(a, bound);
+                self.rename_in(v, bound);
+            }
             ExprKind::If(c, t, f) => {
                 self.rename_in(c, bound);
                 self.rename_in(t, bound);
@@ -350,6 +354,10 @@ fn subst_inner(e: &mut Expr, s: &HashMap<String, Type>) {
         ExprKind::Update(a, ix, v) => {
             subst_expr(a, s);
             subst_dims(ix, s);
+            subst_expr(v, s);
+        }
+        ExprKind::RecordUpdate(a, _, v) => {
+            subst_expr(a, s);
             subst_expr(v, s);
         }
         ExprKind::If(c, t, f) => {

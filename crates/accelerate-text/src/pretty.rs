@@ -130,7 +130,7 @@ fn level(e: &Expr) -> u8 {
         ExprKind::Ascribe(..) => TOP,
         _ if is_block(e) => BLOCK,
         ExprKind::Lambda(..) => COMPOSE_PRECEDENCE,
-        ExprKind::Update(..) => WITH_PRECEDENCE,
+        ExprKind::Update(..) | ExprKind::RecordUpdate(..) => WITH_PRECEDENCE,
         ExprKind::BinOp(op, ..) => binop_precedence(*op),
         ExprKind::Neg(_) | ExprKind::Not(_) => UNARY,
         ExprKind::Lit(l) if is_negative(l) => UNARY,
@@ -159,6 +159,7 @@ fn is_flat(e: &Expr) -> bool {
         ExprKind::LeftSection(_, e) | ExprKind::RightSection(_, e) | ExprKind::Ascribe(e, _) => is_flat(e),
         ExprKind::Index(e, idx) => is_flat(e) && flat_index(idx),
         ExprKind::Update(a, idx, v) => is_flat(a) && flat_index(idx) && is_flat(v),
+        ExprKind::RecordUpdate(a, _, v) => is_flat(a) && is_flat(v),
         ExprKind::Apply(a, b) | ExprKind::BinOp(_, a, b) => is_flat(a) && is_flat(b),
         ExprKind::Lambda(..) => as_composition(e).is_some_and(|(f, g)| is_flat(f) && is_flat(g)),
         _ => false,
@@ -397,6 +398,14 @@ impl Printer {
                 self.expr(a, WITH_PRECEDENCE);
                 self.s(" with ");
                 self.dim_indices(idx);
+                self.s(" = ");
+                self.expr(v, WITH_PRECEDENCE + 1);
+            }
+            ExprKind::RecordUpdate(a, path, v) => {
+                self.expr(a, WITH_PRECEDENCE);
+                self.s(" with ");
+                let names: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
+                self.s(&names.join("."));
                 self.s(" = ");
                 self.expr(v, WITH_PRECEDENCE + 1);
             }

@@ -89,6 +89,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | ExprKind::Lambda(_, _, x) => vec![x],
         ExprKind::Index(a, ds) => std::iter::once(&**a).chain(idx(ds)).collect(),
         ExprKind::Update(a, ds, v) => std::iter::once(&**a).chain(idx(ds)).chain([&**v]).collect(),
+        ExprKind::RecordUpdate(a, _, v) => vec![&**a, &**v],
         ExprKind::Apply(a, b) | ExprKind::BinOp(_, a, b) | ExprKind::Let(_, a, b) => vec![a, b],
         ExprKind::LetFun { def, body, .. } => vec![def, body],
         ExprKind::If(c, t, f) => vec![c, t, f],

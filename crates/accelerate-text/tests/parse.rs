@@ -197,6 +197,8 @@ fn with_updates_bind_looser_than_arithmetic() {
     // backticked function
     assert_eq!(shape("a with [i, j:k] = v |> f"), "(update a i (: j k _) (f v))");
     assert_eq!(shape("a with [i] = v `f` b"), "((f (update a i v)) b)");
+    assert_eq!(shape("r with x.y = v + 1"), "(with r x.y (+ v 1))");
+    assert_eq!(shape("r with x = 1 with [i] = 2"), "(update (with r x 1) i 2)");
 }
 
 #[test]

@@ -134,7 +134,7 @@ fn ex(g: &mut XorShift, d: u32) -> Expr {
         };
     }
     let d1 = d - 1;
-    let k = match g.below(28) {
+    let k = match g.below(29) {
         0 => ExprKind::Tuple(vec![ex(g, d1), ex(g, d1)]),
         1 => ExprKind::Record(vec![(id("x"), ex(g, d1)), (id("y"), var("y"))]),
         2 => ExprKind::ArrayLit(vec![ex(g, d1)]),
@@ -186,6 +186,9 @@ fn ex(g: &mut XorShift, d: u32) -> Expr {
         }
         24 => ExprKind::Match(b(ex(g, d1)), (0..1 + g.below(3)).map(|_| (pat(g, 1), ex(g, d1))).collect()),
         25 => ExprKind::Ascribe(b(ex(g, d1)), typ(g, 3)),
+        27 => {
+            ExprKind::RecordUpdate(b(ex(g, d1)), [id("x"), id("y")][..1 + g.below(2)].to_vec(), b(ex(g, d1)))
+        }
         26 => {
             let x = COMPOSE_PARAM;
             let f = ex(g, d1);

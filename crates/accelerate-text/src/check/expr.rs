@@ -173,6 +173,16 @@ impl Checker {
                 self.unify_at(&part, &tv, v.span)?;
                 Ok(ta)
             }
+            ExprKind::RecordUpdate(r, path, v) => {
+                let tr = self.expr(r)?;
+                let mut part = tr.clone();
+                for f in path.iter() {
+                    part = self.project(&part, f)?;
+                }
+                let tv = self.expr(v)?;
+                self.unify_at(&part, &tv, v.span)?;
+                Ok(tr)
+            }
             ExprKind::If(c, t, f) => {
                 let tc = self.expr(c)?;
                 self.unify_at(&BOOL, &tc, c.span)?;

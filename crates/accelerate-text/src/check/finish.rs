@@ -261,6 +261,10 @@ impl Checker {
                 self.finish_indices(idx, scope)?;
                 self.finish_expr(v, scope)
             }
+            ExprKind::RecordUpdate(a, _, v) => {
+                self.finish_expr(a, scope)?;
+                self.finish_expr(v, scope)
+            }
             ExprKind::Apply(f, x) => {
                 self.finish_expr(f, scope)?;
                 self.finish_expr(x, scope)

@@ -61,6 +61,10 @@ fn check_first_order(e: &Expr, as_soac_arg: bool) -> Result<(), String> {
             visit(b, false);
         }
         ExprKind::Index(x, _) | ExprKind::Update(x, _, _) => visit(x, false),
+        ExprKind::RecordUpdate(x, _, v) => {
+            visit(x, false);
+            visit(v, false);
+        }
         ExprKind::Let(p, x, body) => {
             if p.ty.contains_arrow() {
                 return Err("a let binding a function".into());

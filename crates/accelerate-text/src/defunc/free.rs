@@ -66,6 +66,10 @@ fn fv_inner(e: &Expr, bound: &mut Vec<String>, out: &mut BTreeSet<String>) {
             fv_dims(ix, bound, out);
             fv(v, bound, out);
         }
+        ExprKind::RecordUpdate(a, _, v) => {
+            fv(a, bound, out);
+            fv(v, bound, out);
+        }
         ExprKind::If(c, t, f) => {
             fv(c, bound, out);
             fv(t, bound, out);

@@ -206,6 +206,32 @@ struct Defunc {
     lifted: HashMap<String, (String, Type, Type, Sv)>,
 }
 
+// Note [Record updates]
+// `r with x.y = v` is a record literal before defunctionalisation: `r`
+// bound once, each field not on the path read from it, the field on the
+// path the update of its own record by the rest of the path, `v` at its
+// end. The literal is then translated as any other, so a field holding a
+// function keeps its static value and an update of one replaces it.
+
+/// The record `whole` (a variable) with the field at `path` replaced by
+/// `v`, fields in the order of its type; `None` where `whole` is not a
+/// record of a field on the path.
+fn record_with(whole: &Expr, path: &[Ident], v: &Expr, span: Span) -> Option<Expr> {
+    let Some((first, rest)) = path.split_first() else { return Some(v.clone()) };
+    let Type::Record(fields) = &whole.ty else { return None };
+    fields.iter().find(|(name, _)| *name == first.name)?;
+    let parts = fields
+        .iter()
+        .map(|(name, t)| {
+            let field = Ident { name: name.clone(), span };
+            let read = expr(ExprKind::Project(Box::new(whole.clone()), field.clone()), t.clone(), span);
+            let x = if *name == first.name { record_with(&read, rest, v, span)? } else { read };
+            Some((field, x))
+        })
+        .collect::<Option<_>>()?;
+    Some(expr(ExprKind::Record(parts), whole.ty.clone(), span))
+}
+
 fn expr(kind: ExprKind, ty: Type, span: Span) -> Expr {
     Expr { kind, span, ty }
 }
@@ -353,6 +379,25 @@ impl Defunc {
                 let ix = self.dims(ix, env)?;
                 let v = self.dyn_expr(v, env)?;
                 dynamic(ExprKind::Update(Box::new(a), ix, Box::new(v)))
+            }
+            ExprKind::RecordUpdate(r, path, v) => {
+                // `let r' = r in {..., x = v, ...}`, the other fields read
+                // from `r'` (Note [Record updates])
+                let name = self.fresh("record");
+                let whole = var(&name, r.ty.clone(), r.span);
+                let updated = record_with(&whole, path, v, span).ok_or_else(|| {
+                    let msg = format!(
+                        "`with` updates a field of a record, and this is a {}",
+                        crate::mono::show_type(&r.ty)
+                    );
+                    Diagnostic::new(DiagKind::Type, r.span, msg)
+                })?;
+                let desugared = expr(
+                    ExprKind::Let(id_pat(&name, r.ty.clone(), r.span), r.clone(), Box::new(updated)),
+                    e.ty.clone(),
+                    span,
+                );
+                self.expr(&desugared, env)
             }
             ExprKind::Apply(..) | ExprKind::BinOp(..) => self.application(e, env),
             ExprKind::Neg(x) => {

@@ -119,6 +119,8 @@ impl<'a> Lower<'a> {
             | ExprKind::LeftSection(..)
             | ExprKind::RightSection(..)
             | ExprKind::ProjSection(_) => Err(unsupported(e.span, "a function value in scalar code")),
+            // Note [Record updates]: gone with defunctionalisation
+            ExprKind::RecordUpdate(..) => Err(unsupported(e.span, "a record update not defunctionalised")),
         }
     }
 

@@ -74,6 +74,8 @@ impl<'a> Lower<'a> {
             | ExprKind::ProjSection(_) => {
                 Err(unsupported(e.span, "a function value where a value is needed"))
             }
+            // Note [Record updates]: gone with defunctionalisation
+            ExprKind::RecordUpdate(..) => Err(unsupported(e.span, "a record update not defunctionalised")),
         }
     }
 

@@ -601,7 +601,7 @@ impl<'a> Lower<'a> {
         let any = |l: &mut Self, es: &[&Expr]| es.iter().any(|x| l.needs_host(x));
         match &e.kind {
             ExprKind::Lit(_) | ExprKind::Var { .. } => false,
-            ExprKind::ArrayLit(_) | ExprKind::Update(..) => true,
+            ExprKind::ArrayLit(_) | ExprKind::Update(..) | ExprKind::RecordUpdate(..) => true,
             ExprKind::Index(x, ix) => {
                 let fixed = ix.iter().filter(|d| matches!(d, DimIndex::Fix(_))).count();
                 e.ty.rank() > 0

@@ -225,12 +225,23 @@ impl Parser<'_> {
             lhs = match op {
                 Infix::With => {
                     self.bump();
-                    self.expect(&Tok::LBracket, "`with`")?;
-                    let (idx, _) = self.dim_indices()?;
-                    self.expect(&Tok::Eq, "the indices of `with`")?;
-                    let v = self.operand(next)?;
-                    let span = lhs.span.to(v.span);
-                    mk(ExprKind::Update(lhs, idx, v), span)
+                    if self.eat(&Tok::LBracket) {
+                        let (idx, _) = self.dim_indices()?;
+                        self.expect(&Tok::Eq, "the indices of `with`")?;
+                        let v = self.operand(next)?;
+                        let span = lhs.span.to(v.span);
+                        mk(ExprKind::Update(lhs, idx, v), span)
+                    } else {
+                        // `r with x.y = v`
+                        let mut path = vec![self.field_id()?];
+                        while self.eat(&Tok::Dot) {
+                            path.push(self.field_id()?);
+                        }
+                        self.expect(&Tok::Eq, "the field of `with`")?;
+                        let v = self.operand(next)?;
+                        let span = lhs.span.to(v.span);
+                        mk(ExprKind::RecordUpdate(lhs, path, v), span)
+                    }
                 }
                 Infix::Backtick => {
                     let f = self.backticked()?;

@@ -101,6 +101,10 @@ pub fn sx_with(e: &Expr, show: &Show) -> String {
             format!("(letfun {} {} {} {})", name.name, list(params, show_pat), sx(def), sx(body))
         }
         ExprKind::Update(a, is, v) => format!("(update {} {} {})", sx(a), list(is, |d| idx(d)), sx(v)),
+        ExprKind::RecordUpdate(r, path, v) => {
+            let path: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
+            format!("(with {} {} {})", sx(r), path.join("."), sx(v))
+        }
         ExprKind::If(c, t, f) => format!("(if {} {} {})", sx(c), sx(t), sx(f)),
         ExprKind::Loop { pat, init, form, body } => {
             let init = init.as_ref().map_or("_".to_string(), |e| sx(e));

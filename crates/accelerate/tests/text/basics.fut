@@ -47,6 +47,27 @@ entry records (a: i32) (b: i32) =
   let s = {x = 10, y = r.y}
   in (x + yy, s.x - 11 + r.y - 2 * r.x + r.y - 2)
 
+-- `r with x = v` replaces one field; a path reaches into nested records
+-- ==
+-- entry: record_update
+-- input { 1i32 2i32 } output { 1i32 7i32 2i32 4i32 9i32 }
+entry record_update (a: i32) (b: i32) =
+  let r = {x = a, y = b}
+  let s = r with y = 7
+  let t = {inner = r, w = 4i32}
+  let u = t with inner.x = 9
+  in (s.x, s.y, r.y, u.w, u.inner.x + u.inner.y - b)
+
+-- an update inside a map, over an array of records
+-- ==
+-- entry: records_updated
+-- input { [1f32, 2f32, 3f32] [10f32, 20f32, 30f32] }
+-- output { [1f32, 2f32, 3f32] [11f32, 22f32, 33f32] }
+entry records_updated (xs: []f32) (ys: []f32) =
+  let ps = map2 (\x y -> {pos = x, vel = y}) xs ys
+  let qs = map (\p -> p with vel = p.vel + p.pos) ps
+  in (map (.pos) qs, map (.vel) qs)
+
 -- ==
 -- entry: logic
 -- input { 3i32 } output { true false true }

@@ -52,6 +52,16 @@ entry in_records (x: i32) =
   let (f, g) = (\y -> y - 1, r.inc)
   in (g x, r.dbl x, f x)
 
+-- a record update replacing a function field: the new function is the
+-- field's static value from there on (Note [Record updates])
+-- ==
+-- entry: function_field_updated
+-- input { 6i32 } output { 7i32 18i32 12i32 }
+entry function_field_updated (x: i32) =
+  let r = {inc = \(y: i32) -> y + 1, dbl = \(y: i32) -> y * 2}
+  let s = r with dbl = \y -> y * 3
+  in (s.inc x, s.dbl x, r.dbl x)
+
 -- ==
 -- entry: sections
 -- input { [1i32, 2i32, 3i32] } output { [2i32, 4i32, 6i32] [9i32, 8i32, 7i32] [0i32, 1i32, 2i32] 6i32 }
