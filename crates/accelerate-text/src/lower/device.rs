@@ -565,6 +565,17 @@ pub(super) fn to_i64(e: OpenExp, t: &Type, loc: SrcLoc) -> OpenExp {
     }
 }
 
+/// A floating-point constant of type `t` (`f16`, `f32` or `f64`), rounded
+/// to nearest; `None` for another type.
+pub(super) fn float_const(v: f64, t: PrimType) -> Option<ScalarVal> {
+    match t {
+        PrimType::F16 => Some(ScalarVal::F16(half::f16::from_f64(v).to_bits())),
+        PrimType::F32 => Some(ScalarVal::F32(v as f32)),
+        PrimType::F64 => Some(ScalarVal::F64(v)),
+        _ => None,
+    }
+}
+
 pub(super) fn int_const(v: i64, t: PrimType) -> ScalarVal {
     match t {
         PrimType::I8 => ScalarVal::I8(v as i8),
@@ -574,10 +585,11 @@ pub(super) fn int_const(v: i64, t: PrimType) -> ScalarVal {
         PrimType::U16 => ScalarVal::U16(v as u16),
         PrimType::U32 => ScalarVal::U32(v as u32),
         PrimType::U64 => ScalarVal::U64(v as u64),
+        PrimType::F16 => ScalarVal::F16(half::f16::from_f64(v as f64).to_bits()),
         PrimType::F32 => ScalarVal::F32(v as f32),
         PrimType::F64 => ScalarVal::F64(v as f64),
         PrimType::Bool => ScalarVal::Bool(v != 0),
-        PrimType::I64 | PrimType::F16 => ScalarVal::I64(v),
+        PrimType::I64 => ScalarVal::I64(v),
     }
 }
 
@@ -587,13 +599,8 @@ pub(super) fn literal(l: &Literal, t: &Type, span: Span) -> Res<ScalarVal> {
     let out_of_range = || Diagnostic::new(DiagKind::Type, span, format!("the literal does not fit in {p}"));
     Ok(match (l, p) {
         (Literal::Bool(b), _) => ScalarVal::Bool(*b),
-        (Literal::Int(v, _), PrimType::F32) => ScalarVal::F32(*v as f32),
-        (Literal::Int(v, _), PrimType::F64) => ScalarVal::F64(*v as f64),
-        (Literal::Float(v, _), PrimType::F32) => ScalarVal::F32(*v as f32),
-        (Literal::Float(v, _), PrimType::F64) => ScalarVal::F64(*v),
-        (Literal::Int(_, _) | Literal::Float(_, _), PrimType::F16) => {
-            return Err(unsupported(span, "f16 values are not supported by the text front end yet"))
-        }
+        (Literal::Int(v, _), p) if p.is_float() => float_const(*v as f64, *p).ok_or_else(out_of_range)?,
+        (Literal::Float(v, _), p) if p.is_float() => float_const(*v, *p).ok_or_else(out_of_range)?,
         (Literal::Int(v, _), p) => {
             let v = *v;
             let fits = |lo: i128, hi: i128| (lo..=hi).contains(&v);

@@ -11,11 +11,7 @@ impl<'a> Lower<'a> {
         let loc = self.loc(e.span);
         let p = PrimType::from_name(ns)
             .ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
-        let float = |v: f64| match p {
-            PrimType::F32 => Some(ScalarVal::F32(v as f32)),
-            PrimType::F64 => Some(ScalarVal::F64(v)),
-            _ => None,
-        };
+        let float = |v: f64| super::device::float_const(v, p);
         let v = match name {
             "pi" => float(std::f64::consts::PI),
             "e" => float(std::f64::consts::E),
@@ -106,10 +102,7 @@ impl<'a> Lower<'a> {
                 "pow" if target.is_float() => PrimFun::Powf,
                 "log2" | "log10" => {
                     let base = if name == "log2" { 2.0 } else { 10.0 };
-                    let b = match target {
-                        PrimType::F32 => ScalarVal::F32(base as f32),
-                        _ => ScalarVal::F64(base),
-                    };
+                    let b = super::device::float_const(base, target).unwrap_or(ScalarVal::F64(base));
                     let mut xs = xs;
                     xs.push(OpenExp::new(ExpKind::Const(b), loc));
                     return Ok(LVal::Exp { e: one(PrimFun::LogBase, xs), elt: result });

@@ -471,10 +471,7 @@ impl<'a> Lower<'a> {
         let p = PrimType::from_name(ns)
             .ok_or_else(|| unsupported(e.span, format!("unknown namespace `{ns}`")))?;
         let (level, elt) = self.vector(xs)?;
-        let float = |v: f64| match p {
-            PrimType::F32 => ScalarVal::F32(v as f32),
-            _ => ScalarVal::F64(v),
-        };
+        let float = |v: f64| super::device::float_const(v, p).unwrap_or(ScalarVal::F64(v));
         let limit = |high: bool| -> ScalarVal {
             if p.is_float() {
                 float(if high { f64::INFINITY } else { f64::NEG_INFINITY })

@@ -19,6 +19,16 @@ entry quot (a: i32) (b: i32) = (a // b, a %% b)
 -- input { 2.0f64 } output { 1.4142135623730951f64 7.38905609893065f64 4.0f64 }
 entry floats (x: f64) = (f64.sqrt x, f64.exp x, x ** 2)
 
+-- half precision: arithmetic, the namespace's functions and constants,
+-- conversions, and arrays of f16
+-- ==
+-- entry: halves
+-- input { 2.25f16 [1f16, 2f16, 3.5f16] }
+-- output { 5.5f16 1.5f16 2.25f32 2i32 7f16 f16.inf 6.5f16 [2f16, 4f16, 7f16] true }
+entry halves (x: f16) (xs: []f16) =
+  (x * 2 + 1, f16.sqrt x, f32.f16 x, i32.f16 x, f16.i32 7, f16.highest, f16.sum xs, map (* 2) xs,
+   f16.isinf (x / 0))
+
 -- ==
 -- entry: conv
 -- input { 3.75f32 } output { 3i32 3.75f64 4i64 true }
