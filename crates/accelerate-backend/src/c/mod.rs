@@ -30,7 +30,10 @@ pub(crate) mod host;
 pub(crate) mod kernel;
 pub(crate) mod stencil;
 
-pub(crate) use exp::{linear_of, product, project, ArraySlot, Body, Bound, CVal, ExpGen, Hoisted};
+pub(crate) use exp::{
+    linear_of, product, project, ArraySlot, Body, Bound, CVal, ExpGen, Hoisted, LANE_FLAGS_DECL,
+    LANE_FLAGS_FOLD, MAX_LANE_FLAGS,
+};
 
 use accelerate_base::array::{ScalarTy, ScalarVal};
 use std::sync::OnceLock;

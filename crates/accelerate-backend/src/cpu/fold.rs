@@ -270,34 +270,30 @@ fn short_rows(
     };
     let from = match seed {
         Some(z) => {
-            lane_loop(g);
-            g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+            let saved = g.open_lane_loop(&ROW_LANES.to_string());
             store(g, &lanes, "q", z);
-            g.close("}");
+            g.close_lane_loop(saved);
             "0"
         }
         None => {
-            lane_loop(g);
-            g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+            let saved = g.open_lane_loop(&ROW_LANES.to_string());
             let x = element(g, "0");
             store(g, &lanes, "q", &x);
-            g.close("}");
+            g.close_lane_loop(saved);
             "1"
         }
     };
     let k = g.fresh("k");
     g.open(&format!("for (int64_t {k} = {from}; {k} < {n}; {k}++) {{"));
-    lane_loop(g);
-    g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+    let saved = g.open_lane_loop(&ROW_LANES.to_string());
     let x = element(g, &k);
     let v = g.apply(f, vec![lane("q"), x]);
     store(g, &lanes, "q", &v);
+    g.close_lane_loop(saved);
     g.close("}");
-    g.close("}");
-    lane_loop(g);
-    g.open(&format!("for (int q = 0; q < {ROW_LANES}; q++) {{"));
+    let saved = g.open_lane_loop(&ROW_LANES.to_string());
     store(g, obufs, "r0 + q", &lane("q"));
-    g.close("}");
+    g.close_lane_loop(saved);
     g.close("}");
     g.close("}");
 }
@@ -339,6 +335,8 @@ fn short_rows(
 /// [Column blocks]).
 const COLUMN_LANES: usize = 64;
 const TILE_RUNS: usize = 4;
+// every lane loop's lanes have a flag each (Note [Lane flags])
+const _: () = assert!(COLUMN_LANES <= crate::c::MAX_LANE_FLAGS && LANES <= crate::c::MAX_LANE_FLAGS);
 
 /// The blocks of neighbouring rows of `_rows` (Note [Column blocks]), from
 /// `start` to `end`, in tiles of `TILE_RUNS` runs where `tiles` and the
@@ -420,10 +418,9 @@ impl Block<'_> {
             if runs > 1 {
                 g.open(&format!("for (int p = 0; p < {runs}; p++) {{"));
             }
-            lane_loop(g);
-            g.open(&format!("for (int q = 0; q < {width}; q++) {{"));
+            let saved = g.open_lane_loop(width);
             body(g);
-            g.close("}");
+            g.close_lane_loop(saved);
             if runs > 1 {
                 g.close("}");
             }
@@ -590,25 +587,23 @@ fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &
     }
     let lane_val =
         |q: &str| CVal { ty: acc.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[{q}]")).collect() };
-    lane_loop(g);
-    g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+    let saved = g.open_lane_loop(&LANES.to_string());
     let q = g.bind(ScalarTy::I64, &format!("{lo} + q"));
     let x = row.read(g, src, &q, loc);
     for (l, v) in lanes.iter().zip(&x.leaves) {
         g.line(&format!("{l}[q] = {v};"));
     }
-    g.close("}");
+    g.close_lane_loop(saved);
     g.line(&format!("{k} = {lo} + {LANES};"));
     g.open(&format!("for (; {k} + {LANES} <= {hi}; {k} += {LANES}) {{"));
-    lane_loop(g);
-    g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+    let saved = g.open_lane_loop(&LANES.to_string());
     let kq = g.bind(ScalarTy::I64, &format!("{k} + q"));
     let x = row.read(g, src, &kq, loc);
     let v = g.apply(f, vec![lane_val("q"), x]);
     for (l, v) in lanes.iter().zip(&v.leaves) {
         g.line(&format!("{l}[q] = {v};"));
     }
-    g.close("}");
+    g.close_lane_loop(saved);
     g.close("}");
     // the lanes, combined in order
     assign(g, &acc, &lane_val("0"));
@@ -624,15 +619,4 @@ fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &
     assign(g, &acc, &v);
     g.close("}");
     acc
-}
-
-/// Marks the loop over the lanes that follows (Note [Masked loads in lane
-/// loops]): as free of dependences in a fast function, else with
-/// `ACC_LANE_LOOP`.
-fn lane_loop(g: &mut ExpGen<'_>) {
-    if g.optimistic.is_some() {
-        g.independent_iterations();
-    } else {
-        g.line("ACC_LANE_LOOP");
-    }
 }

@@ -158,7 +158,12 @@ impl KernelGen {
             let _ = writeln!(out, "void {f}(const acc_args *A, int64_t start, int64_t end) {{");
         }
         self.core.open_inputs(out, "restrict");
-        out.push_str(if self.fast { "    int acc_bad = 0;\n" } else { ERROR_CONTEXT });
+        if self.fast {
+            out.push_str("    int acc_bad = 0;\n");
+            out.push_str(crate::c::LANE_FLAGS_DECL);
+        } else {
+            out.push_str(ERROR_CONTEXT);
+        }
     }
 
     /// Declares output buffers `name_l` of the element type, from
@@ -173,6 +178,9 @@ impl KernelGen {
         self.raised = body.raised;
         self.outlined = !body.functions.is_empty();
         self.core.close_body(out, self.start, &body);
+        if self.fast && body.lane_flags {
+            out.push_str(crate::c::LANE_FLAGS_FOLD);
+        }
         out.push_str(if self.fast {
             "    return acc_bad;\n}\n"
         } else {
