@@ -88,6 +88,14 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     };
     let r = report(&compile_with(mandelbrot, cpu.clone()).unwrap()).unwrap();
     vectorised("mandelbrot", &r, "k0");
+    // the benchmark's: the limit a scalar argument, read in the loop's
+    // condition; a read of a rank-0 array is one value for the kernel and
+    // keeps the lockstep
+    let view = accelerate_programs::mandelbrot::View::whole_set(64, 48);
+    let bench =
+        move |limit: Acc<Scalar<i32>>| accelerate_programs::mandelbrot::mandelbrot(64, 48, limit.the(), view);
+    let r = report(&compile_with(bench, cpu.clone()).unwrap()).unwrap();
+    vectorised("mandelbrot with its limit an argument", &r, "k0");
 
     // the interior of a stencil reads its neighbours with no boundary
     // arithmetic, in a loop of its own

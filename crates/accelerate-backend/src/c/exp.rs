@@ -885,6 +885,12 @@ impl<'a> ExpGen<'a> {
         self.read_linear(array, &i.leaves[0], loc, !trusted)
     }
 
+    /// Whether `array` is a rank-0 array of the kernel's (its element
+    /// read once, before the kernel's loops: Note [Rank-0 reads]).
+    pub fn is_rank0(&self, array: usize) -> bool {
+        self.arrays.get(&array).is_some_and(|s| s.extents.is_empty())
+    }
+
     pub fn slot(&mut self, array: usize) -> ArraySlot {
         self.note_array(array);
         self.arrays.get(&array).cloned().expect("every array a kernel reads has a slot")

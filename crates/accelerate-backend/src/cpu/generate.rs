@@ -68,7 +68,7 @@ pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel,
             Source::Delayed(d) => Some((&d.shape, if by_rows { &d.index } else { &d.linear })),
             Source::Manifest(_) => None,
         };
-        let plan = element.and_then(|(shape, f)| Lockstep::of(f).map(|l| (shape, l)));
+        let plan = element.and_then(|(shape, f)| Lockstep::of(f, &|a| g.is_rank0(a)).map(|l| (shape, l)));
         if by_rows {
             let outer = super::kernel::open_rows(&mut g, &sh);
             let first = match &plan {
@@ -162,6 +162,15 @@ pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel,
 // the nested SMVM benchmark, docs/benchmarks.md); unless it is uniform,
 // every lane taking the same steps and reading the same elements (Note
 // [Uniform loops]).
+//
+// Note [Lets before a loop in lockstep]
+// The element's `let`s before its loop (Mandelbrot's point, `cr` and
+// `ci`) are evaluated once per lane, with the initial states, and kept in
+// arrays beside them; each step reads them there. Evaluated again in
+// every step, they cost what they compute each time: the text form of
+// Mandelbrot finds its pixel by an `i64` division and remainder of its
+// flat index, which no vector unit does, and took 122 ms in lockstep
+// against the Rust form's 22.
 
 /// An element function that ends in a `while` loop: `while cond body
 /// init` under projections and `let`s (every lane evaluates the `let`s'
@@ -181,7 +190,8 @@ struct Lockstep<'f> {
 }
 
 impl<'f> Lockstep<'f> {
-    fn of(f: &'f Fun) -> Option<Lockstep<'f>> {
+    /// `rank0` tells the kernel's rank-0 arrays (`reads_array`).
+    fn of(f: &'f Fun, rank0: &dyn Fn(usize) -> bool) -> Option<Lockstep<'f>> {
         let mut e = &f.body;
         let (mut binds, mut path) = (Vec::new(), Vec::new());
         loop {
@@ -206,7 +216,7 @@ impl<'f> Lockstep<'f> {
                 // the same steps and reads the same elements (Note
                 // [Uniform loops])
                 ExpKind::While { cond, body, init } => {
-                    let uniform = if reads_array(&cond.body) || reads_array(&body.body) {
+                    let uniform = if reads_array(&cond.body, rank0) || reads_array(&body.body, rank0) {
                         Some(uniform_loop(&binds, cond, body, init)?)
                     } else {
                         None
@@ -256,14 +266,16 @@ impl<'f> Lockstep<'f> {
 
     /// The loop that sets every lane's initial state (after `pragma`),
     /// generated aside to learn the state's type first: its code, the
-    /// first lane's state (for its type) and the lanes' arrays.
+    /// first lane's state (for its type) and the lanes' arrays, and the
+    /// values of the `let`s the loop is under, each lane's kept in arrays
+    /// too (Note [Lets before a loop in lockstep]).
     fn initial_states(
         &self,
         g: &mut ExpGen<'_>,
         at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
         pragma: &dyn Fn(&mut ExpGen<'_>),
-    ) -> (String, CVal, Vec<String>) {
-        let (code, (s0, lanes)) = g.aside(|g| {
+    ) -> (String, CVal, Vec<String>, Vec<CVal>) {
+        let (code, (s0, lanes, lets)) = g.aside(|g| {
             pragma(g);
             g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
             let p = g.bind(ScalarTy::I64, "j0 + q");
@@ -274,10 +286,39 @@ impl<'f> Lockstep<'f> {
             for (l, v) in lanes.iter().zip(&s0.leaves) {
                 g.line(&format!("{l}[q] = {v};"));
             }
+            // each let's value, a lane array per leaf
+            let lets: Vec<CVal> = env[1..]
+                .iter()
+                .map(|b| {
+                    let leaves = b
+                        .val
+                        .leaves
+                        .iter()
+                        .map(|v| {
+                            let l = g.fresh("let");
+                            g.line(&format!("{l}[q] = {v};"));
+                            l
+                        })
+                        .collect();
+                    CVal { ty: b.val.ty.clone(), leaves }
+                })
+                .collect();
             g.close("}");
-            (s0, lanes)
+            (s0, lanes, lets)
         });
-        (code, s0, lanes)
+        (code, s0, lanes, lets)
+    }
+
+    /// The environment of the loop for lane `q` from the arrays
+    /// `initial_states` kept the `let`s' values in.
+    fn kept_env(g: &mut ExpGen<'_>, x: CVal, lets: &[CVal]) -> Vec<Bound> {
+        let mut env = vec![Bound { val: x, deferred: None }];
+        for v in lets {
+            let leaves =
+                v.leaves.iter().zip(v.ty.leaves()).map(|(l, t)| g.bind(t, &format!("{l}[q]"))).collect();
+            env.push(Bound { val: CVal { ty: v.ty.clone(), leaves }, deferred: None });
+        }
+        env
     }
 
     /// Writes the blocks of `LANES` positions from `range.0` while they
@@ -305,10 +346,11 @@ impl<'f> Lockstep<'f> {
         };
         g.line(&format!("int64_t j0 = {lo};"));
         g.open(&format!("for (; j0 + {LANES} <= {hi}; j0 += {LANES}) {{"));
-        let (first, s0, lanes) = self.initial_states(g, at, &|g| pragma(g, None));
+        let (first, s0, lanes, lets) = self.initial_states(g, at, &|g| pragma(g, None));
         for (l, t) in lanes.iter().zip(s0.ty.leaves()) {
             g.line(&format!("{} {l}[{LANES}];", c_type(t)));
         }
+        declare_lets(g, &lets);
         g.push_code(&first);
         // the loops, one step of every lane at a time
         g.open("for (;;) {");
@@ -317,7 +359,7 @@ impl<'f> Lockstep<'f> {
         g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
         let p = g.bind(ScalarTy::I64, "j0 + q");
         let x = at(g, &p);
-        let env = self.env(g, x);
+        let env = Self::kept_env(g, x, &lets);
         let leaves = lanes.iter().zip(s0.ty.leaves()).map(|(l, t)| g.bind(t, &format!("{l}[q]"))).collect();
         let cur = CVal { ty: s0.ty.clone(), leaves };
         let c = self.apply(g, self.cond, &env, &cur);
@@ -372,7 +414,7 @@ impl Lockstep<'_> {
                 g.line(&format!("if ({f}) break;"));
             }
         };
-        let (first, s0, lanes) = self.initial_states(g, at, &pragma);
+        let (first, s0, lanes, lets) = self.initial_states(g, at, &pragma);
         let tys = s0.ty.leaves();
         g.line(&format!("int64_t j0 = {lo};"));
         let mut leaves = Vec::new();
@@ -387,6 +429,9 @@ impl Lockstep<'_> {
         for (l, t) in lanes.iter().zip(&tys) {
             g.line(&format!("{} {l}[{LANES}];", c_type(*t)));
         }
+        // (the lets' arrays: written with the initial states, read by
+        // the non-uniform leaves' steps)
+        declare_lets(g, &lets);
         g.push_code(&first);
         // the uniform leaves as scalars, from the first lane
         let scalars: Vec<Option<String>> = lanes
@@ -601,10 +646,36 @@ fn varies(e: &OpenExp, env: &mut Vec<Varies>, read_varies: &mut bool) -> Varies 
 }
 
 /// Does a term contain a `while` loop?
-fn reads_array(e: &OpenExp) -> bool {
-    let mut out = Vec::new();
-    accelerate_ir::visit::arrays_read(e, &mut out);
-    !out.is_empty()
+/// Declares the lanes' arrays of the `let`s' values (Note [Lets before a
+/// loop in lockstep]).
+fn declare_lets(g: &mut ExpGen<'_>, lets: &[CVal]) {
+    for v in lets {
+        for (l, t) in v.leaves.iter().zip(v.ty.leaves()) {
+            g.line(&format!("{} {l}[{LANES}];", c_type(t)));
+        }
+    }
+}
+
+/// Whether `e` reads an array whose element may vary in a loop: a read of
+/// a rank-0 array (`rank0`: a `Scalar` argument's value, as Mandelbrot's
+/// iteration limit, `limit.the()`) is one value for the whole kernel,
+/// read once before its loops (Note [Rank-0 reads]), and does not count.
+/// (Counted, it kept the benchmark's Mandelbrot, whose limit is such an
+/// argument, from running in lockstep: 63 ms, where lockstep had made it
+/// 8.8.)
+fn reads_array(e: &OpenExp, rank0: &dyn Fn(usize) -> bool) -> bool {
+    let here = match &e.kind {
+        ExpKind::Index { array, .. } => !rank0(*array),
+        ExpKind::LinearIndex { .. } | ExpKind::Shape { .. } => true,
+        _ => false,
+    };
+    let mut found = here;
+    if !found {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            accelerate_ir::visit::each_child(e, |c| found = found || reads_array(c, rank0))
+        });
+    }
+    found
 }
 
 fn has_loop(e: &OpenExp) -> bool {
