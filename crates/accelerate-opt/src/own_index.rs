@@ -182,8 +182,13 @@ fn is_param(n: &ShapeNorm, rank: usize) -> bool {
 /// before the function ran) did not rule out: every component `sh`'s
 /// projections dropped is a subterm of what the domain evaluated.
 fn same_shape(sh: &Norm, domain: &Norm) -> bool {
-    sh.term == domain.term
-        && sh.dropped.iter().all(|d| domain.term.contains(d) || domain.dropped.iter().any(|x| x.contains(d)))
+    sh.term == domain.term && evaluated_with(sh, domain)
+}
+
+/// Whether every component `sh`'s projections dropped is a subterm of
+/// what the domain evaluated.
+fn evaluated_with(sh: &Norm, domain: &Norm) -> bool {
+    sh.dropped.iter().all(|d| domain.term.contains(d) || domain.dropped.iter().any(|x| x.contains(d)))
 }
 
 /// Extent `m` of a shape's normal form.
@@ -204,9 +209,8 @@ fn extent(sh: &Rc<ShapeNorm>, m: usize) -> Option<Rc<ShapeNorm>> {
 /// check removes no failure.
 fn in_domain(ix: &ShapeNorm, sh: &Norm, domain: &Norm, rank: usize) -> bool {
     let ShapeNorm::Tuple(cs) = ix else { return false };
-    let covered = |d: &Rc<ShapeNorm>| domain.term.contains(d) || domain.dropped.iter().any(|x| x.contains(d));
     !cs.is_empty()
-        && sh.dropped.iter().all(covered)
+        && evaluated_with(sh, domain)
         && cs.iter().enumerate().all(|(m, c)| match &**c {
             ShapeNorm::Prj(k, p) if **p == ShapeNorm::Param && *k < rank => {
                 extent(&sh.term, m).zip(extent(&domain.term, *k)).is_some_and(|(a, b)| a == b)

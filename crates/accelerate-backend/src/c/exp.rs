@@ -275,15 +275,23 @@ pub(crate) struct Body {
 // the loop's checks could fail or not. With a flag per lane the loop has
 // no dependence between its iterations, and the model ran 2.4 ms with a
 // check that could fail in every iteration. The function declares the
-// flags (`LANE_FLAGS_DECL`) and, where its body used them, ORs them into
-// its own flag before it returns (`LANE_FLAGS_FOLD`).
+// flags (`lane_flags_decl`) and, where its body used them, ORs them into
+// its own flag before it returns (`lane_flags_fold`).
 
 /// The lane flags of a fast function (Note [Lane flags]): one per lane
 /// of the widest lane loop (`fold::COLUMN_LANES`).
 pub(crate) const LANE_FLAGS: &str = "acc_bad_lanes";
 pub(crate) const MAX_LANE_FLAGS: usize = 64;
-pub(crate) const LANE_FLAGS_DECL: &str = "    int acc_bad_lanes[64] = {0};\n";
-pub(crate) const LANE_FLAGS_FOLD: &str = "    for (int q = 0; q < 64; q++) acc_bad |= acc_bad_lanes[q];\n";
+
+/// The declaration of a fast function's lane flags, all clear.
+pub(crate) fn lane_flags_decl() -> String {
+    format!("    int {LANE_FLAGS}[{MAX_LANE_FLAGS}] = {{0}};\n")
+}
+
+/// The lane flags folded into the fast function's own flag.
+pub(crate) fn lane_flags_fold() -> String {
+    format!("    for (int q = 0; q < {MAX_LANE_FLAGS}; q++) acc_bad |= {LANE_FLAGS}[q];\n")
+}
 
 /// Generates the statements of scalar code, appended to `out`.
 pub(crate) struct ExpGen<'a> {

@@ -31,8 +31,8 @@ pub(crate) mod kernel;
 pub(crate) mod stencil;
 
 pub(crate) use exp::{
-    linear_of, product, project, ArraySlot, Body, Bound, CVal, ExpGen, Hoisted, LANE_FLAGS_DECL,
-    LANE_FLAGS_FOLD, MAX_LANE_FLAGS,
+    lane_flags_decl, lane_flags_fold, linear_of, product, project, ArraySlot, Body, Bound, CVal, ExpGen,
+    Hoisted, MAX_LANE_FLAGS,
 };
 
 use accelerate_base::array::{ScalarTy, ScalarVal};

@@ -266,14 +266,15 @@ impl<'f> Lockstep<'f> {
 
     /// The loop that sets every lane's initial state (after `pragma`),
     /// generated aside to learn the state's type first: its code, the
-    /// first lane's state (for its type) and the lanes' arrays, and the
-    /// values of the `let`s the loop is under, each lane's kept in arrays
-    /// too (Note [Lets before a loop in lockstep]).
+    /// first lane's state (for its type) and the lanes' arrays, and,
+    /// where `keep_lets`, the values of the `let`s the loop is under, each
+    /// lane's kept in arrays too (Note [Lets before a loop in lockstep]).
     fn initial_states(
         &self,
         g: &mut ExpGen<'_>,
         at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
         pragma: &dyn Fn(&mut ExpGen<'_>),
+        keep_lets: bool,
     ) -> (String, CVal, Vec<String>, Vec<CVal>) {
         let (code, (s0, lanes, lets)) = g.aside(|g| {
             pragma(g);
@@ -287,7 +288,8 @@ impl<'f> Lockstep<'f> {
                 g.line(&format!("{l}[q] = {v};"));
             }
             // each let's value, a lane array per leaf
-            let lets: Vec<CVal> = env[1..]
+            let kept = if keep_lets { &env[1..] } else { &[] };
+            let lets: Vec<CVal> = kept
                 .iter()
                 .map(|b| {
                     let leaves = b
@@ -346,7 +348,7 @@ impl<'f> Lockstep<'f> {
         };
         g.line(&format!("int64_t j0 = {lo};"));
         g.open(&format!("for (; j0 + {LANES} <= {hi}; j0 += {LANES}) {{"));
-        let (first, s0, lanes, lets) = self.initial_states(g, at, &|g| pragma(g, None));
+        let (first, s0, lanes, lets) = self.initial_states(g, at, &|g| pragma(g, None), true);
         for (l, t) in lanes.iter().zip(s0.ty.leaves()) {
             g.line(&format!("{} {l}[{LANES}];", c_type(t)));
         }
@@ -414,7 +416,8 @@ impl Lockstep<'_> {
                 g.line(&format!("if ({f}) break;"));
             }
         };
-        let (first, s0, lanes, lets) = self.initial_states(g, at, &pragma);
+        // (its steps evaluate the lets where they need them)
+        let (first, s0, lanes, _) = self.initial_states(g, at, &pragma, false);
         let tys = s0.ty.leaves();
         g.line(&format!("int64_t j0 = {lo};"));
         let mut leaves = Vec::new();
@@ -429,9 +432,6 @@ impl Lockstep<'_> {
         for (l, t) in lanes.iter().zip(&tys) {
             g.line(&format!("{} {l}[{LANES}];", c_type(*t)));
         }
-        // (the lets' arrays: written with the initial states, read by
-        // the non-uniform leaves' steps)
-        declare_lets(g, &lets);
         g.push_code(&first);
         // the uniform leaves as scalars, from the first lane
         let scalars: Vec<Option<String>> = lanes

@@ -160,7 +160,7 @@ impl KernelGen {
         self.core.open_inputs(out, "restrict");
         if self.fast {
             out.push_str("    int acc_bad = 0;\n");
-            out.push_str(crate::c::LANE_FLAGS_DECL);
+            out.push_str(&crate::c::lane_flags_decl());
         } else {
             out.push_str(ERROR_CONTEXT);
         }
@@ -179,7 +179,7 @@ impl KernelGen {
         self.outlined = !body.functions.is_empty();
         self.core.close_body(out, self.start, &body);
         if self.fast && body.lane_flags {
-            out.push_str(crate::c::LANE_FLAGS_FOLD);
+            out.push_str(&crate::c::lane_flags_fold());
         }
         out.push_str(if self.fast {
             "    return acc_bad;\n}\n"

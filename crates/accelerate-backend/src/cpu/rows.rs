@@ -78,7 +78,7 @@ pub(crate) fn write_group(
         let over = g.over.is_some_and(|o| o.member == t);
         kg.open_inputs(&mut block, if over { "" } else { "restrict" });
         block.push_str("    int acc_bad = 0;\n");
-        block.push_str(crate::c::LANE_FLAGS_DECL);
+        block.push_str(&crate::c::lane_flags_decl());
         let body = match &spec.skeleton {
             plan::Skeleton::Fold(s) => fold_row(&mut kg, &mut block, spec, s),
             plan::Skeleton::Generate(s) => generate_row(&mut kg, &mut block, spec, s, over),
@@ -89,7 +89,7 @@ pub(crate) fn write_group(
         }
         kg.close_body(&mut block, 0, &body);
         if body.lane_flags {
-            block.push_str(crate::c::LANE_FLAGS_FOLD);
+            block.push_str(&crate::c::lane_flags_fold());
         }
         let _ = writeln!(
             block,

@@ -191,9 +191,7 @@ impl<'a> Lower<'a> {
     /// its body) for an array operation, whose body is a lambda's with its
     /// parameters bound to `args` (values made from those variables).
     pub(super) fn lambda_with(&mut self, lam: &'a Expr, fun_params: Vec<EltTy>, args: Vec<LVal>) -> Res<Fun> {
-        let ExprKind::Lambda(ps, _, body) = &lam.kind else {
-            return Err(unsupported(lam.span, "internal: a combinator's argument is not a lambda"));
-        };
+        let (ps, body) = lambda_parts(lam)?;
         let saved_depth = std::mem::replace(&mut self.sdepth, self.sbase);
         let saved_blocks = std::mem::take(&mut self.sblocks);
         let n = self.env.len();
@@ -632,5 +630,14 @@ fn structural_eq(a: OpenExp, b: OpenExp, t: &EltTy, loc: SrcLoc) -> OpenExp {
             }
             all
         }
+    }
+}
+
+/// The parameters and body of a combinator's function argument, which
+/// defunctionalisation leaves a lambda written in place.
+pub(super) fn lambda_parts(lam: &Expr) -> Res<(&[Pat], &Expr)> {
+    match &lam.kind {
+        ExprKind::Lambda(ps, _, body) => Ok((ps, body)),
+        _ => Err(unsupported(lam.span, "internal: a combinator's argument is not a lambda")),
     }
 }

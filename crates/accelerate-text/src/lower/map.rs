@@ -3,7 +3,7 @@
 //! (nested, Note [Nested array terms]); and of functions returning arrays.
 //! Their arrays' sizes are checked (Note [Size checks]).
 
-use super::device::nested;
+use super::device::{lambda_parts, nested};
 use super::size_agrees;
 use super::soac::{extent, op_name, projection_path, read, svar, tuple, var};
 use super::*;
@@ -144,17 +144,8 @@ impl<'a> Lower<'a> {
         e: &'a Expr,
     ) -> Res<LVal> {
         let loc = self.loc(e.span);
-        let ExprKind::Lambda(ps, _, body) = &f.kind else {
-            return Err(unsupported(f.span, "internal: a combinator's argument is not a lambda"));
-        };
-        if elt_of(match &e.ty {
-            Type::Array { elem, .. } => elem,
-            t => t,
-        })
-        .is_none()
-        {
-            return Err(nested(e));
-        }
+        // (`map` checked that the result's elements hold no array)
+        let (ps, body) = lambda_parts(f)?;
         // the function's index parameter, then the rows, bound in scalar
         // code whose arrays' functions see it
         let b = self.sbase;
@@ -212,9 +203,7 @@ impl<'a> Lower<'a> {
         e: &'a Expr,
     ) -> Res<LVal> {
         let loc = self.loc(e.span);
-        let ExprKind::Lambda(ps, _, body) = &f.kind else {
-            return Err(unsupported(f.span, "internal: a combinator's argument is not a lambda"));
-        };
+        let (ps, body) = lambda_parts(f)?;
         if self.sbase != 0 {
             return Err(nested(e));
         }
