@@ -90,6 +90,9 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    if let Some(only) = &args.variants {
+        let _ = accelerate_bench::peers::ONLY.set(only.clone());
+    }
     let selected: Vec<&'static Benchmark> = programs::ALL
         .iter()
         .filter(|b| b.name == "triad" || args.names.is_empty() || args.names.iter().any(|n| n == b.name))

@@ -29,6 +29,10 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::rc::Rc;
 use std::time::Duration;
 
+/// The variants `--variants` names, where it does: a peer it leaves out
+/// is not started at all (a JAX peer compiles for seconds at its start).
+pub static ONLY: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
 /// The Python of the peers, if there is one.
 pub fn python() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("ACCELERATE_BENCH_PYTHON").filter(|p| !p.is_empty()) {
@@ -226,6 +230,9 @@ pub fn add<O: 'static>(
         data.write(name, raw)?;
     }
     for &variant in variants {
+        if ONLY.get().is_some_and(|only| !only.iter().any(|o| o == variant)) {
+            continue;
+        }
         let Some(mut peer) = Peer::start(&python, bench, variant, &data, args)? else { continue };
         let (_, first) = peer.run()?;
         if let Err(e) = check(&decode(first)) {

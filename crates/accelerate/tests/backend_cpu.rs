@@ -276,6 +276,75 @@ fn permute_histograms_agree() {
     );
 }
 
+/// Privatised permutes whose private copies start from the combining
+/// function's identity (`-0.0` for a float sum, integer `min`, bit
+/// operators) or from the defaults (float `min`/`max`, idempotent), so
+/// that no position is marked (Note [Privatised permutes]): the same bits
+/// as the interpreter's, with NaNs, signed zeros and infinities among the
+/// sources and the defaults, and positions that nothing reaches keeping
+/// a NaN or `-0.0` default. A combining function with neither still marks
+/// its positions. Every sum is exact in any order (halves and small
+/// integers), and the `min`/`max` sources hold one zero (`-0.0`), whose
+/// ties would otherwise depend on the order.
+#[test]
+fn private_copies_start_from_identities_and_from_defaults() {
+    let n = 100_000i64;
+    let bins = 300i64;
+    let special = [f32::NAN, -0.0, f32::INFINITY, f32::NEG_INFINITY];
+    let vals: Vec<f32> =
+        (0..n)
+            .map(|i| {
+                if i % 101 == 0 {
+                    special[(i / 101) as usize % 4]
+                } else {
+                    ((i * 37) % 61 - 30) as f32 * 0.5
+                }
+            })
+            .collect();
+    // bins 250.. receive nothing; among them NaN, -0.0, +inf and 2.5
+    let defaults: Vec<f32> = (0..bins)
+        .map(|b| if b >= 250 { [f32::NAN, -0.0, f32::INFINITY, 2.5][b as usize % 4] } else { (b % 5) as f32 })
+        .collect();
+    let program = |which: u8| {
+        let xs = use_array(Vector::from_elems(vals.clone()));
+        let def = use_array(Vector::from_elems(defaults.clone()));
+        let to = move |ix: &Exp<DIM1>| just(index1(unindex1(ix) % 250i64));
+        match which {
+            0 => xs.permute(|new, old| new + old, def, to),
+            1 => xs.permute(|new, old| new.min(old), def, to),
+            2 => xs.permute(|new, old| new.max(old), def, to),
+            _ => xs.permute(|new, old| new * 0.5f32 + old, def, to),
+        }
+    };
+    for which in 0..4 {
+        agree(|| program(which), bits_f32);
+    }
+    agree(
+        || {
+            let xs = use_array(Vector::from_elems(vals.clone()));
+            let def = use_array(Vector::from_elems(defaults.clone()));
+            let base = def.map(|d| lift((constant(0i64), d.clone(), d.clone(), constant(-1i32))));
+            xs.map(|x| lift((constant(1i64), x.clone(), x.clone(), x.cast::<i32>()))).permute(
+                |new, old| {
+                    let ((c, lo, hi, b), (d, l, h, a)) = (new.unlift(), old.unlift());
+                    lift((c + d, lo.min(l), hi.max(h), b & a))
+                },
+                base,
+                move |ix| just(index1(unindex1(ix) % 250i64)),
+            )
+        },
+        |a, b| format!("{:?}", a.to_vec()) == format!("{:?}", b.to_vec()),
+    );
+    let Some(cpu) = cpu() else { return };
+    for (which, marked) in [(0, false), (1, false), (2, false), (3, true)] {
+        let p = accelerate::compile_with(move |_: Acc<Scalar<i32>>| program(which), cpu.clone()).unwrap();
+        let c = p.c_source().expect("compiled for the CPU");
+        let private = &c[c.find("_private(").expect("a privatised permute")..];
+        let private = &private[..private.find("\n}\n").unwrap()];
+        assert_eq!(private.contains("u_0"), marked, "{which}: {private}");
+    }
+}
+
 /// Permutes whose combining function ignores the old value (Note
 /// [Overwriting permutes]), with sources enough to be split among the
 /// workers: `filter` of numbers and of pairs, a reversal, and a scatter

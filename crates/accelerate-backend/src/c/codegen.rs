@@ -5,7 +5,7 @@
 //! the writers found out (the source locations the kernel's errors name,
 //! its hoisted literals) comes back with each kernel's launch description.
 
-use super::kernel::{atomic, overwrites, Kernel, KernelParts, ShapeOf, Skeleton};
+use super::kernel::{atomic, overwrites, private_start, Kernel, KernelParts, ShapeOf, Skeleton};
 use accelerate_plan::{self as plan, Source};
 
 /// A backend's code generation: its kernel generator `Gen` (made from a
@@ -105,6 +105,7 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
                 source: shape(&s.src),
                 atomic: atomic(&k.out.elt),
                 overwrite: overwrites(s),
+                unmarked: private_start(&s.combine, &k.out.elt).is_some(),
             }
         }
         plan::Skeleton::Stencil(s) => {

@@ -13,7 +13,7 @@
 //! the functions here need.
 
 use super::{c_type, linear_of, ArraySlot, Body, CVal, ExpGen, Hoisted};
-use accelerate_base::array::{ArrayTy, EltTy, ScalarTy};
+use accelerate_base::array::{ArrayTy, EltTy, ScalarTy, ScalarVal};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
 use accelerate_plan as plan;
@@ -66,12 +66,14 @@ pub(crate) enum Skeleton {
     /// kernel on one worker (`cpu/permute.rs`) and the CUDA backend takes
     /// a lock per destination (a temporary of `i32` zeros, one per element
     /// of the result). `overwrite` says that the combining function
-    /// ignores the old value (`overwrites`).
+    /// ignores the old value (`overwrites`); `unmarked` that the CPU
+    /// backend's private copies need no marks (`private_start`).
     Permute {
         defaults: usize,
         source: ShapeOf,
         atomic: bool,
         overwrite: bool,
+        unmarked: bool,
     },
     Stencil {
         sources: Vec<ShapeOf>,
@@ -578,6 +580,96 @@ pub(crate) fn commutative(f: &Fun) -> bool {
         }
     }
     f.params.len() == 2 && symmetric(&f.body)
+}
+
+/// What a private copy of a permute's result may start from, leaf by
+/// leaf, so that no position needs a mark saying whether it has been
+/// written (Note [Privatised permutes] in `cpu/permute.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Start {
+    /// The operator's identity `e`: `op(x, e) = op(e, x) = x` exactly,
+    /// for every `x`.
+    Identity(ScalarVal),
+    /// The default's value at the same position: the operator is
+    /// idempotent (`op(x, x) = x`), so combining a copy that already holds
+    /// the default with the default once more changes nothing.
+    Default,
+}
+
+/// Each leaf's start (`Start`) for a permute combining with `f` into
+/// elements of type `elt`, or `None` when some leaf has neither: each leaf
+/// of `f`'s result must be one primitive applied to that same leaf of
+/// both arguments. Identities, exact on every value of the type under
+/// `docs/semantics.md`: `+` (`-0.0` for floats: `x + -0.0` is `x`, zeros'
+/// signs included, where `+0.0` would turn `-0.0` into `+0.0`), `*`,
+/// integer `min`/`max`, the bit and boolean operators. Float `min`/`max`
+/// have none (they return the other operand for a NaN, so `min(NaN,
+/// +inf)` is `+inf`, not `NaN`), but are idempotent, a NaN included
+/// (`min(NaN, NaN)` is the second NaN, bit for bit).
+pub(crate) fn private_start(f: &Fun, elt: &EltTy) -> Option<Vec<Start>> {
+    fn go(e: &OpenExp, elt: &EltTy, path: &mut Vec<usize>, out: &mut Vec<Start>) -> Option<()> {
+        use PrimFun::*;
+        use ScalarTy::*;
+        match (&e.kind, elt) {
+            (ExpKind::Tuple(es), EltTy::Tuple(ts)) if es.len() == ts.len() => {
+                for (i, (e, t)) in es.iter().zip(ts).enumerate() {
+                    path.push(i);
+                    go(e, t, path, out)?;
+                    path.pop();
+                }
+                Some(())
+            }
+            (ExpKind::Prim(op, args), EltTy::Scalar(t)) if args.len() == 2 => {
+                match (leaf_path(&args[0]), leaf_path(&args[1])) {
+                    (Some((u, p)), Some((v, q))) if u != v && p == q && p == *path => {}
+                    _ => return None,
+                }
+                let v = match (op, t) {
+                    (Add, F16) => Start::Identity(ScalarVal::F16(0x8000)),
+                    (Add, F32) => Start::Identity(ScalarVal::F32(-0.0)),
+                    (Add, F64) => Start::Identity(ScalarVal::F64(-0.0)),
+                    (Mul, F16) => Start::Identity(ScalarVal::F16(0x3c00)),
+                    (Mul, F32) => Start::Identity(ScalarVal::F32(1.0)),
+                    (Mul, F64) => Start::Identity(ScalarVal::F64(1.0)),
+                    (Min | Max, F16 | F32 | F64) => Start::Default,
+                    (LAnd, Bool) => Start::Identity(ScalarVal::Bool(true)),
+                    (LOr, Bool) => Start::Identity(ScalarVal::Bool(false)),
+                    (_, F16 | F32 | F64 | Bool) => return None,
+                    _ => Start::Identity(int_identity(*op, *t)?),
+                };
+                out.push(v);
+                Some(())
+            }
+            _ => None,
+        }
+    }
+    if f.params.len() != 2 {
+        return None;
+    }
+    let mut out = Vec::new();
+    go(&f.body, elt, &mut Vec::new(), &mut out)?;
+    Some(out)
+}
+
+/// The identity of an integer operator (`private_start`).
+fn int_identity(op: PrimFun, t: ScalarTy) -> Option<ScalarVal> {
+    use PrimFun::*;
+    macro_rules! ints {
+        ($($ty:ident $rust:ident),*) => {
+            match t {
+                $(ScalarTy::$ty => Some(ScalarVal::$ty(match op {
+                    Add | BOr | BXor => 0,
+                    Mul => 1,
+                    BAnd => !0,
+                    Min => $rust::MAX,
+                    Max => $rust::MIN,
+                    _ => return None,
+                })),)*
+                _ => None,
+            }
+        };
+    }
+    ints!(I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64)
 }
 
 /// The argument (0 or 1) of a binary function and the projection path of

@@ -234,8 +234,8 @@ impl Cpu<'_> {
             Skeleton::FoldSeg { seed, source, offsets, op } => {
                 fold_seg::launch(launch, env, *seed, source, *offsets, op)
             }
-            Skeleton::Permute { defaults, source, atomic, overwrite } => {
-                permute::launch(launch, env, *defaults, source, (*atomic, *overwrite))
+            Skeleton::Permute { defaults, source, atomic, overwrite, unmarked } => {
+                permute::launch(launch, env, *defaults, source, (*atomic, *overwrite, *unmarked))
             }
             Skeleton::Stencil { sources, extents } => stencil::launch(launch, env, sources, extents),
         };

@@ -15,11 +15,14 @@
 //!
 //! - Privatised (`_private`, `_merge`), for any element: the sources are
 //!   cut into one piece per worker; each piece combines its elements into
-//!   a private copy of the result, marking the positions it touched (the
-//!   first element a piece sends to a position is stored, later ones
-//!   combined with it); then every position of the result combines the
-//!   defaults with the touched private values, piece by piece. No atomic
-//!   operation.
+//!   a private copy of the result; then every position of the result
+//!   combines the defaults with the private values, piece by piece. No
+//!   atomic operation. A private copy starts, leaf by leaf, from the
+//!   combining function's identity or from the defaults where the
+//!   operator is idempotent (`c::kernel::private_start`); where neither
+//!   exists, the piece marks the positions it touched (the first element
+//!   it sends to a position is stored, later ones combined with it), and
+//!   the merge reads only those.
 //! - Atomic (`_atomic`, in parallel), when the element is one primitive
 //!   value (1, 2, 4 or 8 bytes): a compare-and-swap loop
 //!   (`__atomic_compare_exchange`, by bits, so NaNs compare equal to
@@ -52,6 +55,13 @@
 //! privatised too. On one worker nothing is atomic: the compare-and-swap
 //! loop alone made the one-worker `i64` histogram 53 ms of CPU against
 //! 28 ms plain.
+//!
+//! The marks cost a second random access per source, and a branch on it
+//! that a scattered permute cannot predict: PageRank's `permute (+)` of
+//! 2^24 links into 2^20 vertices (`accelerate-bench pagerank --size
+//! large`, ten iterations) took 1141 ms with them, more than the
+//! sequential loop's 603 ms, and 599 ms with copies that start from the
+//! identity, `-0.0` (2026-11-28, docs/benchmarks.md).
 
 // Note [Overwriting permutes]
 // A combining function that ignores the old value (`|new, _| new`:
@@ -70,8 +80,11 @@ use super::kernel::KernelGen;
 use crate::c::host::shape_of;
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, atomic, declare, open_destination, overwrites, store, unravel, Source};
-use crate::c::{c_type, product, CVal};
+use crate::c::kernel::{
+    assign, atomic, declare, open_destination, overwrites, private_start, store, unravel,
+};
+use crate::c::kernel::{Source, Start};
+use crate::c::{c_type, literal, product, CVal};
 use crate::host::Env;
 use accelerate_base::array::{ArrayData, Buffer};
 use accelerate_base::array::{EltTy, ScalarTy};
@@ -107,13 +120,19 @@ pub(super) fn launch(
     env: &Env<Arc<ArrayData>>,
     defaults: usize,
     source: &ShapeOf,
-    (atomic, overwrite): (bool, bool),
+    (atomic, overwrite, unmarked): (bool, bool, bool),
 ) -> Result<ArrayData> {
     let (k, defaults, atomic) = (launch.k, &defaults, &atomic);
     let def = env.array(*defaults)?;
     let shape = shape_of(env, source)?;
     let size: usize = shape.iter().product();
-    let mut out: Vec<Buffer> = def.buffers().to_vec();
+    // the defaults' copy, in recycled storage where there is some (Note
+    // [Recycled buffers]): a new buffer's first write to each page faults
+    let mut out = alloc(&k.elt, def.shape(), k.loc)?;
+    for (o, d) in out.iter_mut().zip(def.buffers()) {
+        o.extend_range(d, 0..d.len())
+            .ok_or_else(|| Error::Internal("permute defaults of the wrong type".into()))?;
+    }
     let mut ext = dims_i64(&shape);
     ext.extend(def.shape().iter().map(|&d| d as i64));
     let results: usize = def.shape().iter().product();
@@ -124,9 +143,13 @@ pub(super) fn launch(
     } else if split && (launch.workers - 1).saturating_mul(results) <= size {
         let piece = size.div_ceil(launch.workers);
         let copies = launch.workers * results;
-        // the private copies (read only where touched) and their marks
+        // the private copies, which `_private` fills where the combining
+        // function allows (`private_start`); else they are read only where
+        // touched, and marks say where
         let mut tmp = alloc(&k.elt, &[copies], k.loc)?;
-        tmp.push(Buffer::U8(vec![0u8; copies]));
+        if !unmarked {
+            tmp.push(Buffer::U8(vec![0u8; copies]));
+        }
         let params = [launch.workers as i64, piece as i64, results as i64];
         launch.run("_private", &mut out, &mut tmp, &ext, &params, &launch.uniform(launch.workers, 1))?;
         launch.run("_merge", &mut out, &mut tmp, &ext, &params, &launch.uniform(results, GRAIN))?;
@@ -148,7 +171,18 @@ pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
         return;
     }
     let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
-    private(k, out, &s.combine, &s.index, &s.src.source, (rank, res_rank), elt, what, loc);
+    let start = private_start(&s.combine, elt);
+    private(
+        k,
+        out,
+        (&s.combine, start.as_deref()),
+        &s.index,
+        &s.src.source,
+        (rank, res_rank),
+        elt,
+        what,
+        loc,
+    );
     if atomic(elt) {
         plain(k, out, spec, s, true);
     }
@@ -206,12 +240,13 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
 }
 
 /// The functions `_private` and `_merge` of a privatised permute (Note
-/// [Privatised permutes]).
+/// [Privatised permutes]); `combine`'s identity, where it has one, is
+/// what each private copy starts from, and no position is marked.
 #[allow(clippy::too_many_arguments)]
 fn private(
     k: &mut KernelGen,
     out: &mut String,
-    combine: &Fun,
+    (combine, start): (&Fun, Option<&[Start]>),
     index: &Fun,
     src: &Source,
     (rank, res_rank): (usize, usize),
@@ -222,29 +257,51 @@ fn private(
     // _private: pieces start..end of P[1] sources each, piece c combining
     // into its private copy t at c * P[2] (the result's size), marking u
     k.open_function(out, "_private", what, loc);
-    let (_, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+    let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
-    let (ubuf, _) = KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next);
+    let marks = match start {
+        None => Some(KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next).0.remove(0)),
+        Some(_) => None,
+    };
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let mut g = k.exp_gen(1);
     g.line(&format!("const int64_t size = {};", product(&sh)));
     g.open("for (int64_t c = start; c < end; c++) {");
+    if let Some(start) = start {
+        g.open("for (int64_t j = c * P[2]; j < (c + 1) * P[2]; j++) {");
+        for ((t, o), v) in tbufs.iter().zip(&obufs).zip(start) {
+            match v {
+                Start::Identity(v) => g.line(&format!("{t}[j] = {};", literal(*v))),
+                Start::Default => g.line(&format!("{t}[j] = {o}[j - c * P[2]];")),
+            }
+        }
+        g.close("}");
+    }
     g.line("const int64_t first = c * P[1], last = first + P[1] < size ? first + P[1] : size;");
     g.open("for (int64_t i = first; i < last; i++) {");
     let ix = unravel(&mut g, "i", &sh);
     let (j, new) = open_destination(&mut g, index, src, &ix, &rsh, loc);
     let at = g.bind(ScalarTy::I64, &format!("c * P[2] + {j}"));
     let mine = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[{at}]")).collect() };
-    g.open(&format!("if ({}[{at}]) {{", ubuf[0]));
-    let old = declare(&mut g, "old", &mine);
-    let v = g.apply(combine, vec![new.clone(), old]);
-    store(&mut g, &tbufs, &at, &v);
-    g.close("} else {");
-    g.indent_in();
-    store(&mut g, &tbufs, &at, &new);
-    g.line(&format!("{}[{at}] = 1;", ubuf[0]));
-    g.close("}");
+    match &marks {
+        None => {
+            let old = declare(&mut g, "old", &mine);
+            let v = g.apply(combine, vec![new, old]);
+            store(&mut g, &tbufs, &at, &v);
+        }
+        Some(u) => {
+            g.open(&format!("if ({u}[{at}]) {{"));
+            let old = declare(&mut g, "old", &mine);
+            let v = g.apply(combine, vec![new.clone(), old]);
+            store(&mut g, &tbufs, &at, &v);
+            g.close("} else {");
+            g.indent_in();
+            store(&mut g, &tbufs, &at, &new);
+            g.line(&format!("{u}[{at}] = 1;"));
+            g.close("}");
+        }
+    }
     g.close("}");
     g.close("}");
     g.line("if (e0.code) break;");
@@ -259,19 +316,26 @@ fn private(
     k.open_function(out, "_merge", what, loc);
     let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
-    let (ubuf, _) = KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next);
+    let marks = match start {
+        None => Some(KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next).0.remove(0)),
+        Some(_) => None,
+    };
     let mut g = k.exp_gen(1);
     g.open("for (int64_t j = start; j < end; j++) {");
     let acc = CVal { ty: elt.clone(), leaves: obufs.iter().map(|o| format!("{o}[j]")).collect() };
     let acc = declare(&mut g, "acc", &acc);
     g.open("for (int64_t c = 0; c < P[0]; c++) {");
-    g.open(&format!("if ({}[c * P[2] + j]) {{", ubuf[0]));
+    if let Some(u) = &marks {
+        g.open(&format!("if ({u}[c * P[2] + j]) {{"));
+    }
     let theirs =
         CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[c * P[2] + j]")).collect() };
     let theirs = declare(&mut g, "p", &theirs);
     let v = g.apply(combine, vec![theirs, acc.clone()]);
     assign(&mut g, &acc, &v);
-    g.close("}");
+    if marks.is_some() {
+        g.close("}");
+    }
     g.close("}");
     store(&mut g, &obufs, "j", &acc);
     g.line("if (e0.code) break;");
