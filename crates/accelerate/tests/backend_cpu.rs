@@ -27,7 +27,9 @@ fn cpu() -> Option<Config> {
         _ => (Backend::Cpu, accelerate::backend::cpu::unavailable()),
     };
     match why {
-        None => Some(Config::default().with_backend(backend)),
+        // every launch with elements enough split among the workers, as
+        // these tests' sizes mean to (Note [Sequential below a cost])
+        None => Some(Config::default().with_backend(backend).with_parallel_work(0)),
         Some(why) => {
             eprintln!("skipped: the {backend:?} backend is unavailable here: {why}");
             None

@@ -47,6 +47,7 @@ fn bad_values_in_the_environment_are_config_errors() {
         ("ACCELERATE_THREADS", "-1", "a whole number"),
         ("ACCELERATE_POOL_MB", "abc", "a whole number"),
         ("ACCELERATE_POOL_MB", "1.5", "a whole number"),
+        ("ACCELERATE_PARALLEL_WORK", "some", "a whole number"),
         ("ACCELERATE_CUDA_MEMORY_MB", "lots", "a whole number"),
         ("ACCELERATE_CUDA_DEVICE", "emulater", "gpu, emulator"),
         ("ACCELERATE_CACHE", "of", "on, off"),
@@ -77,6 +78,7 @@ fn bad_values_in_the_environment_are_config_errors() {
     for vars in [
         &[][..],
         &[("ACCELERATE_THREADS", "2"), ("ACCELERATE_POOL_MB", "0"), ("ACCELERATE_CACHE", "off")][..],
+        &[("ACCELERATE_PARALLEL_WORK", "0"), ("ACCELERATE_THREADS", "2")],
         &[
             ("ACCELERATE_CUDA_MEMORY_MB", " 64 "),
             ("ACCELERATE_CUDA_DEVICE", "emulator"),

@@ -118,7 +118,8 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
     };
     let KernelParts { inputs, sites, consts, chunk_depth } = T::finish(g);
     let (name, elt, loc) = (k.name.clone(), k.out.elt.clone(), k.loc);
-    Kernel { name, skeleton, inputs, uses: k.arrays_used(), elt, sites, loc, consts, chunk_depth }
+    let cost = super::cost::element_cost(k);
+    Kernel { name, skeleton, inputs, uses: k.arrays_used(), elt, sites, loc, consts, chunk_depth, cost }
 }
 
 impl ShapeOf {

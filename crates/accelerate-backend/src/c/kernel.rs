@@ -99,6 +99,8 @@ pub(crate) struct Kernel {
     /// How deeply its functions' outlined chunks call each other (Note
     /// [Outlined chunks]), so that it is run on a stack that holds them.
     pub chunk_depth: usize,
+    /// The estimated work of one element (`cost::element_cost`).
+    pub cost: usize,
 }
 
 /// What a backend's kernel generator hands back once a kernel's functions

@@ -25,6 +25,7 @@
 pub(crate) mod access;
 pub(crate) mod build;
 pub(crate) mod codegen;
+pub(crate) mod cost;
 mod exp;
 pub(crate) mod host;
 pub(crate) mod kernel;

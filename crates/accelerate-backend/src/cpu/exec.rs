@@ -57,7 +57,8 @@ impl AccArgs {
     }
 }
 
-/// Elements per chunk below which splitting does not pay.
+/// Elements per chunk below which splitting does not pay, however much
+/// work an element is (`Launch::grain`).
 pub(super) const GRAIN: usize = 16 * 1024;
 
 /// The worker pool of `threads` workers (0: one per core), made once per
@@ -85,11 +86,68 @@ pub(crate) fn run(
     kernels: &[Kernel],
     groups: &Groups,
     module: &Module,
-    pool: &rayon::ThreadPool,
+    (pool, parallel_work): (&rayon::ThreadPool, usize),
     args: Vec<ArraysVal>,
 ) -> Result<ArraysVal> {
     let args = args.into_iter().map(Value::from_host).collect();
-    host::run(&Cpu { module, pool, groups }, body, kernels, args).map(Value::into_host)
+    let cpu = Cpu { module, pool, groups, parallel_work };
+    let run = || host::run(&cpu, body, kernels, args).map(Value::into_host);
+    // Note [The host program on the pool]
+    if on_the_pool(body) {
+        pool.install(run)
+    } else {
+        run()
+    }
+}
+
+// Note [The host program on the pool]
+// Handing work from a thread outside the pool to a sleeping worker, and
+// the result back, is slow on a virtual machine whose idle cores halt:
+// on the two-core EPYC guest, `install` of a 20 µs loop into a pool of
+// two workers took 60 to 75 µs after an idle gap, into a pool of one 32
+// µs (a scratch program, 200 runs each). Every launch split among the
+// workers paid it: Floyd-Warshall at `--size small`, 256 steps of a
+// loop, took 2.6 ms against sequential Rust's 2.0. Inside the pool, a
+// split launch goes to a worker that is awake. So a host program with a
+// loop, or with `MANY_LAUNCHES` launch sites or more, runs on a worker
+// of the pool, paying the handover once a run (Floyd-Warshall: 1.4 ms);
+// a smaller one runs on the calling thread, where a launch too small to
+// split (Note [Sequential below a cost] in `c/cost.rs`) pays nothing.
+
+/// Launch sites from which a host program runs on the pool.
+const MANY_LAUNCHES: usize = 3;
+
+/// Whether `body` runs on a worker of the pool (Note [The host program
+/// on the pool]).
+fn on_the_pool(body: &Cmd) -> bool {
+    /// Counts the launch sites into `sites`; true at a loop.
+    fn go(c: &Cmd, sites: &mut usize) -> bool {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            let mut c = c;
+            while let Cmd::Let(b, body) = c {
+                if go(b, sites) {
+                    return true;
+                }
+                c = body;
+            }
+            match c {
+                Cmd::Awhile { .. } => true,
+                Cmd::Kernel(_) => {
+                    *sites += 1;
+                    false
+                }
+                Cmd::Let(..) | Cmd::Var(_) | Cmd::Use(_) | Cmd::Unit(..) => false,
+                Cmd::Tuple(ts) => ts.iter().any(|t| go(t, sites)),
+                Cmd::Prj(_, t) | Cmd::Unzip(t) | Cmd::Reshape { array: t, .. } => go(t, sites),
+                Cmd::Acond { then_, else_, .. } => go(then_, sites) || go(else_, sites),
+                Cmd::Foreign { fallback, arg, .. } => {
+                    go(arg, sites) || fallback.as_ref().is_some_and(|f| go(f, sites))
+                }
+            }
+        })
+    }
+    let mut sites = 0;
+    go(body, &mut sites) || sites >= MANY_LAUNCHES
 }
 
 /// A program's row groups (`rows.rs`), and which starts at which kernel.
@@ -107,6 +165,8 @@ struct Cpu<'a> {
     module: &'a Module,
     pool: &'a rayon::ThreadPool,
     groups: &'a Groups,
+    /// `CpuOptions::parallel_work`.
+    parallel_work: usize,
 }
 
 /// One call of a kernel function, shared by the workers: its arguments
@@ -218,7 +278,9 @@ impl Cpu<'_> {
             extents.extend(a.shape().iter().map(|&d| d as i64));
         }
         let workers = self.pool.current_num_threads();
-        let launch = &Launch { k, module: self.module, pool: self.pool, workers, bufs, extents };
+        let parallel_work = self.parallel_work;
+        let launch =
+            &Launch { k, module: self.module, pool: self.pool, workers, parallel_work, bufs, extents };
         let one = match &k.skeleton {
             Skeleton::Generate { shape } => generate::launch(launch, env, shape),
             Skeleton::Fold { seed, source, op, keep } => {
@@ -252,11 +314,20 @@ pub(super) struct Launch<'a> {
     pool: &'a rayon::ThreadPool,
     /// The number of workers.
     pub workers: usize,
+    /// `CpuOptions::parallel_work`.
+    parallel_work: usize,
     bufs: Vec<*mut c_void>,
     extents: Vec<i64>,
 }
 
 impl Launch<'_> {
+    /// Elements of this kernel per chunk below which splitting does not
+    /// pay: `GRAIN`, or more where an element is little work (Note
+    /// [Sequential below a cost] in `c/cost.rs`).
+    pub fn grain(&self) -> usize {
+        (self.parallel_work / self.k.cost.max(1)).max(GRAIN)
+    }
+
     /// Chunk boundaries for `0 .. n` on this launch's workers (Note
     /// [Chunks]).
     pub fn uniform(&self, n: usize, grain: usize) -> Vec<usize> {

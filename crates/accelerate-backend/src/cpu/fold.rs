@@ -64,7 +64,7 @@
 //! product and the dangling sum run as fast as before (within the noise,
 //! 10^3 to 10^6 elements).
 
-use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
+use super::exec::{alloc, dims_i64, finish, Launch};
 use super::kernel::{KernelGen, Row};
 use crate::c::access::column_blocks_pay;
 use crate::c::host::{rows_of, shape_of};
@@ -112,11 +112,12 @@ pub(super) fn launch(
         None => Vec::new(),
     };
     let ext = dims_i64(&shape);
-    if rows * n.max(1) < 2 * GRAIN || rows >= 2 * launch.workers || n < 2 * GRAIN {
-        let grain = (GRAIN / n.max(1)).max(1);
+    let grain = launch.grain();
+    if rows * n.max(1) < 2 * grain || rows >= 2 * launch.workers || n < 2 * grain {
+        let grain = (grain / n.max(1)).max(1);
         launch.run("_rows", &mut out, &mut kept, &ext, &[], &launch.uniform(rows, grain))?;
     } else {
-        let piece = n.div_ceil(4 * launch.workers).max(GRAIN);
+        let piece = n.div_ceil(4 * launch.workers).max(grain);
         let m = n.div_ceil(piece);
         // the partials, then the kept buffers (`_part`'s `t` and `w`)
         let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;

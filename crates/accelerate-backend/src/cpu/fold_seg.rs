@@ -53,7 +53,15 @@ pub(super) fn launch(
     let mut dims = outer.clone();
     dims.push(nseg);
     let mut out = alloc(&k.elt, &dims, k.loc)?;
-    let bounds = if rows == 1 { balanced(offs, 4 * launch.workers) } else { launch.uniform(rows * nseg, 1) };
+    let elements: usize = shape.iter().product();
+    let bounds = if elements < 2 * launch.grain() {
+        // too little work to split (Note [Sequential below a cost])
+        vec![0, rows * nseg]
+    } else if rows == 1 {
+        balanced(offs, 4 * launch.workers)
+    } else {
+        launch.uniform(rows * nseg, 1)
+    };
     launch.run("", &mut out, &mut [], &dims_i64(&shape), &[], &bounds)?;
     finish(out, &k.elt, dims, rows * nseg)
 }

@@ -25,7 +25,7 @@
 //!     for j in the row's part of start..end: out[r*n + j] = index(i0, .., j)
 //! ```
 
-use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
+use super::exec::{alloc, dims_i64, finish, Launch};
 use super::fold::LANES;
 use super::kernel::KernelGen;
 use crate::c::host::shape_of;
@@ -50,7 +50,7 @@ pub(super) fn launch(launch: &Launch<'_>, env: &Env<Arc<ArrayData>>, shape: &Sha
     let dims = shape_of(env, shape)?;
     let size: usize = dims.iter().product();
     let mut out = alloc(&k.elt, &dims, k.loc)?;
-    launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &launch.uniform(size, GRAIN))?;
+    launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &launch.uniform(size, launch.grain()))?;
     finish(out, &k.elt, dims, size)
 }
 

@@ -59,7 +59,16 @@ pub struct CpuOptions {
     pub fast_math: bool,
     /// Where compiled kernels are kept.
     pub cache: CacheDir,
+    /// The estimated work (in the units of `c::cost`) below which a
+    /// launch runs on one worker (`Config::with_parallel_work`,
+    /// `ACCELERATE_PARALLEL_WORK`; default `PARALLEL_WORK`; Note
+    /// [Sequential below a cost] in `c/cost.rs`). 0 splits every launch of
+    /// more than `exec::GRAIN` elements.
+    pub parallel_work: usize,
 }
+
+/// The default of `CpuOptions::parallel_work`.
+pub use crate::c::cost::PARALLEL_WORK;
 
 /// The CPU backend.
 pub struct Cpu;
@@ -88,6 +97,7 @@ pub struct CpuProgram {
     module: Arc<compile::Module>,
     source: String,
     pool: Arc<rayon::ThreadPool>,
+    parallel_work: usize,
     /// How long generating the C and compiling (or loading) it took.
     phases: [(&'static str, Duration); 2],
 }
@@ -113,12 +123,14 @@ impl CpuProgram {
         let phases = [("codegen", codegen), ("cc", t.elapsed())];
         let pool = exec::pool(options.threads);
         let (body, kernels, source) = (p.body.clone(), l.kernels, l.source);
-        Ok(CpuProgram { body, kernels, groups, module, source, pool, phases })
+        let parallel_work = options.parallel_work;
+        Ok(CpuProgram { body, kernels, groups, module, source, pool, parallel_work, phases })
     }
 
     /// Runs the program on its arguments.
     pub fn run(&self, args: Vec<ArraysVal>) -> Result<ArraysVal> {
-        exec::run(&self.body, &self.kernels, &self.groups, &self.module, &self.pool, args)
+        let machine = (&*self.pool, self.parallel_work);
+        exec::run(&self.body, &self.kernels, &self.groups, &self.module, machine, args)
     }
 
     /// The generated C of the program's kernels (without the prelude).

@@ -75,7 +75,7 @@
 // kept is then unspecified, leaf by leaf, as the semantics allow for a
 // combining function that is not commutative (`docs/semantics.md`).
 
-use super::exec::{alloc, dims_i64, Launch, GRAIN};
+use super::exec::{alloc, dims_i64, Launch};
 use super::kernel::KernelGen;
 use crate::c::host::shape_of;
 use crate::c::kernel::KernelCore;
@@ -137,9 +137,10 @@ pub(super) fn launch(
     ext.extend(def.shape().iter().map(|&d| d as i64));
     let results: usize = def.shape().iter().product();
     // Note [Privatised permutes]
-    let split = size >= 2 * GRAIN && launch.workers > 1;
+    let grain = launch.grain();
+    let split = size >= 2 * grain && launch.workers > 1;
     if overwrite {
-        launch.run("", &mut out, &mut [], &ext, &[], &launch.uniform(size, GRAIN))?;
+        launch.run("", &mut out, &mut [], &ext, &[], &launch.uniform(size, grain))?;
     } else if split && (launch.workers - 1).saturating_mul(results) <= size {
         let piece = size.div_ceil(launch.workers);
         let copies = launch.workers * results;
@@ -152,9 +153,9 @@ pub(super) fn launch(
         }
         let params = [launch.workers as i64, piece as i64, results as i64];
         launch.run("_private", &mut out, &mut tmp, &ext, &params, &launch.uniform(launch.workers, 1))?;
-        launch.run("_merge", &mut out, &mut tmp, &ext, &params, &launch.uniform(results, GRAIN))?;
+        launch.run("_merge", &mut out, &mut tmp, &ext, &params, &launch.uniform(results, grain))?;
     } else if split && *atomic {
-        launch.run("_atomic", &mut out, &mut [], &ext, &[], &launch.uniform(size, GRAIN))?;
+        launch.run("_atomic", &mut out, &mut [], &ext, &[], &launch.uniform(size, grain))?;
     } else {
         launch.run("", &mut out, &mut [], &ext, &[], &[0, size])?;
     }

@@ -17,7 +17,7 @@
 //! (result 0 is `z`); a right scan mirrors it (result `m-1` is `z`). Each
 //! piece's carry includes the seed exactly once.
 
-use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
+use super::exec::{alloc, dims_i64, finish, Launch};
 use super::fold::piece_totals;
 use super::kernel::KernelGen;
 use crate::c::host::{rows_of, shape_of};
@@ -56,11 +56,12 @@ pub(super) fn launch(
     dims.push(m_out);
     let mut out = alloc(&k.elt, &dims, k.loc)?;
     let ext = dims_i64(&shape);
-    if rows >= 2 * launch.workers || n < 4 * GRAIN {
-        let grain = (GRAIN / n.max(1)).max(1);
+    let grain = launch.grain();
+    if rows >= 2 * launch.workers || n < 4 * grain {
+        let grain = (grain / n.max(1)).max(1);
         launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
     } else {
-        let piece = n.div_ceil(4 * launch.workers).max(GRAIN);
+        let piece = n.div_ceil(4 * launch.workers).max(grain);
         let m = n.div_ceil(piece);
         let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
         let params = [m as i64, piece as i64];

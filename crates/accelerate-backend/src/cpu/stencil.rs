@@ -29,7 +29,7 @@
 //!     border elements (lo .. ilo and ihi .. hi), then interior ones (ilo .. ihi)
 //! ```
 
-use super::exec::{alloc, dims_i64, finish, Launch, GRAIN};
+use super::exec::{alloc, dims_i64, finish, Launch};
 use super::kernel::KernelGen;
 use crate::c::host::stencil_shape;
 use crate::c::kernel::store;
@@ -57,7 +57,7 @@ pub(super) fn launch(
     let dims = stencil_shape(env, k, sources, patterns)?;
     let size: usize = dims.iter().product();
     let mut out = alloc(&k.elt, &dims, k.loc)?;
-    launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &launch.uniform(size, GRAIN))?;
+    launch.run("", &mut out, &mut [], &dims_i64(&dims), &[], &launch.uniform(size, launch.grain()))?;
     finish(out, &k.elt, dims, size)
 }
 

@@ -36,7 +36,8 @@
 //!
 //! - CPU: `ACCELERATE_THREADS` (workers; default one per core), `CC` (the
 //!   C compiler, default `cc`), `ACCELERATE_CFLAGS` (extra flags, such as
-//!   a sanitizer's);
+//!   a sanitizer's), `ACCELERATE_PARALLEL_WORK` (the work below which a
+//!   launch runs on one worker, `Config::with_parallel_work`);
 //! - CUDA: `ACCELERATE_CUDA_DEVICE=emulator` (the CUDA emulator instead
 //!   of a GPU), `ACCELERATE_CUDA_MEMORY_MB` (a cap on the device memory
 //!   it uses), `CXX` (the emulator's C++ compiler, default `c++`);
@@ -208,6 +209,10 @@ fn one_of(name: &str, accepted: &[&str]) -> Result<Option<String>> {
 }
 
 const THREADS: (&str, &str) = ("ACCELERATE_THREADS", "the CPU backend's workers, 0 for one per core");
+const PARALLEL_WORK: (&str, &str) = (
+    "ACCELERATE_PARALLEL_WORK",
+    "the work below which a CPU launch runs on one worker, 0 to split every one",
+);
 const POOL_MB: (&str, &str) = ("ACCELERATE_POOL_MB", "MiB of dropped arrays kept for reuse, 0 for none");
 const CUDA_MEMORY_MB: (&str, &str) =
     ("ACCELERATE_CUDA_MEMORY_MB", "a cap on the CUDA device memory used, in MiB");
@@ -227,6 +232,7 @@ const DUMPS: &[&str] = &[
 /// first).
 fn check_env() -> Result<()> {
     whole(THREADS.0, THREADS.1)?;
+    whole(PARALLEL_WORK.0, PARALLEL_WORK.1)?;
     whole(POOL_MB.0, POOL_MB.1)?;
     whole(CUDA_MEMORY_MB.0, CUDA_MEMORY_MB.1)?;
     for (name, what) in [SEQ_BUDGET_MB, SEQ_CHUNK] {
@@ -267,6 +273,10 @@ pub(crate) fn cpu_options_from_env() -> CpuOptions {
         cflags: var("ACCELERATE_CFLAGS").unwrap_or_default().split_whitespace().map(String::from).collect(),
         fast_math: false,
         cache: cache_from_env(),
+        parallel_work: whole(PARALLEL_WORK.0, PARALLEL_WORK.1)
+            .ok()
+            .flatten()
+            .unwrap_or(accelerate_backend::cpu::PARALLEL_WORK),
     }
 }
 
@@ -373,6 +383,17 @@ impl Config {
     /// backend keep the strict rules.
     pub fn with_fast_math(mut self, on: bool) -> Config {
         self.cpu.fast_math = on;
+        self
+    }
+
+    /// The estimated work below which the CPU backend runs a launch on
+    /// one worker, in the units of its cost estimate (Note [Sequential
+    /// below a cost] in the backend's `c/cost.rs`; default
+    /// `ACCELERATE_PARALLEL_WORK`, else 3 Mi, about 80 µs of a saxpy on a
+    /// current core): the grain size of OpenMP's `if` clause or TBB's
+    /// `grainsize`. 0 splits every launch that has elements enough.
+    pub fn with_parallel_work(mut self, units: usize) -> Config {
+        self.cpu.parallel_work = units;
         self
     }
 
