@@ -1,11 +1,12 @@
 //! Sorting signed 32-bit keys with the library's sort (ICFP'13 §5.8): what
 //! a user writes is one call, `keys.sort()`, and the library does the
-//! rest: a stable least-significant-digit radix sort, one bit per pass,
-//! each pass Blelloch's `split` (a `map` to the bit, an exclusive `scanl`
-//! of it, a `generate` of each key's new position and a `permute` there;
-//! `accelerate-embed/src/lang/library/sort.rs`). A signed key is first
-//! mapped to an unsigned radix with its sign bit flipped, so 32 passes
-//! order the whole `i32` range.
+//! rest: a stable least-significant-digit radix sort, natively on the CPU
+//! backend (8 bits a pass, Note [A native sort]) and elsewhere one bit per
+//! pass, each pass Blelloch's `split` (a `map` to the bit, an exclusive
+//! `scanl` of it, a `generate` of each key's new position and a `permute`
+//! there; `accelerate-embed/src/lang/library/sort.rs`). A signed key is
+//! first mapped to an unsigned radix with its sign bit flipped, so the
+//! passes order the whole `i32` range.
 //!
 //! Used by the `radixsort` benchmark (`accelerate-bench`). The example
 //! `examples/radixsort.rs` calls the same operation with inputs of its own.

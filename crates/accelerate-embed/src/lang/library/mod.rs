@@ -7,3 +7,4 @@ pub mod index_space;
 pub mod reductions;
 pub mod segmented;
 pub mod sort;
+mod sort_native;

@@ -16,16 +16,22 @@
 //! NaN with its sign bit set. So `-0.0` sorts before `+0.0`, and the usual
 //! (positive) NaN sorts last.
 
+use super::gather_scatter::gather;
+use super::sort_native;
 use crate::lang::acc::{generate, Acc, AsAcc};
 use crate::lang::exp::{constant, index1, just, lift, unindex1, Exp};
+use crate::lang::foreign::Foreign;
 use accelerate_base::array::{Elt, PrimElt, Snoc, Vector, Z};
 
 /// Key types a radix sort can order: the primitive numeric types.
-pub trait SortKey: PrimElt {
+pub trait SortKey: PrimElt + Copy + Send + Sync {
     /// The number of significant bits of the radix.
     const BITS: u32;
     /// An unsigned integer ordered as the key (total order for floats).
     fn radix(key: &Exp<Self>) -> Exp<u64>;
+    /// The same radix of a key on the host, to the bit (the native sort,
+    /// Note [A native sort] in `sort_native.rs`).
+    fn radix_of(self) -> u64;
 }
 
 macro_rules! unsigned_key {
@@ -35,6 +41,9 @@ macro_rules! unsigned_key {
             #[track_caller]
             fn radix(key: &Exp<Self>) -> Exp<u64> {
                 key.cast::<u64>()
+            }
+            fn radix_of(self) -> u64 {
+                self as u64
             }
         }
     )*};
@@ -49,6 +58,9 @@ macro_rules! signed_key {
             #[track_caller]
             fn radix(key: &Exp<Self>) -> Exp<u64> {
                 (key.bitcast::<$u>() ^ (1 as $u).rotate_right(1)).cast::<u64>()
+            }
+            fn radix_of(self) -> u64 {
+                ((self as $u) ^ (1 as $u).rotate_right(1)) as u64
             }
         }
     )*};
@@ -67,6 +79,11 @@ macro_rules! float_key {
                 let sign: $u = (1 as $u).rotate_right(1);
                 let negative = (&bits & sign).ne(0 as $u);
                 negative.select(!&bits, bits | sign).cast::<u64>()
+            }
+            fn radix_of(self) -> u64 {
+                let bits = self.to_bits();
+                let sign: $u = (1 as $u).rotate_right(1);
+                (if bits & sign != 0 { !bits } else { bits | sign }) as u64
             }
         }
     )*};
@@ -97,16 +114,39 @@ fn radix_sort<P: Elt>(xs: Acc<Vector<(u64, P)>>, bits: u32) -> Acc<Vector<(u64, 
 
 impl<K: SortKey> Acc<Vector<K>> {
     /// The keys in ascending order (total order for floats; see the module
-    /// documentation), equal keys keeping their order.
+    /// documentation), equal keys keeping their order. The interpreter
+    /// and the CPU backend sort natively, eight bits a pass; other
+    /// backends run the sort written in the language
+    /// (`sort_in_language`; Note [A native sort]).
     #[track_caller]
     pub fn sort(&self) -> Acc<Vector<K>> {
+        let native = Foreign::<Vector<K>, Vector<K>>::new("sort").host(|keys: Vector<K>| {
+            let sorted = sort_native::radix_sort(keys.as_slice().to_vec(), K::BITS, |k| k.radix_of());
+            Ok(Vector::from_elems(sorted))
+        });
+        native.call(|keys| keys.sort_in_language(), self)
+    }
+
+    /// `sort` as the language writes it: one bit a pass (the module
+    /// documentation), the fallback of the native sort.
+    #[track_caller]
+    pub fn sort_in_language(&self) -> Acc<Vector<K>> {
         let pairs = self.map(|k| lift((K::radix(k), k)));
         radix_sort(pairs, K::BITS).map(|p| p.snd())
     }
 
-    /// The sorted keys paired with the position each came from.
+    /// The sorted keys paired with the position each came from (natively
+    /// where `sort` is).
     #[track_caller]
     pub fn sort_with_indices(&self) -> Acc<Vector<(K, i64)>> {
+        let native = Foreign::<Vector<K>, Vector<(K, i64)>>::new("sort_with_indices")
+            .host(|keys: Vector<K>| sort_native::with_positions(keys.as_slice()));
+        native.call(|keys| keys.sort_with_indices_in_language(), self)
+    }
+
+    /// `sort_with_indices` as the language writes it, its fallback.
+    #[track_caller]
+    pub fn sort_with_indices_in_language(&self) -> Acc<Vector<(K, i64)>> {
         let pairs = self.imap_positions().map(|p| {
             let (k, i) = p.unlift();
             lift((K::radix(&k), lift((k, i))))
@@ -120,14 +160,17 @@ impl<K: SortKey> Acc<Vector<K>> {
 }
 
 /// The values reordered so that their keys ascend, stably (keys and values
-/// of different lengths: the shorter length, as `zip_with`).
+/// of different lengths: the shorter length, as `zip_with`): the values
+/// gathered from the positions `sort_with_indices` gives their keys.
 #[track_caller]
 pub fn sort_by_key<K: SortKey, V: Elt>(
     keys: impl AsAcc<Vector<K>>,
     values: impl AsAcc<Array1<V>>,
 ) -> Acc<Vector<V>> {
-    let pairs = keys.as_acc().zip_with(values.as_acc(), |k, v| lift((K::radix(k), v)));
-    radix_sort(pairs, K::BITS).map(|p| p.snd())
+    let (keys, values) = (keys.as_acc(), values.as_acc());
+    let n = keys.length().min(values.length());
+    let order = keys.take(n).sort_with_indices().map(|p| p.snd());
+    gather(order, values)
 }
 
 type Array1<V> = accelerate_base::array::Array<Snoc<Z>, V>;
