@@ -363,6 +363,20 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
             }
         }
     }
+    // a reshape keeps the size (the host checked it before the launch): a
+    // position inside the new shape is a position inside the array
+    // reshaped (`fold_all` of a matrix reads it so)
+    if let (None, ExpKind::Prim(PrimFun::ReshapeCheck, args)) = (ix, &shape.kind) {
+        let from = match &args[0].kind {
+            ExpKind::Shape { array } => Some(*array),
+            _ => whole_shape_of(&args[0])
+                .filter(|&(a, n)| g.arrays.get(&a).is_some_and(|s| s.extents.len() == n))
+                .map(|(a, _)| a),
+        };
+        if let Some(a) = from {
+            g.trusted_linear.add(pos.to_string(), a);
+        }
+    }
     let mut bounding = Vec::new();
     bounded_by(shape, &mut bounding);
     let exact = match &shape.kind {
