@@ -190,3 +190,33 @@ fn a_fold_of_a_reshaped_matrix_reads_it_unchecked() {
     let Some(r) = report(&p) else { return };
     vectorised("a reshaped matrix's sum", &r, "k0_part");
 }
+
+/// A privatised permute's private copies start from the combining
+/// function's identity, or from the defaults where it is idempotent, and
+/// mark no position (Note [Privatised permutes]); a combining function
+/// with neither still marks them (`u_0`, the marks' buffer, in its
+/// `_private` function). `tests/backend_cpu.rs` checks the results.
+#[test]
+fn private_copies_mark_positions_only_without_an_identity() {
+    let Some(cpu) = cpu() else { return };
+    type Combine = fn(&Exp<f32>, &Exp<f32>) -> Exp<f32>;
+    let cases: [(&str, Combine, bool); 4] = [
+        ("+", |n, o| n + o, false),
+        ("min", |n, o| n.min(o), false),
+        ("max", |n, o| n.max(o), false),
+        ("n * 0.5 + o", |n, o| n * 0.5f32 + o, true),
+    ];
+    for (name, combine, marked) in cases {
+        let program = move |xs: Acc<Vector<f32>>, defaults: Acc<Vector<f32>>| {
+            xs.permute(combine, defaults, |ix| just(index1(unindex1(ix) % 250i64)))
+        };
+        let p = compile_with(program, cpu.clone()).unwrap();
+        let c = p.c_source().expect("compiled for the CPU");
+        let Some(at) = c.find("_private(") else {
+            panic!("{name}: no privatised permute in:\n{c}");
+        };
+        let private = &c[at..];
+        let private = &private[..private.find("\n}\n").unwrap_or(private.len())];
+        assert_eq!(private.contains("u_0"), marked, "{name}: {private}");
+    }
+}
