@@ -240,6 +240,12 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
     k.close_function(out, parts);
 }
 
+/// The buffer `u` of a privatised permute's marks, declared from buffer
+/// `next`, where its copies have no start (`private_start`).
+fn marks_buffer(out: &mut String, start: Option<&[Start]>, next: usize) -> Option<String> {
+    start.is_none().then(|| KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next).0.remove(0))
+}
+
 /// The functions `_private` and `_merge` of a privatised permute (Note
 /// [Privatised permutes]); `combine`'s identity, where it has one, is
 /// what each private copy starts from, and no position is marked.
@@ -260,10 +266,7 @@ fn private(
     k.open_function(out, "_private", what, loc);
     let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
-    let marks = match start {
-        None => Some(KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next).0.remove(0)),
-        Some(_) => None,
-    };
+    let marks = marks_buffer(out, start, next);
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let mut g = k.exp_gen(1);
@@ -317,10 +320,7 @@ fn private(
     k.open_function(out, "_merge", what, loc);
     let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
     let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
-    let marks = match start {
-        None => Some(KernelGen::out_buffers(out, "u", &EltTy::Scalar(ScalarTy::U8), next).0.remove(0)),
-        Some(_) => None,
-    };
+    let marks = marks_buffer(out, start, next);
     let mut g = k.exp_gen(1);
     g.open("for (int64_t j = start; j < end; j++) {");
     let acc = CVal { ty: elt.clone(), leaves: obufs.iter().map(|o| format!("{o}[j]")).collect() };
