@@ -205,6 +205,11 @@ proptest! {
     #[test]
     fn compact_of_cube_uses_intersection_of_mask_and_data(xs in cube::<f64>(4), mask in array_of(dim3_shape(4), any::<bool>().boxed())) {
         let (kept, counts) = run_ok(|| compact(use_array(mask.clone()), use_array(xs.clone())))?;
+        // the fallback of the native compaction, which only the backends
+        // without it run otherwise
+        let (kept_l, counts_l) = run_ok(|| compact_in_language(use_array(mask.clone()), use_array(xs.clone())))?;
+        check_exact(&kept_l.to_vec(), &kept.to_vec(), "compact_in_language")?;
+        prop_assert_eq!(counts_l, counts.clone());
         let (xd, md) = (xs.dims(), mask.dims());
         let d: Vec<usize> = (0..3).map(|k| xd[k].min(md[k])).collect();
         let mut want = Vec::new();
@@ -325,6 +330,39 @@ fn accelerate_documentation_examples() {
     assert_eq!(counts.to_vec(), vec![5, 5, 0, 10]);
     let r = try_run(|| expand(|x: &Exp<i64>| x.clone(), |x, j| x * 10i64 + j, v(vec![2, 0, 3]))).unwrap();
     assert_eq!(r.to_vec(), vec![20, 21, 30, 31, 32]);
+}
+
+/// A compaction of pairs over many chunks of the native form (Note [A
+/// native compaction]): rows longer than a chunk and rows shorter, a mask
+/// of another shape, about a third kept at pseudo-random positions, both
+/// the native and the in-language form against a sequential reference.
+#[test]
+fn compaction_of_pairs_across_chunks_and_rows_matches_a_sequential_one() {
+    let hash = |i: usize| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 33;
+    for (rows, cols) in [(1usize, 300_001usize), (3, 70_001), (20_000, 7)] {
+        let (mrows, mcols) = (rows + 1, cols - 1);
+        let xs: Vec<(i64, f32)> = (0..rows * cols).map(|i| (i as i64 - 5, hash(i) as f32 * -0.5)).collect();
+        let flags: Vec<bool> = (0..mrows * mcols).map(|i| hash(i + 17) % 3 == 0).collect();
+        let (mut want, mut want_counts) = (Vec::new(), Vec::new());
+        for r in 0..rows {
+            let row: Vec<(i64, f32)> =
+                (0..mcols).filter(|&c| flags[r * mcols + c]).map(|c| xs[r * cols + c]).collect();
+            want_counts.push(row.len() as i64);
+            want.extend(row);
+        }
+        let x = Matrix::from_vec(dim2(rows, cols), xs).unwrap();
+        let m = Matrix::from_vec(dim2(mrows, mcols), flags).unwrap();
+        let native = try_run(|| compact(use_array(m.clone()), use_array(x.clone()))).unwrap();
+        let language = try_run(|| compact_in_language(use_array(m.clone()), use_array(x.clone()))).unwrap();
+        for (form, (kept, counts)) in [("native", native), ("in the language", language)] {
+            let bits = |v: Vec<(i64, f32)>| v.into_iter().map(|(i, f)| (i, f.to_bits())).collect::<Vec<_>>();
+            assert!(
+                bits(kept.to_vec()) == bits(want.clone()),
+                "{form}, {rows} x {cols}: the kept elements differ"
+            );
+            assert_eq!(counts.to_vec(), want_counts, "{form}, {rows} x {cols}: the counts");
+        }
+    }
 }
 
 #[test]

@@ -71,6 +71,36 @@ fn blackscholes_with_and_without_sharing_agree() {
     assert_eq!(bits(a.to_vec()), bits(b.to_vec()));
 }
 
+/// Without sharing recovery a foreign call's fallback reads the arrays of
+/// its tuple argument inside parallel functions as `prj` terms, which the
+/// lifter takes as arrays from outside the context: `compact_in_language`
+/// is the fallback of `compact`, and a `Foreign` without implementations
+/// runs it on every backend.
+#[test]
+fn a_fallback_reading_its_tuple_argument_inside_functions_runs_without_sharing() {
+    type In = (Vector<bool>, Vector<i32>);
+    let f: Foreign<In, (Vector<i32>, Scalar<i64>)> = Foreign::new("compact_without_implementations");
+    let xs: Vec<i32> = (0..40).map(|i| i * 7 - 100).collect();
+    let program = || {
+        let (mask, values) = (
+            use_array(Vector::from_elems(xs.iter().map(|x| x % 3 == 0).collect())),
+            use_array(Vector::from_elems(xs.clone())),
+        );
+        f.call(
+            |args| {
+                let (mask, values) = args.unlift();
+                compact_in_language(mask, values)
+            },
+            lift_acc((mask, values)),
+        )
+    };
+    let want: Vec<i32> = xs.iter().copied().filter(|x| x % 3 == 0).collect();
+    for sharing in [true, false] {
+        let (kept, count) = run_with(&program(), &Config::default().with_sharing(sharing, sharing)).unwrap();
+        assert_eq!((kept.to_vec(), count.value()), (want.clone(), want.len() as i64), "sharing {sharing}");
+    }
+}
+
 /// x1 = x0 + x0, x2 = x1 + x1, ..., xn: each of x0 .. x(n-1) is shared.
 fn doubling_chain(n: usize) -> Acc<Vector<i64>> {
     generate(index1(1i64), move |ix| {

@@ -111,7 +111,8 @@
 //! the context, scans, slices and permutes of irregular arrays, irregular
 //! arrays read in a conditional's branch or an `acond`'s, stencils, a
 //! nested `awhile` whose body may change its state's shape or whose state
-//! is a tuple, tuples of arrays.
+//! is a tuple, tuples of arrays computed inside the context (an array of a
+//! tuple bound outside it is read as any array from outside is).
 //!
 //! The output program is built level by level, never by shifting a term
 //! already built: the lifted arrays are let-bound one after another in
@@ -836,6 +837,15 @@ impl<'e> Lifter<'e> {
         }
         let arr = self.outer.len().checked_sub(i - local + 1)?;
         Some(ABind::Avoided { arr, rank: self.outer[arr].array().map_or(0, |a| a.rank) })
+    }
+
+    /// For `prj c t` where `t` is a tuple of arrays bound outside the
+    /// context, the level of that tuple and the rank of its array `c`.
+    fn outer_component(&self, c: usize, t: &OpenAcc) -> Option<(usize, usize)> {
+        let AccKind::Var(i) = t.kind else { return None };
+        let level = self.outer.len().checked_sub(i.checked_sub(self.abinds.len())? + 1)?;
+        let ArraysTy::Tuple(ts) = &self.outer[level] else { return None };
+        Some((level, ts.get(c)?.array()?.rank))
     }
 
     /// Does the term hold an array term nested in scalar code? Memoised,
@@ -2006,6 +2016,15 @@ impl<'e> Lifter<'e> {
             }
             AccKind::Acond { cond, then_, else_ } => self.acond(a, cond, then_, else_, loc),
             AccKind::Awhile { pred, body, init } => self.awhile(a, pred, body, init, loc),
+            AccKind::Prj(c, t) => match self.outer_component(*c, t) {
+                // an array of a tuple from outside the context: the same
+                // for every index of the context, as a `use`
+                Some((level, rank)) => {
+                    let component = acc(AccKind::Prj(*c, Box::new(self.avar_term(level, loc))), loc);
+                    Ok(ABind::Avoided { arr: self.emit(component), rank })
+                }
+                None => Err(unsupported(loc, "prj of a tuple of arrays computed inside a parallel function")),
+            },
             _ => Err(unsupported(loc, format!("{} inside a parallel function", a.op_name()))),
         }
     }

@@ -11,12 +11,14 @@
 //! negative `expand` count is an error (Note [Negative expand counts]).
 //! `docs/semantics-library-gather.md` states the rules in one place.
 
+use super::compact_native;
 use super::segmented::{index_at, saturating_add, zero_of};
 use crate::lang::acc::{fill, generate, lift_acc, Acc, AsAcc};
 use crate::lang::exp::{
     cond, constant, index1, intersect, just, lift, nothing, shape_size, to_index, unindex1, Exp,
 };
-use accelerate_base::array::{Array, Elt, Shape, Snoc, Vector};
+use crate::lang::foreign::Foreign;
+use accelerate_base::array::{Array, Arrays, Elt, Shape, Snoc, Vector};
 use accelerate_base::error::{CheckKind, SrcLoc};
 
 /// `result[ix] = source[indices[ix]]`: reads the source at every index of
@@ -162,8 +164,35 @@ pub fn scatter_if<A: Elt, B: Elt>(
 /// compact([true, false, true], [1, 2, 3]) == ([1, 3], [2])
 /// compact([[t, f], [t, t]], [[1, 2], [3, 4]]) == ([1, 3, 4], [1, 2])
 /// ```
+///
+/// The interpreter and the CPU backend compact natively; other backends
+/// run the compaction written in the language (`compact_in_language`;
+/// Note [A native compaction]).
 #[track_caller]
 pub fn compact<Sh: Shape, E: Elt>(
+    mask: impl AsAcc<Array<Snoc<Sh>, bool>>,
+    xs: impl AsAcc<Array<Snoc<Sh>, E>>,
+) -> Acc<(Vector<E>, Array<Sh, i64>)> {
+    type In<Sh, E> = (Array<Snoc<Sh>, bool>, Array<Snoc<Sh>, E>);
+    let native = Foreign::<In<Sh, E>, (Vector<E>, Array<Sh, i64>)>::new("compact").host(|(mask, xs)| {
+        let (kept, counts) = compact_native::compact(mask.data(), xs.data())?;
+        let kept = Vector::from_arrays_val(kept).map_err(|e| e.to_string())?;
+        Ok((kept, Array::from_arrays_val(counts).map_err(|e| e.to_string())?))
+    });
+    native.call(
+        |args| {
+            let (mask, xs) = args.unlift();
+            compact_in_language(mask, xs)
+        },
+        lift_acc((mask.as_acc(), xs.as_acc())),
+    )
+}
+
+/// `compact` as the language writes it: an exclusive scan of the flags
+/// places the kept elements, a `permute` moves them (the fallback of the
+/// native compaction).
+#[track_caller]
+pub fn compact_in_language<Sh: Shape, E: Elt>(
     mask: impl AsAcc<Array<Snoc<Sh>, bool>>,
     xs: impl AsAcc<Array<Snoc<Sh>, E>>,
 ) -> Acc<(Vector<E>, Array<Sh, i64>)> {

@@ -7,4 +7,6 @@ pub mod index_space;
 pub mod reductions;
 pub mod segmented;
 pub mod sort;
+
+mod compact_native;
 mod sort_native;
