@@ -220,3 +220,35 @@ fn private_copies_mark_positions_only_without_an_identity() {
         assert_eq!(private.contains("u_0"), marked, "{name}: {private}");
     }
 }
+
+/// A privatised permute sends a dropped source to its copy's spare place
+/// when the update cannot fail (a histogram of the source's own values),
+/// and skips it when the update reads an array that it may read outside
+/// (Note [Destinations by blocks]); `tests/backend_cpu.rs` checks the
+/// results.
+#[test]
+fn dropped_sources_go_to_the_spare_place_only_when_their_update_cannot_fail() {
+    let Some(cpu) = cpu() else { return };
+    let to = |ix: &Exp<DIM1>| {
+        let i = unindex1(ix);
+        cond((&i % 7i64).eq(0i64), nothing(), just(index1(&i % 100i64)))
+    };
+    let own = move |xs: Acc<Vector<i64>>| xs.permute(|a, b| a + b, fill(index1(100i64), 0i64), to);
+    let other = move |xs: Acc<Vector<i64>>, ys: Acc<Vector<i64>>| {
+        generate(xs.shape(), move |ix| ys.index(ix)).permute(|a, b| a + b, fill(index1(100i64), 0i64), to)
+    };
+    let c_own = compile_with(own, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c_other = compile_with(other, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    for (name, c, dropped) in [("own", c_own, ": spare;"), ("other", c_other, ": -1;")] {
+        let Some(at) = c.find("_private(") else {
+            panic!("{name}: no privatised permute in:\n{c}");
+        };
+        let private = &c[at..];
+        let private = &private[..private.find("\n}\n").unwrap_or(private.len())];
+        let line = private
+            .lines()
+            .find(|l| l.contains("dst[i - b] ="))
+            .unwrap_or_else(|| panic!("{name}: {private}"));
+        assert!(line.trim_end().ends_with(dropped), "{name}: {line}");
+    }
+}

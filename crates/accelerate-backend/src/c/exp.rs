@@ -433,7 +433,7 @@ impl<'a> ExpGen<'a> {
     }
 
     /// A line of code at the current indentation.
-    fn indented(&self, s: &str) -> String {
+    pub(crate) fn indented(&self, s: &str) -> String {
         format!("{}{s}\n", "    ".repeat(self.indent.min(MAX_INDENT)))
     }
 
@@ -463,13 +463,13 @@ impl<'a> ExpGen<'a> {
     }
 
     /// Leaves a hole here, filled by `fill`.
-    fn hole(&mut self) -> usize {
+    pub(crate) fn hole(&mut self) -> usize {
         self.code.push(std::mem::take(&mut self.out));
         self.code.push(String::new());
         self.code.len() - 1
     }
 
-    fn fill(&mut self, hole: usize, text: String) {
+    pub(crate) fn fill(&mut self, hole: usize, text: String) {
         self.code[hole] = text;
     }
 

@@ -746,13 +746,9 @@ pub(crate) fn open_destination(
     rsh: &[String],
     loc: SrcLoc,
 ) -> (String, CVal) {
-    let r = g.apply(index, vec![CVal::index(ix.to_vec())]);
-    let keep = r.leaves[0].clone();
-    let to: Vec<String> = r.leaves[1..].to_vec();
+    let (keep, to) = destination(g, index, src, ix);
     g.open(&format!("if ({keep}) {{"));
-    let inside: Vec<String> = to.iter().zip(rsh).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect();
-    let inside = if inside.is_empty() { "1".to_string() } else { inside.join(" && ") };
-    g.open(&format!("if (!({inside})) {{"));
+    g.open(&format!("if (!({})) {{", within(&to, rsh)));
     let mut vals = vec![to.len().to_string()];
     vals.extend(to.iter().cloned());
     vals.extend(rsh.iter().cloned());
@@ -762,4 +758,31 @@ pub(crate) fn open_destination(
     let j = g.bind(ScalarTy::I64, &linear_of(&to, rsh));
     let new = read_ix(g, src, ix, loc);
     (j, new)
+}
+
+/// A permute's index function at the source index `ix`: whether the
+/// source is kept, and the index it goes to (C atoms).
+pub(crate) fn destination(
+    g: &mut ExpGen<'_>,
+    index: &Fun,
+    src: &Source,
+    ix: &[String],
+) -> (String, Vec<String>) {
+    // the index ranges over the source's shape: the index function's
+    // reads of the arrays that shape bounds need no check
+    if let Source::Delayed(d) = src {
+        trust(g, &d.shape, "", Some(ix));
+    }
+    let r = g.apply(index, vec![CVal::index(ix.to_vec())]);
+    (r.leaves[0].clone(), r.leaves[1..].to_vec())
+}
+
+/// The C condition that the index `to` lies inside the extents `rsh`.
+pub(crate) fn within(to: &[String], rsh: &[String]) -> String {
+    let inside: Vec<String> = to.iter().zip(rsh).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect();
+    if inside.is_empty() {
+        "1".to_string()
+    } else {
+        inside.join(" && ")
+    }
 }
