@@ -122,6 +122,43 @@ pub fn pagerank(
 }
 
 // ---------------------------------------------------------------------------
+// The pull form
+
+/// `iters` iterations over the graph grouped by target, as a pull
+/// PageRank stores it: the in-links of vertex `v` come from
+/// `sources[offsets[v] .. offsets[v + 1]]` (a CSR row pointer of `n + 1`
+/// offsets), and `degrees` holds every vertex's out-degree. Each
+/// iteration gathers every in-link's share and sums each target's with a
+/// segmented fold (the gather fused into it): no two links write one
+/// place, where the flat form's `permute (+)` sends every link to its
+/// target.
+pub fn pagerank_pull(
+    offsets: Acc<Vector<i64>>,
+    sources: Acc<Vector<i32>>,
+    degrees: Acc<Vector<i32>>,
+    iters: Acc<Scalar<i32>>,
+) -> Acc<Vector<f32>> {
+    let degrees = degrees.map(|d| d.cast::<i64>());
+    let n = degrees.size().cast::<f32>();
+    let init = lift_acc((fill(degrees.shape(), 1.0f32 / n), unit(0i32)));
+    let result = awhile(
+        move |s: Acc<(Vector<f32>, Scalar<i32>)>| {
+            let (_, i) = s.unlift();
+            unit(the(i).lt(the(iters)))
+        },
+        move |s| {
+            let (ranks, i) = s.unlift();
+            let given = shares(&ranks, &degrees);
+            let incoming = generate(sources.shape(), |ix| given.index(index1(sources.index(ix).cast::<i64>())))
+                .fold_seg_offsets(0.0f32, |a, b| a + b, &offsets);
+            lift_acc((finish(incoming, &degrees, &ranks), unit(the(i) + 1)))
+        },
+        init,
+    );
+    result.unlift().0
+}
+
+// ---------------------------------------------------------------------------
 // The streamed form
 
 /// A pass over the links: a sequence of blocks of links.

@@ -15,6 +15,10 @@
 //!   programs, and compiling each pass's sequence as it starts, its
 //!   kernels from the cache), not a generator. The per-vertex programs
 //!   are compiled once, untimed.
+//! - `accelerate-pull`: the pull form (`pagerank_pull`), on the graph
+//!   grouped by target as `rust-rayon` has it (built outside the timing
+//!   for both): every in-link's share gathered, and each target's summed
+//!   by `fold_seg_offsets`.
 //! - `rust-seq`: the plain loop (push: every link adds its source's
 //!   share into its target), the out-degrees counted in the timed run as
 //!   ours are; bit-identical to the reference.
@@ -46,7 +50,7 @@ use crate::check::elementwise;
 use crate::harness::{fresh, in_place, Bench, Size};
 use accelerate::prelude::*;
 use accelerate_programs::pagerank::{
-    link_block, pagerank, pagerank_ref, random_links, StreamedPagerank, DAMPING,
+    link_block, pagerank, pagerank_pull, pagerank_ref, random_links, StreamedPagerank, DAMPING,
 };
 use accelerate_programs::rng::SEED_A;
 use rayon::prelude::*;
@@ -117,6 +121,16 @@ impl ByTarget {
             next[to as usize] += 1;
         }
         ByTarget { offsets, sources, degrees }
+    }
+
+    /// The graph as `pagerank_pull` takes it: the offsets, the sources
+    /// and the out-degrees (vertex numbers as `i32`: fewer than 2^31).
+    pub fn arrays(&self) -> (Vector<i64>, Vector<i32>, Vector<i32>) {
+        (
+            Vector::from_elems(self.offsets.iter().map(|&o| o as i64).collect()),
+            Vector::from_elems(self.sources.iter().map(|&u| u as i32).collect()),
+            Vector::from_elems(self.degrees.iter().map(|&d| d as i32).collect()),
+        )
     }
 }
 
@@ -201,6 +215,16 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let (l, c) = (links.clone(), check.clone());
     b.variant("rust-seq", move |s| Ok(in_place(s, Vec::new, |r| pagerank_seq(n, &l, r))), move |r| c(r));
     let g = ByTarget::new(n, &links);
+    // ours in the pull form, on the graph grouped by target as rayon's
+    // version has it (built outside the timing for both)
+    let prog = accelerate::compile_with(pagerank_pull, super::accelerate_configs()[0].1.clone())
+        .map_err(|e| format!("pagerank, accelerate-pull: compiling: {e}"))?;
+    let (by_target, iters, c) = (g.arrays(), Scalar::scalar(ITERS as i32), check.clone());
+    b.variant(
+        "accelerate-pull",
+        move |s| fresh(s, || prog.run((&by_target.0, &by_target.1, &by_target.2, &iters))),
+        move |r: &Vector<f32>| c(&r.to_vec()),
+    );
     let c = check.clone();
     b.variant(
         "rust-rayon",
