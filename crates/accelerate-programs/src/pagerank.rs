@@ -149,8 +149,9 @@ pub fn pagerank_pull(
         move |s| {
             let (ranks, i) = s.unlift();
             let given = shares(&ranks, &degrees);
-            let incoming = generate(sources.shape(), |ix| given.index(index1(sources.index(ix).cast::<i64>())))
-                .fold_seg_offsets(0.0f32, |a, b| a + b, &offsets);
+            let incoming =
+                generate(sources.shape(), |ix| given.index(index1(sources.index(ix).cast::<i64>())))
+                    .fold_seg_offsets(0.0f32, |a, b| a + b, &offsets);
             lift_acc((finish(incoming, &degrees, &ranks), unit(the(i) + 1)))
         },
         init,

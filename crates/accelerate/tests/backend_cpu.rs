@@ -299,25 +299,28 @@ fn privatised_permutes_by_blocks_drop_skip_and_raise_as_the_interpreter_does() {
     let Some(cpu) = cpu() else { return };
     let n = 100_003usize;
     let xs: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 1009).collect();
-    let histogram = |bad: Option<i64>| {
+    // into few bins (short blocks) and into many (long ones)
+    let histogram = |bins: i64, bad: Option<i64>| {
         let x = use_array(Vector::from_elems(xs.clone()));
         let y = x.clone();
         x.map(|v| v * 2i64 + 1i64).permute(
             |a, b| a + b,
-            fill(index1(100i64), 0i64),
+            fill(index1(bins), 0i64),
             move |ix| {
                 let v = y.index(ix);
-                // the one value `bad` (where it is one) goes to bin 100
+                // the one value `bad` (where it is one) goes past the bins
                 let bin = match bad {
-                    Some(b) => cond(v.eq(b), constant(100i64), &v % 100i64),
-                    None => &v % 100i64,
+                    Some(b) => cond(v.eq(b), constant(bins), (&v * 31i64) % bins),
+                    None => (&v * 31i64) % bins,
                 };
                 cond((&v % 7i64).eq(0i64), nothing(), just(index1(bin)))
             },
         )
     };
-    agree(|| histogram(None), eq);
-    agree(|| histogram(Some(xs[77_777])), eq);
+    for bins in [100, 5000] {
+        agree(|| histogram(bins, None), eq);
+        agree(|| histogram(bins, Some(xs[77_777])), eq);
+    }
     // the first half of the sources read `half`, the others (dropped)
     // would read past its end
     let half = n / 2;

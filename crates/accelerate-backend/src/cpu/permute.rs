@@ -112,8 +112,8 @@ pub(crate) fn functions(atomic: bool, overwrite: bool) -> &'static [&'static str
 
 /// Launch: the result starts as a copy of the defaults; privatised
 /// (`_private` over one piece of `P[1]` sources per worker, `P[0]` workers,
-/// copies `P[2]` apart of the `P[3]` results, then `_merge` over the
-/// results) when that reads no more
+/// copies `P[2]` apart of the `P[3]` results, blocks of `P[4]` sources,
+/// then `_merge` over the results) when that reads no more
 /// positions than there are sources; else `_atomic` over chunks for a
 /// one-leaf element on several workers, or the plain function on one.
 /// An overwriting permute runs its plain function over chunks.
@@ -155,7 +155,8 @@ pub(super) fn launch(
         if !unmarked {
             tmp.push(Buffer::U8(vec![0u8; copies]));
         }
-        let params = [launch.workers as i64, piece as i64, stride as i64, results as i64];
+        let params =
+            [launch.workers as i64, piece as i64, stride as i64, results as i64, BLOCK.len(results) as i64];
         launch.run("_private", &mut out, &mut tmp, &ext, &params, &launch.uniform(launch.workers, 1))?;
         launch.run("_merge", &mut out, &mut tmp, &ext, &params, &launch.uniform(results, grain))?;
     } else if split && *atomic {
@@ -245,8 +246,26 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
 }
 
 /// Sources a block of a privatised permute, whose destinations are
-/// computed before their updates (Note [Destinations by blocks]).
-const BLOCK: usize = 256;
+/// computed before their updates (Note [Destinations by blocks]): `small`
+/// into a result of at most `small_result` positions, else `large`.
+const BLOCK: Blocks = Blocks { small: 256, small_result: 4096, large: 2048 };
+
+struct Blocks {
+    small: usize,
+    small_result: usize,
+    large: usize,
+}
+
+impl Blocks {
+    /// The sources a block into a result of `results` positions.
+    fn len(&self, results: usize) -> usize {
+        if results <= self.small_result {
+            self.small
+        } else {
+            self.large
+        }
+    }
+}
 
 // Note [Destinations by blocks]
 // A histogram's index function (a value's bin, or nothing for a value out
@@ -265,7 +284,12 @@ const BLOCK: usize = 256;
 // a scratch C program of the histogram benchmark's kernel (2^24 values
 // into 256 bins of a count, a minimum and a maximum, one value in 16
 // dropped, one thread) took 40 ms as one loop, 29 ms by blocks with
-// the branch, and 22 ms by blocks into the spare place.
+// the branch, and 22 ms by blocks into the spare place. A block is
+// longer into a larger result: there the updates miss the cache, and
+// short blocks cost overlap between them; the same scratch program's
+// count of 2^24 random links into 2^20 bins took 14 ms as one loop, 27 ms
+// by blocks of 256, 21 ms by 1024 and 16 ms by 2048 (into 256 bins,
+// blocks of 2048 took 21.5 ms against 20.8 by 256).
 
 /// The loop over a private piece's sources `first .. last` by blocks
 /// (Note [Destinations by blocks]), combining into the copy `tbufs` at
@@ -280,10 +304,10 @@ fn blocked_updates(
 ) {
     // (read before the loops: a read of `P` inside kept GCC from
     // vectorising the first)
-    g.line("const int64_t copy = c * P[2], spare = P[3];");
-    g.open(&format!("for (int64_t b = first; b < last; b += {BLOCK}) {{"));
-    g.line(&format!("const int64_t e = b + {BLOCK} < last ? b + {BLOCK} : last;"));
-    g.line(&format!("int64_t dst[{BLOCK}];"));
+    g.line("const int64_t copy = c * P[2], spare = P[3], block = P[4];");
+    g.open("for (int64_t b = first; b < last; b += block) {");
+    g.line("const int64_t e = b + block < last ? b + block : last;");
+    g.line(&format!("int64_t dst[{}];", BLOCK.large.max(BLOCK.small)));
     // destinations: the position, -2 outside the result, or the spare
     // place (-1 when the update is skipped) for a dropped source
     g.open("for (int64_t i = b; i < e; i++) {");
