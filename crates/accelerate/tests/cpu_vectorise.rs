@@ -252,3 +252,22 @@ fn dropped_sources_go_to_the_spare_place_only_when_their_update_cannot_fail() {
         assert!(line.trim_end().ends_with(dropped), "{name}: {line}");
     }
 }
+
+/// A short segment folded in order keeps a float accumulator scalar
+/// (Note [Short ranges in order]): GCC would vectorise the chain with
+/// gathers for a sparse product's reads. An integer accumulator, whose
+/// adds reassociate, is left to the vectoriser.
+#[test]
+fn short_float_segments_fold_in_scalar_code_and_integer_ones_may_vectorise() {
+    let Some(cpu) = cpu() else { return };
+    let floats =
+        |vals: Acc<Vector<f32>>, cols: Acc<Vector<i64>>, x: Acc<Vector<f32>>, offs: Acc<Vector<i64>>| {
+            generate(vals.shape(), move |ix| vals.index(ix) * x.index(index1(cols.index(ix))))
+                .fold_seg_offsets(0.0f32, |a, b| a + b, offs)
+        };
+    let ints = |xs: Acc<Vector<i64>>, offs: Acc<Vector<i64>>| xs.fold_seg_offsets(0i64, |a, b| a + b, offs);
+    let c = compile_with(floats, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    assert!(c.contains("ACC_SCALAR_FLOAT("), "{c}");
+    let c = compile_with(ints, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    assert!(!c.contains("ACC_SCALAR_FLOAT("), "{c}");
+}

@@ -12,7 +12,7 @@
 //! both write a kernel's body with `backend::c`'s `ExpGen`, which is all
 //! the functions here need.
 
-use super::{c_type, linear_of, ArraySlot, Body, CVal, ExpGen, Hoisted};
+use super::{c_type, linear_of, within_extent, ArraySlot, Body, CVal, ExpGen, Hoisted};
 use accelerate_base::array::{ArrayTy, EltTy, ScalarTy, ScalarVal};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
@@ -779,7 +779,7 @@ pub(crate) fn destination(
 
 /// The C condition that the index `to` lies inside the extents `rsh`.
 pub(crate) fn within(to: &[String], rsh: &[String]) -> String {
-    let inside: Vec<String> = to.iter().zip(rsh).map(|(x, d)| format!("({x} >= 0 && {x} < {d})")).collect();
+    let inside: Vec<String> = to.iter().zip(rsh).map(|(x, d)| within_extent(x, d)).collect();
     if inside.is_empty() {
         "1".to_string()
     } else {

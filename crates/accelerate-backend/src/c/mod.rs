@@ -32,8 +32,8 @@ pub(crate) mod kernel;
 pub(crate) mod stencil;
 
 pub(crate) use exp::{
-    lane_flags_decl, lane_flags_fold, linear_of, product, project, ArraySlot, Body, Bound, CVal, ExpGen,
-    Hoisted, MAX_LANE_FLAGS,
+    lane_flags_decl, lane_flags_fold, linear_of, product, project, within_extent, ArraySlot, Body, Bound,
+    CVal, ExpGen, Hoisted, MAX_LANE_FLAGS,
 };
 
 use accelerate_base::array::{ScalarTy, ScalarVal};

@@ -47,6 +47,20 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
 #define ACC_LANE_LOOP
 #endif
 
+/* Keeps a float accumulator in a register the compiler must assume
+ * changed: a fold in order over a short range then stays a scalar loop.
+ * GCC otherwise vectorises such a loop, in-order adds and all, with
+ * gathers for the reads of a sparse row; on the EPYC of docs/benchmarks.md
+ * that took a sparse product's rows of 5 to 12 elements from 0.19 to
+ * 0.25 ms (Note [Short ranges in order], backend/cpu/fold.rs). */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define ACC_SCALAR_FLOAT(x) __asm__("" : "+v"(x))
+#elif defined(__GNUC__) && defined(__aarch64__)
+#define ACC_SCALAR_FLOAT(x) __asm__("" : "+w"(x))
+#else
+#define ACC_SCALAR_FLOAT(x) ((void)0)
+#endif
+
 /* Bit casts (memcpy: the defined way in C) and 64-bit bit counts (of a
  * nonzero operand for CLZ and CTZ). */
 static inline float acc_f32_bits(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }

@@ -11,7 +11,7 @@
 //! instead of a read.
 
 use super::kernel::read_ix;
-use super::{c_type, CVal, ExpGen};
+use super::{c_type, within_extent, CVal, ExpGen};
 use accelerate_base::array::ScalarTy;
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::Boundary;
@@ -114,7 +114,7 @@ fn point(
                 .zip(sh)
                 .zip(off)
                 .filter(|(_, &o)| o != 0)
-                .map(|((x, n), _)| format!("({x} >= 0 && {x} < {n})"))
+                .map(|((x, n), _)| within_extent(x, n))
                 .collect();
             if conds.is_empty() {
                 return read_ix(g, src, nb, loc);
