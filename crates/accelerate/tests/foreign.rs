@@ -296,3 +296,41 @@ fn a_panic_inside_the_function_is_an_error_naming_the_line_of_the_call() {
         }
     }
 }
+
+/// An array that a loop's body reads but does not change is computed
+/// once a run, not once an iteration (Note [Hoisting invariant arrays]):
+/// a call whose argument is outside the loop, read once by the body
+/// (taken out of it) or twice (a shared binding, hoisted), runs once.
+#[test]
+fn a_loop_invariant_call_runs_once_a_run_not_once_an_iteration() {
+    for shared in [false, true] {
+        for (config, runs_host) in backends() {
+            let calls = Arc::new(AtomicUsize::new(0));
+            let f = affine(&calls);
+            let p = compile_with(
+                move |xs: Acc<Vector<i64>>| {
+                    let fixed = f.call(affine_fallback, xs.map(|x| x * 2));
+                    let init = lift_acc((xs, unit(0i32)));
+                    let out = awhile(
+                        |s: Acc<(Vector<i64>, Scalar<i32>)>| unit(the(s.unlift().1).lt(4i32)),
+                        move |s| {
+                            let (v, i) = s.unlift();
+                            let step = v.zip_with(&fixed, |a, b| a + b);
+                            let step = if shared { step.zip_with(&fixed, |a, b| a - b + b) } else { step };
+                            lift_acc((step, unit(the(i) + 1i32)))
+                        },
+                        init,
+                    );
+                    out.unlift().0
+                },
+                config.clone(),
+            )
+            .unwrap();
+            let xs = Array::from_vec(dim1(3), vec![1i64, 2, 3]).unwrap();
+            let want: Vec<i64> = [1i64, 2, 3].iter().map(|&x| x + 4 * affine_one(2 * x)).collect();
+            assert_eq!(p.run(&xs).unwrap().to_vec(), want, "{:?}, shared {shared}", config.backend);
+            let once = if runs_host { 1 } else { 0 };
+            assert_eq!(calls.load(Ordering::SeqCst), once, "{:?}, shared {shared}", config.backend);
+        }
+    }
+}

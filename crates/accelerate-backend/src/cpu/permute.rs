@@ -197,7 +197,8 @@ pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
 /// The function that combines each source into the result in place:
 /// `_atomic` with a compare-and-swap loop, else the plain one, which for
 /// an overwriting permute stores each leaf with a relaxed atomic store
-/// (Note [Overwriting permutes]).
+/// (Note [Overwriting permutes]), and otherwise goes by blocks (Note
+/// [Destinations by blocks]).
 fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Permute, atomic: bool) {
     let (combine, index, src) = (&s.combine, &s.index, &s.src.source);
     let (rank, res_rank, elt, what, loc) = (s.src.ty.rank, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
@@ -206,6 +207,21 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
     let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
     let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let mut g = k.exp_gen(1);
+    if !atomic && !overwrites(s) {
+        blocked_updates(
+            &mut g,
+            (combine, index),
+            src,
+            &obufs,
+            (&sh, &rsh),
+            ("start", "end"),
+            Into::Result,
+            loc,
+        );
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+        return;
+    }
     g.open("for (int64_t i = start; i < end; i++) {");
     let ix = unravel(&mut g, "i", &sh);
     let (j, new) = open_destination(&mut g, index, src, &ix, &rsh, loc);
@@ -222,19 +238,13 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
             "if (__atomic_compare_exchange(&{o}[{j}], &{old}, &{nv}, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;"
         ));
         g.close("}");
-    } else if overwrites(s) {
-        // the old value is not read: the function ignores it
+    } else {
+        // overwriting (a combining one went by blocks above): the old
+        // value is not read, the function ignores it
         let v = g.apply(combine, vec![new.clone(), new]);
         for ((o, x), t) in obufs.iter().zip(&v.leaves).zip(elt.leaves()) {
             let x = g.bind(t, x);
             g.line(&format!("__atomic_store(&{o}[{j}], &{x}, __ATOMIC_RELAXED);"));
-        }
-    } else {
-        let old = CVal { ty: elt.clone(), leaves: obufs.iter().map(|o| format!("{o}[{j}]")).collect() };
-        let old = declare(&mut g, "old", &old);
-        let v = g.apply(combine, vec![new, old]);
-        for (o, x) in obufs.iter().zip(&v.leaves) {
-            g.line(&format!("{o}[{j}] = {x};"));
         }
     }
     g.close("}");
@@ -291,22 +301,43 @@ impl Blocks {
 // by blocks of 256, 21 ms by 1024 and 16 ms by 2048 (into 256 bins,
 // blocks of 2048 took 21.5 ms against 20.8 by 256).
 
-/// The loop over a private piece's sources `first .. last` by blocks
-/// (Note [Destinations by blocks]), combining into the copy `tbufs` at
-/// `c * P[2]`, whose spare place is `P[3]`.
+/// Where a loop by blocks (`blocked_updates`) combines its sources.
+enum Into {
+    /// A private copy at `c * P[2]`, with a spare place at `P[3]`, by
+    /// blocks of `P[4]`.
+    Copy,
+    /// The result itself (the function that runs on one worker), which
+    /// has no spare place.
+    Result,
+}
+
+/// The loop over the sources `first .. last` by blocks (Note
+/// [Destinations by blocks]), combining into `tbufs` as `into` says.
+#[allow(clippy::too_many_arguments)]
 fn blocked_updates(
     g: &mut ExpGen<'_>,
     (combine, index): (&Fun, &Fun),
     src: &Source,
     tbufs: &[String],
     (sh, rsh): (&[String], &[String]),
+    (first, last): (&str, &str),
+    into: Into,
     loc: SrcLoc,
 ) {
     // (read before the loops: a read of `P` inside kept GCC from
     // vectorising the first)
-    g.line("const int64_t copy = c * P[2], spare = P[3], block = P[4];");
-    g.open("for (int64_t b = first; b < last; b += block) {");
-    g.line("const int64_t e = b + block < last ? b + block : last;");
+    match into {
+        Into::Copy => g.line("const int64_t copy = c * P[2], spare = P[3], block = P[4];"),
+        Into::Result => g.line(&format!(
+            "const int64_t copy = 0, block = {} <= {} ? {} : {};",
+            product(rsh),
+            BLOCK.small_result,
+            BLOCK.small,
+            BLOCK.large
+        )),
+    }
+    g.open(&format!("for (int64_t b = {first}; b < {last}; b += block) {{"));
+    g.line(&format!("const int64_t e = b + block < {last} ? b + block : {last};"));
     g.line(&format!("int64_t dst[{}];", BLOCK.large.max(BLOCK.small)));
     // destinations: the position, -2 outside the result, or the spare
     // place (-1 when the update is skipped) for a dropped source
@@ -343,7 +374,10 @@ fn blocked_updates(
         let v = g.apply(combine, vec![new, old]);
         store(g, tbufs, &at, &v);
     };
-    let to_spare = g.without_errors(update).is_some();
+    let to_spare = match into {
+        Into::Copy => g.without_errors(update).is_some(),
+        Into::Result => false,
+    };
     if !to_spare {
         update(g);
     }
@@ -402,7 +436,16 @@ fn private(
     }
     g.line("const int64_t first = c * P[1], last = first + P[1] < size ? first + P[1] : size;");
     match &marks {
-        None => blocked_updates(&mut g, (combine, index), src, &tbufs, (&sh, &rsh), loc),
+        None => blocked_updates(
+            &mut g,
+            (combine, index),
+            src,
+            &tbufs,
+            (&sh, &rsh),
+            ("first", "last"),
+            Into::Copy,
+            loc,
+        ),
         Some(u) => {
             g.open("for (int64_t i = first; i < last; i++) {");
             let ix = unravel(&mut g, "i", &sh);

@@ -108,6 +108,9 @@ pub(crate) fn optimise(mut phases: Vec<Phase>, mut prog: ir::Program, config: &C
     }
     if config.simplify {
         let t = Instant::now();
+        // loop-invariant arrays out of loops (Note [Hoisting invariant
+        // arrays]), then the scalar code simplified
+        let prog = crate::trafo::hoist::hoist_program(prog);
         let prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
         finish(&mut phases, "simplify", prog, t, config)?;
     }
