@@ -20,7 +20,7 @@
 //! which one core streams faster than two can start, from a
 //! Black-Scholes of as many, which is worth ten times the wake-up.
 
-use accelerate_ir::{ExpKind, OpenExp, PrimFun};
+use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
 use accelerate_plan as plan;
 
 /// Work (in the units of `exp_cost`) below which splitting does not pay:
@@ -48,6 +48,11 @@ pub(crate) fn element_cost(spec: &plan::Kernel) -> usize {
         cost = cost.saturating_add(exp_cost(e));
     }
     cost.max(1)
+}
+
+/// The estimated work of one application of `f`.
+pub(crate) fn fun_cost(f: &Fun) -> usize {
+    exp_cost(&f.body)
 }
 
 /// The estimated work of evaluating `e` once.
