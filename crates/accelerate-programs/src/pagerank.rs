@@ -106,7 +106,15 @@ pub fn pagerank(
     let shape = index1(the(&vertices));
     let degrees = out_degrees(&links, &shape);
     let n = the(vertices).cast::<f32>();
-    let init = lift_acc((fill(shape, 1.0f32 / n), unit(0i32)));
+    iterate(fill(shape, 1.0f32 / n), iters, move |ranks| step(links, degrees, ranks))
+}
+
+/// `iters` applications of `step` to `ranks`, in an `awhile` loop.
+fn iterate(
+    ranks: Acc<Vector<f32>>,
+    iters: Acc<Scalar<i32>>,
+    step: impl FnOnce(Acc<Vector<f32>>) -> Acc<Vector<f32>>,
+) -> Acc<Vector<f32>> {
     let result = awhile(
         move |s: Acc<(Vector<f32>, Scalar<i32>)>| {
             let (_, i) = s.unlift();
@@ -114,9 +122,9 @@ pub fn pagerank(
         },
         move |s| {
             let (ranks, i) = s.unlift();
-            lift_acc((step(links, degrees, ranks), unit(the(i) + 1)))
+            lift_acc((step(ranks), unit(the(i) + 1)))
         },
-        init,
+        lift_acc((ranks, unit(0i32))),
     );
     result.unlift().0
 }
@@ -140,23 +148,12 @@ pub fn pagerank_pull(
 ) -> Acc<Vector<f32>> {
     let degrees = degrees.map(|d| d.cast::<i64>());
     let n = degrees.size().cast::<f32>();
-    let init = lift_acc((fill(degrees.shape(), 1.0f32 / n), unit(0i32)));
-    let result = awhile(
-        move |s: Acc<(Vector<f32>, Scalar<i32>)>| {
-            let (_, i) = s.unlift();
-            unit(the(i).lt(the(iters)))
-        },
-        move |s| {
-            let (ranks, i) = s.unlift();
-            let given = shares(&ranks, &degrees);
-            let incoming =
-                generate(sources.shape(), |ix| given.index(index1(sources.index(ix).cast::<i64>())))
-                    .fold_seg_offsets(0.0f32, |a, b| a + b, &offsets);
-            lift_acc((finish(incoming, &degrees, &ranks), unit(the(i) + 1)))
-        },
-        init,
-    );
-    result.unlift().0
+    iterate(fill(degrees.shape(), 1.0f32 / n), iters, move |ranks| {
+        let given = shares(&ranks, &degrees);
+        let incoming = generate(sources.shape(), |ix| given.index(index1(sources.index(ix).cast::<i64>())))
+            .fold_seg_offsets(0.0f32, |a, b| a + b, &offsets);
+        finish(incoming, &degrees, &ranks)
+    })
 }
 
 // ---------------------------------------------------------------------------

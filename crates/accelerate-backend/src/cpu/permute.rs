@@ -209,16 +209,19 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
     let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
     let mut g = k.exp_gen(1);
     if !atomic && !overwrites(s) {
-        blocked_updates(
-            &mut g,
-            (combine, index),
+        let u = Updates {
+            combine,
+            index,
             src,
-            &obufs,
-            (&sh, &rsh),
-            ("start", "end"),
-            Into::Result,
+            tbufs: &obufs,
+            sh: &sh,
+            rsh: &rsh,
+            first: "start",
+            last: "end",
+            into: Into::Result,
             loc,
-        );
+        };
+        blocked_updates(&mut g, &u);
         let parts = g.into_parts();
         k.close_function(out, parts);
         return;
@@ -316,23 +319,30 @@ enum Into {
     Result,
 }
 
-/// The loop over the sources `first .. last` by blocks (Note
-/// [Destinations by blocks]), combining into `tbufs` as `into` says.
-#[allow(clippy::too_many_arguments)]
-fn blocked_updates(
-    g: &mut ExpGen<'_>,
-    (combine, index): (&Fun, &Fun),
-    src: &Source,
-    tbufs: &[String],
-    (sh, rsh): (&[String], &[String]),
-    (first, last): (&str, &str),
+/// The updates of a permute's sources `first .. last` (C names), of
+/// extents `sh`, into `tbufs` (of extents `rsh`) as `into` says.
+struct Updates<'a> {
+    combine: &'a Fun,
+    index: &'a Fun,
+    src: &'a Source,
+    tbufs: &'a [String],
+    sh: &'a [String],
+    rsh: &'a [String],
+    first: &'a str,
+    last: &'a str,
     into: Into,
     loc: SrcLoc,
-) {
-    if fun_cost(index) < BLOCKED_COST {
-        one_loop(g, (combine, index), src, tbufs, (sh, rsh), (first, last), into, loc);
+}
+
+/// The loop over the sources by blocks (Note [Destinations by blocks]),
+/// or one at a time for an index function that only reads.
+fn blocked_updates(g: &mut ExpGen<'_>, u: &Updates<'_>) {
+    if fun_cost(u.index) < BLOCKED_COST {
+        one_loop(g, u);
         return;
     }
+    let Updates { combine, index, src, tbufs, sh, rsh, first, last, loc, .. } = *u;
+    let into = &u.into;
     // (read before the loops: a read of `P` inside kept GCC from
     // vectorising the first)
     match into {
@@ -404,18 +414,9 @@ const BLOCKED_COST: usize = 4;
 /// The sources `first .. last` combined one at a time into `tbufs` (at
 /// `c * P[2]` for a private copy): for an index function that only reads
 /// its destination (Note [Destinations by blocks]).
-#[allow(clippy::too_many_arguments)]
-fn one_loop(
-    g: &mut ExpGen<'_>,
-    (combine, index): (&Fun, &Fun),
-    src: &Source,
-    tbufs: &[String],
-    (sh, rsh): (&[String], &[String]),
-    (first, last): (&str, &str),
-    into: Into,
-    loc: SrcLoc,
-) {
-    g.line(match into {
+fn one_loop(g: &mut ExpGen<'_>, u: &Updates<'_>) {
+    let Updates { combine, index, src, tbufs, sh, rsh, first, last, loc, .. } = *u;
+    g.line(match u.into {
         Into::Copy => "const int64_t copy = c * P[2];",
         Into::Result => "const int64_t copy = 0;",
     });
@@ -482,16 +483,21 @@ fn private(
     }
     g.line("const int64_t first = c * P[1], last = first + P[1] < size ? first + P[1] : size;");
     match &marks {
-        None => blocked_updates(
-            &mut g,
-            (combine, index),
-            src,
-            &tbufs,
-            (&sh, &rsh),
-            ("first", "last"),
-            Into::Copy,
-            loc,
-        ),
+        None => {
+            let u = Updates {
+                combine,
+                index,
+                src,
+                tbufs: &tbufs,
+                sh: &sh,
+                rsh: &rsh,
+                first: "first",
+                last: "last",
+                into: Into::Copy,
+                loc,
+            };
+            blocked_updates(&mut g, &u)
+        }
         Some(u) => {
             g.open("for (int64_t i = first; i < last; i++) {");
             let ix = unravel(&mut g, "i", &sh);
