@@ -150,6 +150,9 @@ pub fn pagerank_pull(
     let n = degrees.size().cast::<f32>();
     iterate(fill(degrees.shape(), 1.0f32 / n), iters, move |ranks| {
         let given = shares(&ranks, &degrees);
+        // (read by index, not `gather`: a backpermute would fuse the
+        // shares into every link's read, a division a link instead of a
+        // vertex, which took 240 ms where this takes 110 to 130)
         let incoming = generate(sources.shape(), |ix| given.index(index1(sources.index(ix).cast::<i64>())))
             .fold_seg_offsets(0.0f32, |a, b| a + b, &offsets);
         finish(incoming, &degrees, &ranks)

@@ -1175,7 +1175,7 @@ impl<'a> ExpGen<'a> {
     /// condition (`&` of comparisons of atoms, which the C compiler
     /// vectorises), testing only the components not known to be
     /// `in_range`.
-    fn in_bounds(&self, ix: &[String], extents: &[String]) -> String {
+    pub(crate) fn in_bounds(&self, ix: &[String], extents: &[String]) -> String {
         let each: Vec<String> = ix
             .iter()
             .zip(extents)
@@ -1238,7 +1238,6 @@ pub(crate) fn project(t: CVal, i: usize) -> CVal {
     CVal { ty: ts[i].clone(), leaves: t.leaves[start..start + n].to_vec() }
 }
 
-/// The row-major position of an index inside extents (both C atoms).
 /// The C condition that the index component `x` lies in `0 .. n`, for an
 /// extent `n` (never negative): one unsigned comparison, a negative `x`
 /// wrapping past every extent. (Two signed comparisons cost a sparse
@@ -1248,6 +1247,7 @@ pub(crate) fn within_extent(x: &str, n: &str) -> String {
     format!("((uint64_t)({x}) < (uint64_t)({n}))")
 }
 
+/// The row-major position of an index inside extents (both C atoms).
 pub(crate) fn linear_of(ix: &[String], extents: &[String]) -> String {
     let mut pos = "0".to_string();
     for (k, (x, d)) in ix.iter().zip(extents).enumerate() {

@@ -12,7 +12,7 @@
 //! both write a kernel's body with `backend::c`'s `ExpGen`, which is all
 //! the functions here need.
 
-use super::{c_type, linear_of, within_extent, ArraySlot, Body, CVal, ExpGen, Hoisted};
+use super::{c_type, linear_of, ArraySlot, Body, CVal, ExpGen, Hoisted};
 use accelerate_base::array::{ArrayTy, EltTy, ScalarTy, ScalarVal};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
@@ -748,7 +748,7 @@ pub(crate) fn open_destination(
 ) -> (String, CVal) {
     let (keep, to) = destination(g, index, src, ix);
     g.open(&format!("if ({keep}) {{"));
-    g.open(&format!("if (!({})) {{", within(&to, rsh)));
+    g.open(&format!("if (!{}) {{", g.in_bounds(&to, rsh)));
     let mut vals = vec![to.len().to_string()];
     vals.extend(to.iter().cloned());
     vals.extend(rsh.iter().cloned());
@@ -775,14 +775,4 @@ pub(crate) fn destination(
     }
     let r = g.apply(index, vec![CVal::index(ix.to_vec())]);
     (r.leaves[0].clone(), r.leaves[1..].to_vec())
-}
-
-/// The C condition that the index `to` lies inside the extents `rsh`.
-pub(crate) fn within(to: &[String], rsh: &[String]) -> String {
-    let inside: Vec<String> = to.iter().zip(rsh).map(|(x, d)| within_extent(x, d)).collect();
-    if inside.is_empty() {
-        "1".to_string()
-    } else {
-        inside.join(" && ")
-    }
 }

@@ -83,7 +83,7 @@ use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
 use crate::c::kernel::{
     assign, atomic, declare, destination, open_destination, overwrites, private_start, read_ix, store,
-    unravel, within,
+    unravel,
 };
 use crate::c::kernel::{Source, Start};
 use crate::c::{c_type, linear_of, literal, product, CVal, ExpGen};
@@ -363,7 +363,7 @@ fn blocked_updates(g: &mut ExpGen<'_>, u: &Updates<'_>) {
     g.open("for (int64_t i = b; i < e; i++) {");
     let ix = unravel(g, "i", sh);
     let (keep, to) = destination(g, index, src, &ix);
-    let inside = within(&to, rsh);
+    let inside = g.in_bounds(&to, rsh);
     let hole = g.hole();
     let write =
         g.indented(&format!("dst[i - b] = {keep} ? ({inside} ? {} : -2) : DROPPED;", linear_of(&to, rsh)));

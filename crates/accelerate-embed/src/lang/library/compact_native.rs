@@ -26,12 +26,10 @@
 //! elements of the flattened array in order, so the chunks ignore rows;
 //! the rows only count their own kept elements.
 
+use super::sort_native::{chunk_len, MIN_CHUNK};
 use accelerate_base::array::{ArrayData, ArraysVal, Buffer, EltTy, ScalarTy};
 use rayon::prelude::*;
 use std::sync::Arc;
-
-/// Elements a chunk holds at least: fewer are not worth a task.
-const MIN_CHUNK: usize = 1 << 14;
 
 /// The kept elements of `xs` (as one vector) and the number kept in each
 /// row (an array of the outer shape), over the intersection of the two
@@ -81,7 +79,7 @@ fn compact_rows(
 ) -> Result<(ArraysVal, ArraysVal), String> {
     let (outer, n) = (&shape[..shape.len() - 1], shape[shape.len() - 1]);
     let rows: usize = outer.iter().product();
-    let len = flags.len().div_ceil((4 * rayon::current_num_threads()).max(1)).max(MIN_CHUNK);
+    let len = chunk_len(flags.len());
     let counts: Vec<usize> = flags.par_chunks(len).map(kept).collect();
     let total: usize = counts.iter().sum();
     let row_counts: Vec<i64> = match (rows, n) {

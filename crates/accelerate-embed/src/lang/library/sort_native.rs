@@ -32,8 +32,14 @@ use accelerate_base::array::{ArrayData, Arrays, ArraysVal, Buffer, Elt, Vector};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// Keys a chunk holds at least: fewer are not worth a task.
-const MIN_CHUNK: usize = 1 << 14;
+/// Elements a chunk holds at least: fewer are not worth a task.
+pub(super) const MIN_CHUNK: usize = 1 << 14;
+
+/// The length of the chunks that `n` elements are cut into: a few per
+/// worker, at least `MIN_CHUNK` (the native sort's and compaction's).
+pub(super) fn chunk_len(n: usize) -> usize {
+    n.div_ceil((4 * rayon::current_num_threads()).max(1)).max(MIN_CHUNK)
+}
 
 /// Digit bits a pass.
 const DIGIT: u32 = 8;
@@ -48,7 +54,7 @@ pub(super) fn radix_sort<T: Copy + Send + Sync>(
     if n < 2 {
         return items;
     }
-    let len = n.div_ceil((4 * rayon::current_num_threads()).max(1)).max(MIN_CHUNK);
+    let len = chunk_len(n);
     let mut spare: Vec<T> = Vec::with_capacity(n);
     let mut shift = 0;
     while shift < bits {
