@@ -915,3 +915,136 @@ fn nested_while_loops_agree() {
         eq,
     );
 }
+
+/// The forms of a one-hot sum the tests try (Note [Sums of one-hot rows]
+/// in `accelerate-opt/src/one_hot.rs`).
+#[derive(Clone, Copy, Debug)]
+enum OneHot {
+    /// `key == cast<i32>(row)`, the value and zero in that order.
+    Eq,
+    /// `cast<i32>(row) == key`.
+    Flipped,
+    /// `key != cast<i32>(row)`, zero first.
+    Negated,
+    /// `key == cast<u8>(row)`: more rows than `u8` has values reach the
+    /// fold as written.
+    Narrow,
+    /// `key == row` for `i64` keys: no `acond`.
+    Wide,
+}
+
+/// The sums of the one-hot rows of `rows x keys.len()` of `(x, 1)` where
+/// the key of column `j` is `keys[j]` (cast to the form's type), in the
+/// `form` given; the value of column `j` is `xs[j + offset]`.
+fn one_hot_sums(
+    form: OneHot,
+    keys: Acc<Vector<i64>>,
+    xs: Acc<Vector<f32>>,
+    rows: Exp<i64>,
+    offset: Exp<i64>,
+) -> Acc<Vector<(f32, i32)>> {
+    let n = keys.length();
+    let k32 = keys.map(|k| k.cast::<i32>());
+    let k8 = keys.map(|k| k.cast::<u8>());
+    generate(index2(rows, n), move |ix| {
+        let (c, j) = unindex2(ix);
+        let at = index1(&j);
+        let test = match form {
+            OneHot::Eq => k32.index(&at).eq(c.cast::<i32>()),
+            OneHot::Flipped => c.cast::<i32>().eq(k32.index(&at)),
+            OneHot::Negated => k32.index(&at).ne(c.cast::<i32>()),
+            OneHot::Narrow => k8.index(&at).eq(c.cast::<u8>()),
+            OneHot::Wide => keys.index(&at).eq(&c),
+        };
+        let value = lift((xs.index(index1(&j + &offset)), constant(1i32)));
+        let zero = constant((0.0f32, 0i32));
+        match form {
+            OneHot::Negated => cond(test, zero, value),
+            _ => cond(test, value, zero),
+        }
+    })
+    .fold((0.0f32, 0i32), |a, b| {
+        let (ax, an) = a.unlift();
+        let (bx, bn) = b.unlift();
+        lift((ax + bx, an + bn))
+    })
+}
+
+#[test]
+fn sums_of_one_hot_rows_run_as_permutes_and_agree_with_the_fold() {
+    let Some(cpu) = cpu() else { return };
+    // (the interpreter evaluates all rows x n elements)
+    let n = 4_099usize;
+    // keys in range, negative, past the rows, and (for u8) wrapping
+    let keys: Vec<i64> = (0..n as i64).map(|j| (j * 7919) % 23 - 3).collect();
+    let xs: Vec<f32> = (0..n as i64).map(|j| ((j * 31) % 17 - 8) as f32).collect();
+    let short: Vec<f32> = xs[..n - 40].to_vec();
+    let far: Vec<i64> = (0..n as i64).map(|j| if j < 40 { 99 } else { j % 5 }).collect();
+    let (keys_a, xs_a) = (Vector::from_elems(keys.clone()), Vector::from_elems(xs.clone()));
+    let (short_a, far_a) = (Vector::from_elems(short), Vector::from_elems(far));
+    let forms = [OneHot::Eq, OneHot::Flipped, OneHot::Negated, OneHot::Narrow, OneHot::Wide];
+    for form in forms {
+        let program =
+            move |k: Acc<Vector<i64>>, x: Acc<Vector<f32>>, r: Acc<Scalar<i64>>, o: Acc<Scalar<i64>>| {
+                one_hot_sums(form, k, x, r.the(), o.the())
+            };
+        let want_p = compile_with(program, interp()).unwrap();
+        // without fusion too for one form: the source then a manifest array
+        let fusions: &[bool] = if matches!(form, OneHot::Eq) { &[true, false] } else { &[true] };
+        for &fusion in fusions {
+            let got_p = compile_with(program, cpu.clone().with_fusion(fusion)).unwrap();
+            for rows in [0i64, 1, 7, 19, 300] {
+                let args = (&keys_a, &xs_a, &Scalar::scalar(rows), &Scalar::scalar(0i64));
+                let got = got_p.run(args).unwrap().to_vec();
+                assert_eq!(got, want_p.run(args).unwrap().to_vec(), "{form:?}, {rows} rows, fusion {fusion}");
+                // and against plain Rust, exactly: sums of integers below 2^24
+                let mut want = vec![(0.0f32, 0i32); rows as usize];
+                for c in 0..rows {
+                    for (&k, &x) in keys.iter().zip(&xs) {
+                        let hit = match form {
+                            OneHot::Narrow => k as u8 == c as u8,
+                            _ => k == c,
+                        };
+                        if hit {
+                            want[c as usize].0 += x;
+                            want[c as usize].1 += 1;
+                        }
+                    }
+                }
+                assert_eq!(got, want, "{form:?}, {rows} rows, fusion {fusion}");
+            }
+            // a value past the end of `short` where the key matches no row
+            // is never read, as the fold never reads it; where it matches
+            // one, the read fails as the fold's does
+            for rows in [5i64, 100] {
+                let args = (&far_a, &short_a, &Scalar::scalar(rows), &Scalar::scalar(-40i64));
+                let (got, want) = (got_p.run(args), want_p.run(args));
+                match (&got, &want) {
+                    (Ok(g), Ok(w)) => assert_eq!(g.to_vec(), w.to_vec()),
+                    (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string()),
+                    _ => panic!("{form:?}, {rows} rows: cpu {got:?}, interpreter {want:?}"),
+                }
+                assert_eq!(got.is_ok(), rows == 5, "{form:?}, {rows} rows: {got:?}");
+            }
+        }
+    }
+
+    // the plans: a permute where the keys are `i64`; a permute and the
+    // fold as written, behind an `acond`, for narrower keys; the fold on
+    // the interpreter, the reference
+    let kinds = |form: OneHot, config: Config| {
+        let program =
+            move |k: Acc<Vector<i64>>, x: Acc<Vector<f32>>, r: Acc<Scalar<i64>>, o: Acc<Scalar<i64>>| {
+                one_hot_sums(form, k, x, r.the(), o.the())
+            };
+        let p = compile_with(program, config).unwrap();
+        let mut kinds: Vec<&str> = p.plan().kernels.iter().map(|k| k.skeleton.name()).collect();
+        kinds.sort();
+        kinds
+    };
+    assert!(!kinds(OneHot::Wide, cpu.clone()).contains(&"fold"), "{:?}", kinds(OneHot::Wide, cpu.clone()));
+    assert!(kinds(OneHot::Wide, cpu.clone()).contains(&"permute"));
+    let narrow = kinds(OneHot::Eq, cpu.clone());
+    assert!(narrow.contains(&"permute") && narrow.contains(&"fold"), "{narrow:?}");
+    assert_eq!(kinds(OneHot::Wide, interp()), ["fold"]);
+}

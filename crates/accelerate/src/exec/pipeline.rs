@@ -111,6 +111,12 @@ pub(crate) fn optimise(mut phases: Vec<Phase>, mut prog: ir::Program, config: &C
         // loop-invariant arrays out of loops (Note [Hoisting invariant
         // arrays]), then the scalar code simplified
         let prog = crate::trafo::hoist::hoist_program(prog);
+        // sums of one-hot rows as permutes, where the permute is
+        // privatised (Note [Sums of one-hot rows])
+        let prog = match config.backend {
+            super::config::Backend::Cpu => crate::trafo::one_hot::rewrite_program(prog),
+            _ => prog,
+        };
         let prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);
         finish(&mut phases, "simplify", prog, t, config)?;
     }
