@@ -974,12 +974,13 @@ fn one_hot_sums(
 fn sums_of_one_hot_rows_run_as_permutes_and_agree_with_the_fold() {
     let Some(cpu) = cpu() else { return };
     // (the interpreter evaluates all rows x n elements)
-    let n = 4_099usize;
+    let n = 2_053usize;
     // keys in range, negative, past the rows, and (for u8) wrapping
     let keys: Vec<i64> = (0..n as i64).map(|j| (j * 7919) % 23 - 3).collect();
     let xs: Vec<f32> = (0..n as i64).map(|j| ((j * 31) % 17 - 8) as f32).collect();
-    let short: Vec<f32> = xs[..n - 40].to_vec();
-    let far: Vec<i64> = (0..n as i64).map(|j| if j < 40 { 99 } else { j % 5 }).collect();
+    // key 99 for the first column only, whose value is `short[-1]`
+    let short: Vec<f32> = xs[..n - 1].to_vec();
+    let far: Vec<i64> = (0..n as i64).map(|j| if j == 0 { 99 } else { j % 5 }).collect();
     let (keys_a, xs_a) = (Vector::from_elems(keys.clone()), Vector::from_elems(xs.clone()));
     let (short_a, far_a) = (Vector::from_elems(short), Vector::from_elems(far));
     let forms = [OneHot::Eq, OneHot::Flipped, OneHot::Negated, OneHot::Narrow, OneHot::Wide];
@@ -993,7 +994,9 @@ fn sums_of_one_hot_rows_run_as_permutes_and_agree_with_the_fold() {
         let fusions: &[bool] = if matches!(form, OneHot::Eq) { &[true, false] } else { &[true] };
         for &fusion in fusions {
             let got_p = compile_with(program, cpu.clone().with_fusion(fusion)).unwrap();
-            for rows in [0i64, 1, 7, 19, 300] {
+            // (more rows than a u8 has values: the fold as written)
+            let many: &[i64] = if matches!(form, OneHot::Narrow) { &[0, 7, 300] } else { &[0, 1, 7, 19] };
+            for &rows in many {
                 let args = (&keys_a, &xs_a, &Scalar::scalar(rows), &Scalar::scalar(0i64));
                 let got = got_p.run(args).unwrap().to_vec();
                 assert_eq!(got, want_p.run(args).unwrap().to_vec(), "{form:?}, {rows} rows, fusion {fusion}");
@@ -1017,7 +1020,7 @@ fn sums_of_one_hot_rows_run_as_permutes_and_agree_with_the_fold() {
             // is never read, as the fold never reads it; where it matches
             // one, the read fails as the fold's does
             for rows in [5i64, 100] {
-                let args = (&far_a, &short_a, &Scalar::scalar(rows), &Scalar::scalar(-40i64));
+                let args = (&far_a, &short_a, &Scalar::scalar(rows), &Scalar::scalar(-1i64));
                 let (got, want) = (got_p.run(args), want_p.run(args));
                 match (&got, &want) {
                     (Ok(g), Ok(w)) => assert_eq!(g.to_vec(), w.to_vec()),
@@ -1031,7 +1034,10 @@ fn sums_of_one_hot_rows_run_as_permutes_and_agree_with_the_fold() {
 
     // the plans: a permute where the keys are `i64`; a permute and the
     // fold as written, behind an `acond`, for narrower keys; the fold on
-    // the interpreter, the reference
+    // the interpreter, the reference (and on CUDA, which does not rewrite)
+    if cpu.backend != Backend::Cpu {
+        return;
+    }
     let kinds = |form: OneHot, config: Config| {
         let program =
             move |k: Acc<Vector<i64>>, x: Acc<Vector<f32>>, r: Acc<Scalar<i64>>, o: Acc<Scalar<i64>>| {
