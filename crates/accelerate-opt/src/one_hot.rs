@@ -61,6 +61,7 @@
 //! The pipeline runs it for the CPU backend only, before fusion.
 
 use crate::avars::{parts_mut, Part};
+use crate::fusion::{prim, prj};
 use accelerate_base::array::{EltTy, ScalarTy, ScalarVal};
 use accelerate_base::error::SrcLoc;
 use accelerate_ir::*;
@@ -86,16 +87,16 @@ fn rewrite(a: &mut OpenAcc) {
 
 /// The parts of a one-hot sum (Note [Sums of one-hot rows]).
 struct OneHot<'a> {
-    /// The generate's body, its index variable 0.
-    body: &'a OpenExp,
-    /// How many lets of `body` the conditional is under.
-    lets: usize,
+    /// The bindings of the lets the conditional is under, outermost
+    /// first; the generate's index is variable 0 of the first.
+    binds: Vec<&'a OpenExp>,
     /// The key, in the environment of the conditional.
     key: &'a OpenExp,
     /// The key's type (the row index's cast, or `I64`).
     key_ty: ScalarTy,
-    /// Whether `v` is the conditional's second branch (`p` an inequality).
-    negated: bool,
+    /// The branch taken on the key's row, and the other (the zero).
+    value: &'a OpenExp,
+    zero: &'a OpenExp,
 }
 
 /// The permute form of `a` where `a` is a sum of one-hot rows. The
@@ -116,8 +117,7 @@ fn histogram(a: &OpenAcc) -> Option<OpenAcc> {
         return None;
     }
     let hot = one_hot(&g.body)?;
-    let (_, zero) = branches(&hot)?;
-    if !is_zero(zero, leaves) {
+    if !is_zero(hot.zero, leaves) {
         return None;
     }
     let loc = a.loc;
@@ -214,14 +214,13 @@ fn sum_leaves(f: &Fun) -> Option<usize> {
 
 /// Whether `e` is a constant, scalar or flat tuple, with no `-0.0` leaf.
 fn constant_without_negative_zero(e: &OpenExp) -> bool {
-    let leaf = |e: &OpenExp| match &e.kind {
-        ExpKind::Const(v) => {
-            !matches!(v, ScalarVal::F16(b) if *b == 0x8000)
-                && !matches!(v, ScalarVal::F32(x) if x.to_bits() == (-0.0f32).to_bits())
-                && !matches!(v, ScalarVal::F64(x) if x.to_bits() == (-0.0f64).to_bits())
-        }
+    let negative_zero = |v: ScalarVal| match v {
+        ScalarVal::F16(b) => b == 0x8000,
+        ScalarVal::F32(x) => x.to_bits() == (-0.0f32).to_bits(),
+        ScalarVal::F64(x) => x.to_bits() == (-0.0f64).to_bits(),
         _ => false,
     };
+    let leaf = |e: &OpenExp| matches!(e.kind, ExpKind::Const(v) if !negative_zero(v));
     match &e.kind {
         ExpKind::Tuple(es) => es.iter().all(leaf),
         _ => leaf(e),
@@ -230,23 +229,7 @@ fn constant_without_negative_zero(e: &OpenExp) -> bool {
 
 /// Whether `e` is zero in each of its `leaves` leaves (`+0.0` for floats).
 fn is_zero(e: &OpenExp, leaves: usize) -> bool {
-    let leaf = |e: &OpenExp| match &e.kind {
-        ExpKind::Const(v) => match *v {
-            ScalarVal::I8(x) => x == 0,
-            ScalarVal::I16(x) => x == 0,
-            ScalarVal::I32(x) => x == 0,
-            ScalarVal::I64(x) => x == 0,
-            ScalarVal::U8(x) => x == 0,
-            ScalarVal::U16(x) => x == 0,
-            ScalarVal::U32(x) => x == 0,
-            ScalarVal::U64(x) => x == 0,
-            ScalarVal::F16(b) => b == 0,
-            ScalarVal::F32(x) => x.to_bits() == 0,
-            ScalarVal::F64(x) => x.to_bits() == 0,
-            ScalarVal::Bool(_) => false,
-        },
-        _ => false,
-    };
+    let leaf = |e: &OpenExp| matches!(e.kind, ExpKind::Const(v) if v.ty().is_numeric() && v.same_bits(ScalarVal::zero(v.ty())));
     match &e.kind {
         ExpKind::Tuple(es) if leaves > 1 || es.len() == 1 => es.len() == leaves && es.iter().all(leaf),
         _ => leaves == 1 && leaf(e),
@@ -256,14 +239,15 @@ fn is_zero(e: &OpenExp, leaves: usize) -> bool {
 /// The one-hot structure of a generate's body, if it has it.
 fn one_hot(body: &OpenExp) -> Option<OneHot<'_>> {
     let mut e = body;
-    let mut lets = 0;
+    let mut binds = Vec::new();
     while let ExpKind::Let(b, rest) = &e.kind {
-        if reads_row(b, lets) {
+        if reads_row(b, binds.len()) {
             return None;
         }
+        binds.push(&**b);
         e = rest;
-        lets += 1;
     }
+    let lets = binds.len();
     let ExpKind::Cond(p, t, f) = &e.kind else { return None };
     let ExpKind::Prim(op @ (PrimFun::Eq | PrimFun::Ne), args) = &p.kind else { return None };
     if args.len() != 2 || reads_row(t, lets) || reads_row(f, lets) {
@@ -277,18 +261,8 @@ fn one_hot(body: &OpenExp) -> Option<OneHot<'_>> {
     if reads_row(key, lets) {
         return None;
     }
-    Some(OneHot { body, lets, key, key_ty, negated: *op == PrimFun::Ne })
-}
-
-/// The branches `(v, zero)` of the conditional.
-fn branches<'a>(hot: &OneHot<'a>) -> Option<(&'a OpenExp, &'a OpenExp)> {
-    let mut e = hot.body;
-    for _ in 0..hot.lets {
-        let ExpKind::Let(_, rest) = &e.kind else { return None };
-        e = rest;
-    }
-    let ExpKind::Cond(_, t, f) = &e.kind else { return None };
-    Some(if hot.negated { (f, t) } else { (t, f) })
+    let (value, zero) = if *op == PrimFun::Ne { (&**f, &**t) } else { (&**t, &**f) };
+    Some(OneHot { binds, key, key_ty, value, zero })
 }
 
 /// The type the row index is cast to where `e` is the row index of the
@@ -347,11 +321,10 @@ fn destination(hot: &OneHot<'_>, rows: &OpenExp, loc: SrcLoc) -> Fun {
 /// `\(j) -> let ix = (0, j) in lets in if <key in range> then v else
 /// zero`: the permute's source, a value read only for a key in range.
 fn value(hot: &OneHot<'_>, rows: &OpenExp, loc: SrcLoc) -> OpenExp {
-    let (v, zero) = branches(hot).expect("checked by histogram");
     let k = OpenExp::new(ExpKind::Var(0), loc);
     let test =
         OpenExp::new(ExpKind::Let(Box::new(key_as_int(hot, loc)), Box::new(in_range(&k, rows, loc))), loc);
-    under_lets(hot, cond(test, v.clone(), zero.clone(), loc), loc)
+    under_lets(hot, cond(test, hot.value.clone(), hot.zero.clone(), loc), loc)
 }
 
 /// The key as an `Int`, in the environment of the conditional.
@@ -373,28 +346,13 @@ fn in_range(k: &OpenExp, rows: &OpenExp, loc: SrcLoc) -> OpenExp {
 /// a function of the column `j` (variable 0): `inner` is in the
 /// environment of the conditional, which reads `ix` only as its column.
 fn under_lets(hot: &OneHot<'_>, inner: OpenExp, loc: SrcLoc) -> OpenExp {
-    let mut binds = Vec::new();
-    let mut e = hot.body;
-    for _ in 0..hot.lets {
-        let ExpKind::Let(b, rest) = &e.kind else { unreachable!("counted by one_hot") };
-        binds.push((**b).clone());
-        e = rest;
-    }
     let mut out = inner;
-    for b in binds.into_iter().rev() {
-        out = OpenExp::new(ExpKind::Let(Box::new(b), Box::new(out)), loc);
+    for &b in hot.binds.iter().rev() {
+        out = OpenExp::new(ExpKind::Let(Box::new(b.clone()), Box::new(out)), loc);
     }
     let column = prj(0, OpenExp::new(ExpKind::Var(0), loc), loc);
     let ix = OpenExp::new(ExpKind::Tuple(vec![int(0, loc), column]), loc);
     OpenExp::new(ExpKind::Let(Box::new(ix), Box::new(out)), loc)
-}
-
-fn prj(i: usize, e: OpenExp, loc: SrcLoc) -> OpenExp {
-    OpenExp::new(ExpKind::Prj(i, Box::new(e)), loc)
-}
-
-fn prim(op: PrimFun, args: Vec<OpenExp>, loc: SrcLoc) -> OpenExp {
-    OpenExp::new(ExpKind::Prim(op, args), loc)
 }
 
 fn int(x: i64, loc: SrcLoc) -> OpenExp {

@@ -57,7 +57,7 @@ fn unit(loc: SrcLoc) -> OpenExp {
     exp(ExpKind::Tuple(vec![]), loc)
 }
 
-fn prj(i: usize, t: OpenExp, loc: SrcLoc) -> OpenExp {
+pub(crate) fn prj(i: usize, t: OpenExp, loc: SrcLoc) -> OpenExp {
     exp(ExpKind::Prj(i, Box::new(t)), loc)
 }
 

@@ -44,7 +44,7 @@
 //! only partly read) is not raised (`docs/semantics.md`, "Fusion").
 
 mod cunctation;
-pub(crate) use cunctation::cheap;
+pub(crate) use cunctation::{cheap, prim, prj};
 
 use crate::avars::{self, parts_mut, Part, Uses};
 use accelerate_base::array::ArraysTy;
