@@ -1054,3 +1054,93 @@ fn sums_of_one_hot_rows_run_as_permutes_and_agree_with_the_fold() {
     assert!(narrow.contains(&"permute") && narrow.contains(&"fold"), "{narrow:?}");
     assert_eq!(kinds(OneHot::Wide, interp()), ["fold"]);
 }
+
+/// MD5's search in small (Note [Checks before the loops], Note [Both
+/// sides in fast functions]): each row of `m` read at the fixed columns
+/// 0 to 3, and compared with `t`'s four elements by `&&`, the first
+/// matching row's index kept by a `min` fold. A matrix of fewer than four
+/// columns fails where a row is read (not for no rows); a target of two
+/// elements fails only where the comparisons before reach its third.
+#[test]
+fn fixed_columns_and_both_sides_of_small_branches_agree() {
+    let first_match = |m: Matrix<i32>, t: Vector<i32>| {
+        let (m, t) = (use_array(m), use_array(t));
+        let (rows, _) = unindex2(m.shape());
+        generate(index1(rows), move |ix| {
+            let r = unindex1(ix);
+            let hit = (0..4)
+                .map(|j| m.index(index2(&r, j)).eq(t.index(index1(j))))
+                .reduce(|a, b| a.and(b))
+                .expect("four columns");
+            cond(hit, r, constant(i64::MAX))
+        })
+        .fold(i64::MAX, |a, b| a.min(b))
+    };
+    // rows 3 + 7k are [k % 5, 1, 2, 3]; the others [9, ..]
+    let matrix = |rows: usize, cols: usize| {
+        let elems = (0..rows * cols)
+            .map(|p| {
+                let (i, j) = (p / cols, p % cols);
+                match (i % 7 == 3, j) {
+                    (true, 0) => (i / 7 % 5) as i32,
+                    (true, j) => j as i32,
+                    (false, _) => 9,
+                }
+            })
+            .collect();
+        Matrix::from_vec(dim2(rows, cols), elems).unwrap()
+    };
+    let target = |xs: &[i32]| Vector::from_elems(xs.to_vec());
+    for rows in [0, 1, 4, 5000] {
+        for cols in [4, 6, 2, 0] {
+            for t in [&[2, 1, 2, 3][..], &[2, 1, 2, 4], &[2, 1], &[9, 8]] {
+                agree(|| first_match(matrix(rows, cols), target(t)), eq);
+            }
+        }
+    }
+}
+
+/// Small branches of `cond`, `&&` and `||` whose other side would fail
+/// (a read outside an array, a division by zero) agree with the
+/// interpreter where the program does not take it, and are the same
+/// error where it does (Note [Both sides in fast functions]).
+#[test]
+fn small_branches_that_would_fail_untaken_agree() {
+    for n in [1i64, 7, 5000] {
+        let xs = Vector::from_elems((0..n).map(|i| (i * 37 % 11) as i32).collect());
+        let ds = Vector::from_elems((0..n).map(|i| (i % 3) as i32).collect());
+        let (x1, d1) = (xs.clone(), ds.clone());
+        agree(
+            move || {
+                let (xs, ds) = (use_array(x1.clone()), use_array(d1.clone()));
+                generate(index1(n), move |ix| {
+                    let i = unindex1(ix);
+                    let back = cond(i.ge(1), xs.index(index1(&i - 1)), xs.index(index1(&i)));
+                    let rising = i.eq(0).or(xs.index(index1(&i - 1)).lt(xs.index(index1(&i))));
+                    let d = ds.index(index1(&i));
+                    let quot = cond(d.ne(0), xs.index(index1(&i)) / &d, constant(-1));
+                    let within = i.lt(n - 1).and(xs.index(index1(&i + 1)).gt(3));
+                    back + quot + rising.select(100, 0) + within.select(1000, 0)
+                })
+                .fold(0i32, |a, b| a + b)
+            },
+            eq,
+        );
+        // the branches taken: the same errors
+        let (x2, d2) = (xs.clone(), ds.clone());
+        agree(
+            move || {
+                let (xs, ds) = (use_array(x2.clone()), use_array(d2.clone()));
+                generate(index1(n), move |ix| {
+                    let i = unindex1(ix);
+                    let d = ds.index(index1(&i));
+                    let quot = cond(i.ge(n / 2), xs.index(index1(&i)) / &d, constant(-1));
+                    let past = i.ge(n - 1).and(xs.index(index1(&i + 1)).gt(3));
+                    quot + past.select(1000, 0)
+                })
+                .fold(0i32, |a, b| a + b)
+            },
+            eq,
+        );
+    }
+}

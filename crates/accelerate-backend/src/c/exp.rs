@@ -261,6 +261,9 @@ pub(crate) struct Body {
     /// Whether a lane loop recorded failed checks in `LANE_FLAGS` (Note
     /// [Lane flags]), which the function then folds into its flag.
     pub lane_flags: bool,
+    /// The checks a fast function tests once before its loops (Note
+    /// [Checks before the loops]), each a C condition.
+    pub before_loops: Vec<String>,
 }
 
 // Note [Lane flags]
@@ -292,6 +295,10 @@ pub(crate) fn lane_flags_decl() -> String {
 pub(crate) fn lane_flags_fold() -> String {
     format!("    for (int q = 0; q < {MAX_LANE_FLAGS}; q++) acc_bad |= {LANE_FLAGS}[q];\n")
 }
+
+/// The most nodes of the branches of a conditional that a fast function
+/// computes both of (Note [Both sides in fast functions]).
+const BOTH_SIDES_NODES: usize = 48;
 
 /// Generates the statements of scalar code, appended to `out`.
 pub(crate) struct ExpGen<'a> {
@@ -341,6 +348,20 @@ pub(crate) struct ExpGen<'a> {
     /// For a C atom `x`, atoms `n` with `0 <= x < n` (Note [Components in
     /// range] in `c::kernel`): a check of `x` against `n` tests nothing.
     pub in_range: HashMap<String, HashSet<String>>,
+    /// In the fast form of a function that tests them before its loops
+    /// (Note [Checks before the loops]), the checks found so far whose
+    /// every operand is fixed for the whole call; `None` elsewhere.
+    pub before_loops: Option<Vec<String>>,
+    /// The extents of the kernel's input arrays (made when first asked):
+    /// with literals and hoisted literals, the atoms fixed for a call.
+    fixed_extents: Option<HashSet<String>>,
+    /// In a fast function that computes both sides of a branch (Note
+    /// [Both sides in fast functions]), the C condition under which the
+    /// code being generated is the program's; `None`: everywhere.
+    guard: Option<String>,
+    /// How many branches of the program's conditionals (written as C
+    /// branches) enclose the code being generated.
+    branches: usize,
 }
 
 impl<'a> ExpGen<'a> {
@@ -376,6 +397,10 @@ impl<'a> ExpGen<'a> {
             in_loops: 0,
             array_shapes: None,
             in_range: HashMap::new(),
+            before_loops: None,
+            fixed_extents: None,
+            guard: None,
+            branches: 0,
         }
     }
 
@@ -395,6 +420,7 @@ impl<'a> ExpGen<'a> {
             consts,
             chunk_depth,
             lane_flags: self.lane_flags,
+            before_loops: self.before_loops.take().unwrap_or_default(),
         }
     }
 
@@ -652,6 +678,9 @@ impl<'a> ExpGen<'a> {
         if let Some(flag) = &self.optimistic {
             let line = if self.in_loops > 0 {
                 format!("if (!{ok}) {{ {flag} = 1; break; }}")
+            } else if let Some(g) = &self.guard {
+                // Note [Both sides in fast functions]
+                format!("{flag} |= {g} & !{ok};")
             } else {
                 format!("{flag} |= !{ok};")
             };
@@ -807,11 +836,68 @@ impl<'a> ExpGen<'a> {
         let a = self.exp(&args[0], env);
         let r = self.bind(ScalarTy::Bool, &a.leaves[0]);
         let test = if op == PrimFun::LAnd { r.clone() } else { format!("!{r}") };
+        if self.both_sides(&[&args[1]]) {
+            let saved = self.guard_with(&test);
+            let b = self.exp(&args[1], env);
+            self.guard = saved;
+            let v = self.bind(ScalarTy::Bool, &format!("{r} {sym} {}", b.leaves[0]));
+            return CVal::scalar(ScalarTy::Bool, v);
+        }
         self.open(&format!("if ({test}) {{"));
+        self.branches += 1;
         let b = self.exp(&args[1], env);
+        self.branches -= 1;
         self.line(&format!("{r} = {};", b.leaves[0]));
         self.close("}");
         CVal::scalar(ScalarTy::Bool, r)
+    }
+
+    // Note [Both sides in fast functions]
+    // A conditional is a C branch, and a branch around a read (a load the
+    // check makes conditional) keeps GCC from vectorising the loop around
+    // it: MD5's search compares a digest's words with the target's by
+    // `&&`, each comparison reading the target. In a fast function (Note
+    // [Optimistic checks]) outside scalar loops, a conditional whose
+    // branches are small and loop-free computes both branches and selects
+    // (`c ? t : f`; `a && b` as `a & b`). What the program would not
+    // compute must still not fail: the code of a branch runs under a
+    // *guard*, the C condition under which the program takes it, and a
+    // check there sets the flag only where the guard holds (`acc_bad |= g
+    // & !ok`); its read is conditional on the check, so it reads nothing
+    // where the check fails, taken or not. Every other operation is
+    // defined on every operand (a division by zero divides by one), so a
+    // branch not taken computes a value nobody uses, and nothing else.
+    // Scalar loops keep their branches: there a failed check leaves the
+    // loop and the code after it reads without a condition (Note
+    // [Optimistic checks in loops]), which a guard would make unsound.
+
+    /// Whether a fast function computes the branches `es` of a
+    /// conditional both (Note [Both sides in fast functions]): outside
+    /// scalar loops, each loop-free, and all of them small.
+    fn both_sides(&self, es: &[&OpenExp]) -> bool {
+        fn small(e: &OpenExp, budget: &mut usize) -> bool {
+            let Some(left) = budget.checked_sub(1) else { return false };
+            *budget = left;
+            let mut ok = !matches!(e.kind, ExpKind::While { .. });
+            accelerate_ir::visit::each_child(e, |c| ok = ok && small(c, budget));
+            ok
+        }
+        let mut budget = BOTH_SIDES_NODES;
+        self.optimistic.is_some()
+            && self.before_loops.is_some()
+            && self.in_loops == 0
+            && es.iter().all(|e| small(e, &mut budget))
+    }
+
+    /// Makes the guard `cond` and the current guard (Note [Both sides in
+    /// fast functions]); gives the current guard back.
+    fn guard_with(&mut self, cond: &str) -> Option<String> {
+        let g = match &self.guard {
+            Some(outer) => format!("{outer} & {cond}"),
+            None => cond.to_string(),
+        };
+        let g = self.bind(ScalarTy::Bool, &g);
+        self.guard.replace(g)
     }
 
     #[inline(never)]
@@ -831,10 +917,28 @@ impl<'a> ExpGen<'a> {
     #[inline(never)]
     fn cond_exp(&mut self, c: &OpenExp, t: &OpenExp, f: &OpenExp, env: &mut Vec<Bound>) -> CVal {
         let c = self.exp(c, env);
+        if self.both_sides(&[t, f]) {
+            // Note [Both sides in fast functions]
+            let c = &c.leaves[0];
+            let saved = self.guard_with(c);
+            let tv = self.exp(t, env);
+            self.guard = saved;
+            let saved = self.guard_with(&format!("!{c}"));
+            let fv = self.exp(f, env);
+            self.guard = saved;
+            let leaves = tv.ty.leaves();
+            let rs = leaves
+                .iter()
+                .zip(tv.leaves.iter().zip(&fv.leaves))
+                .map(|(ty, (a, b))| self.bind(*ty, &format!("{c} ? {a} : {b}")))
+                .collect();
+            return CVal { ty: tv.ty, leaves: rs };
+        }
         // the results are declared once the branches' values are known
         // (Note [Code with holes])
         let hole = self.hole();
         self.open(&format!("if ({}) {{", c.leaves[0]));
+        self.branches += 1;
         let tv = self.exp(t, env);
         let leaves = tv.ty.leaves();
         let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
@@ -844,6 +948,7 @@ impl<'a> ExpGen<'a> {
         self.close("} else {");
         self.indent += 1;
         let ev = self.exp(f, env);
+        self.branches -= 1;
         for (r, v) in rs.iter().zip(&ev.leaves) {
             self.line(&format!("{r} = {v};"));
         }
@@ -920,6 +1025,12 @@ impl<'a> ExpGen<'a> {
             return self.load(&slot, &p, None, false);
         }
         let ok = self.in_bounds(ix, &slot.extents);
+        let operands: Vec<&String> =
+            self.unproven(ix, &slot.extents).into_iter().flat_map(|(x, d)| [x, d]).collect();
+        if self.check_before_loops(&ok, &operands) {
+            let p = self.bind(ScalarTy::I64, &wrapping_linear_of(ix, &slot.extents));
+            return self.load(&slot, &p, None, false);
+        }
         let ok = self.bind(ScalarTy::Bool, &ok);
         let mut vals = vec![ix.len().to_string()];
         vals.extend(ix.iter().cloned());
@@ -940,7 +1051,13 @@ impl<'a> ExpGen<'a> {
             return self.load(&slot, i, None, false);
         }
         let size = product(&slot.extents);
-        let ok = self.bind(ScalarTy::Bool, &within_extent(i, &size));
+        let within = within_extent(i, &size);
+        let i_owned = i.to_string();
+        let operands: Vec<&String> = std::iter::once(&i_owned).chain(&slot.extents).collect();
+        if self.check_before_loops(&within, &operands) {
+            return self.load(&slot, i, None, false);
+        }
+        let ok = self.bind(ScalarTy::Bool, &within);
         let mut vals = vec![i.to_string(), size, slot.extents.len().to_string()];
         vals.extend(slot.extents.iter().cloned());
         let left = self.check(&ok, "ACC_ERR_LINEAR_INDEX_OUT_OF_BOUNDS", loc, &vals);
@@ -1176,16 +1293,69 @@ impl<'a> ExpGen<'a> {
     /// vectorises), testing only the components not known to be
     /// `in_range`.
     pub(crate) fn in_bounds(&self, ix: &[String], extents: &[String]) -> String {
-        let each: Vec<String> = ix
-            .iter()
-            .zip(extents)
-            .filter(|&(x, d)| !self.in_range.get(x).is_some_and(|n| n.contains(d)))
-            .map(|(x, d)| within_extent(x, d))
-            .collect();
+        let each: Vec<String> =
+            self.unproven(ix, extents).into_iter().map(|(x, d)| within_extent(x, d)).collect();
         if each.is_empty() {
             return "1".into();
         }
         format!("({})", each.join(" & "))
+    }
+
+    /// The components of an index, with their extents, not known to lie
+    /// inside them (`in_range`).
+    fn unproven<'x>(&self, ix: &'x [String], extents: &'x [String]) -> Vec<(&'x String, &'x String)> {
+        ix.iter()
+            .zip(extents)
+            .filter(|&(x, d)| !self.in_range.get(x).is_some_and(|n| n.contains(d)))
+            .collect()
+    }
+
+    // Note [Checks before the loops]
+    // A read at an index fixed for the whole call (a literal, a hoisted
+    // literal, an input's extent: MD5's word `j` of a row, whose row the
+    // loop's own index keeps inside, Note [Components in range]) has a
+    // check that is the same for every element, and yet, tested in the
+    // loop, makes the read a conditional load, which GCC 12 does not
+    // vectorise when the loads are strided (a row's words are 16 apart).
+    // A fast function (Note [Optimistic checks]) tests such checks once,
+    // before its loops, and returns failed if one fails; its loops then
+    // read without a condition, and only run where the checks hold. Only
+    // reads that every element makes are tested so (not in a branch, a
+    // guarded branch or a scalar loop), so that no element that the
+    // program computes is sent to the checked function for a read the
+    // program never makes; the checked function decides exactly, as for
+    // every check of a fast function.
+
+    /// Whether a C atom has one value for the whole call of a kernel
+    /// function: a literal, a hoisted literal, or an input's extent.
+    fn fixed(&mut self, atom: &str) -> bool {
+        let literal = atom.parse::<i64>().is_ok()
+            || atom
+                .strip_prefix("((int64_t)")
+                .and_then(|r| r.strip_suffix("LL)"))
+                .is_some_and(|n| n.parse::<i64>().is_ok());
+        if literal || self.hoisted.index_of(atom).is_some() {
+            return true;
+        }
+        let arrays = self.arrays;
+        self.fixed_extents
+            .get_or_insert_with(|| arrays.values().flat_map(|s| s.extents.iter().cloned()).collect())
+            .contains(atom)
+    }
+
+    /// Records the check `ok` of a read to be tested before the loops, if
+    /// its `operands` are fixed and every element makes the read (Note
+    /// [Checks before the loops]); whether it did.
+    fn check_before_loops(&mut self, ok: &str, operands: &[&String]) -> bool {
+        let everywhere =
+            self.optimistic.is_some() && self.in_loops == 0 && self.branches == 0 && self.guard.is_none();
+        if !everywhere || self.before_loops.is_none() || !operands.iter().all(|a| self.fixed(a)) {
+            return false;
+        }
+        if ok != "1" {
+            self.before_loops.get_or_insert_with(Vec::new).push(ok.to_string());
+        }
+        true
     }
 
     /// Whether `sh` (C atoms) is the shape of an array the kernel reads:

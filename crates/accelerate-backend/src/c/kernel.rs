@@ -331,6 +331,10 @@ pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) 
         Source::Manifest(v) => g.read_linear(*v, pos, loc, false),
         Source::Delayed(d) => {
             trust(g, &d.shape, pos, None);
+            if d.rank() == 1 {
+                // a vector's position is its index's one component
+                in_range(g, &d.shape, &[pos.to_string()]);
+            }
             g.apply(&d.linear, vec![CVal::scalar(ScalarTy::I64, pos.to_string())])
         }
     }
@@ -353,15 +357,7 @@ pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcL
 /// positions, a `zip_with` reads both arrays inside their intersection.
 pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&[String]>) {
     if let Some(ix) = ix {
-        // each component inside its extent, under that extent's other
-        // names (Note [Components in range])
-        for (c, x) in ix.iter().enumerate().filter(|(_, x)| is_variable(x)) {
-            for (a, d) in extents_bounding(shape, c) {
-                if let Some(e) = g.arrays.get(&a).and_then(|s| s.extents.get(d)).cloned() {
-                    g.in_range.entry(x.clone()).or_default().insert(e);
-                }
-            }
-        }
+        in_range(g, shape, ix);
     }
     // a reshape keeps the size (the host checked it before the launch): a
     // position inside the new shape is a position inside the array
@@ -408,6 +404,18 @@ pub(crate) fn trust(g: &mut ExpGen<'_>, shape: &OpenExp, pos: &str, ix: Option<&
                 if rank == Some(1) {
                     g.trusted_index.add(vec![pos.to_string()], a);
                 }
+            }
+        }
+    }
+}
+
+/// Records each component of an index inside `shape` as inside its
+/// extent, under that extent's other names (Note [Components in range]).
+fn in_range(g: &mut ExpGen<'_>, shape: &OpenExp, ix: &[String]) {
+    for (c, x) in ix.iter().enumerate().filter(|(_, x)| is_variable(x)) {
+        for (a, d) in extents_bounding(shape, c) {
+            if let Some(e) = g.arrays.get(&a).and_then(|s| s.extents.get(d)).cloned() {
+                g.in_range.entry(x.clone()).or_default().insert(e);
             }
         }
     }

@@ -49,6 +49,10 @@ pub(crate) struct KernelGen {
     any_order: bool,
     /// Whether the function being written asked `any_order`.
     asked_order: bool,
+    /// Writing the fast form of a function in `with_fast_path`, which
+    /// tests fixed checks before its loops (Note [Checks before the
+    /// loops] in `c::exp`).
+    checks_before: bool,
 }
 
 impl Deref for KernelGen {
@@ -76,6 +80,7 @@ impl KernelGen {
             outlined: false,
             any_order: false,
             asked_order: false,
+            checks_before: false,
         }
     }
 
@@ -104,6 +109,11 @@ impl KernelGen {
             g.optimistic = Some("acc_bad".into());
         }
         g.outline = Some(if fast { format!("{name}_fast") } else { name });
+        if self.checks_before {
+            // (its checked form was not outlined, so neither is it)
+            g.before_loops = Some(Vec::new());
+            g.outline = None;
+        }
         g
     }
 
@@ -119,11 +129,9 @@ impl KernelGen {
         // is not vectorised either way: its fast form would double its
         // compile time for nothing
         if self.raised && !self.outlined {
-            self.fast = true;
-            self.any_order = true;
+            (self.fast, self.any_order, self.checks_before) = (true, true, true);
             function(self, out);
-            self.fast = false;
-            self.any_order = false;
+            (self.fast, self.any_order, self.checks_before) = (false, false, false);
             let call = format!("{ERROR_CONTEXT}    if (!{}_fast(A, start, end)) return;\n", self.function);
             checked = checked.replacen(ERROR_CONTEXT, &call, 1);
         } else if !self.raised && !self.outlined && self.asked_order {
@@ -174,7 +182,15 @@ impl KernelGen {
 
     /// Closes a function with its body (`ExpGen::into_parts`): the error
     /// reaches the host.
-    pub fn close_function(&mut self, out: &mut String, body: Body) {
+    pub fn close_function(&mut self, out: &mut String, mut body: Body) {
+        if !body.before_loops.is_empty() {
+            // Note [Checks before the loops]
+            body.before_loops.sort_unstable();
+            body.before_loops.dedup();
+            let tests: String =
+                body.before_loops.iter().map(|ok| format!("    acc_bad |= !{ok};\n")).collect();
+            body.code = format!("{tests}    if (acc_bad) return acc_bad;\n{}", body.code);
+        }
         self.raised = body.raised;
         self.outlined = !body.functions.is_empty();
         self.core.close_body(out, self.start, &body);
