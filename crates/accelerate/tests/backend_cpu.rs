@@ -1144,3 +1144,29 @@ fn small_branches_that_would_fail_untaken_agree() {
         );
     }
 }
+
+/// A Floyd-Warshall step: reads at row and column `k`, the element of a
+/// rank-0 array, fixed for the call and so checked once before the loops
+/// (Note [Checks before the loops]): the same values inside, the same
+/// error outside (`k` past the rows, or negative).
+#[test]
+fn reads_at_an_index_from_a_unit_agree() {
+    for (rows, cols) in [(5, 5), (5, 3), (3, 700)] {
+        let m = Matrix::from_vec(dim2(rows, cols), (0..rows * cols).map(|p| (p * 7 % 13) as i32).collect())
+            .unwrap();
+        for k in [0i64, 2, 4, 5, -1] {
+            let m = m.clone();
+            agree(
+                move || {
+                    let (d, k) = (use_array(m.clone()), use_array(Scalar::scalar(k)));
+                    generate(d.shape(), move |ix| {
+                        let (i, j) = unindex2(ix.clone());
+                        let k = the(&k);
+                        d.index(ix).min(d.index(index2(i, &k)) + d.index(index2(&k, j)))
+                    })
+                },
+                eq,
+            );
+        }
+    }
+}

@@ -352,8 +352,9 @@ pub(crate) struct ExpGen<'a> {
     /// (Note [Checks before the loops]), the checks found so far whose
     /// every operand is fixed for the whole call; `None` elsewhere.
     pub before_loops: Option<Vec<String>>,
-    /// The extents of the kernel's input arrays (made when first asked):
-    /// with literals and hoisted literals, the atoms fixed for a call.
+    /// The extents of the kernel's input arrays and the elements of its
+    /// rank-0 ones (made when first asked): with literals and hoisted
+    /// literals, the atoms fixed for a call.
     fixed_extents: Option<HashSet<String>>,
     /// In a fast function that computes both sides of a branch (Note
     /// [Both sides in fast functions]), the C condition under which the
@@ -1327,7 +1328,8 @@ impl<'a> ExpGen<'a> {
     // every check of a fast function.
 
     /// Whether a C atom has one value for the whole call of a kernel
-    /// function: a literal, a hoisted literal, or an input's extent.
+    /// function: a literal, a hoisted literal, an input's extent, or the
+    /// element of a rank-0 input (Note [Rank-0 reads]).
     fn fixed(&mut self, atom: &str) -> bool {
         let literal = atom.parse::<i64>().is_ok()
             || atom
@@ -1339,7 +1341,10 @@ impl<'a> ExpGen<'a> {
         }
         let arrays = self.arrays;
         self.fixed_extents
-            .get_or_insert_with(|| arrays.values().flat_map(|s| s.extents.iter().cloned()).collect())
+            .get_or_insert_with(|| {
+                let rank0 = arrays.values().filter(|s| s.extents.is_empty()).flat_map(|s| s.value_leaves());
+                arrays.values().flat_map(|s| s.extents.iter().cloned()).chain(rank0).collect()
+            })
             .contains(atom)
     }
 
