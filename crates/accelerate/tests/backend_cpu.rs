@@ -44,18 +44,7 @@ fn interp() -> Config {
 /// Runs `build` on the interpreter and on the CPU backend, with fusion on
 /// and off, and checks that all agree (values or errors).
 fn agree<A: Arrays + std::fmt::Debug>(build: impl Fn() -> Acc<A>, same: impl Fn(&A, &A) -> bool) {
-    let Some(cpu) = cpu() else { return };
-    for fusion in [true, false] {
-        let (want, got) = {
-            let p = build();
-            (run_with(&p, &interp().with_fusion(fusion)), run_with(&p, &cpu.clone().with_fusion(fusion)))
-        };
-        match (&want, &got) {
-            (Ok(w), Ok(g)) => assert!(same(w, g), "fusion {fusion}: interpreter {w:?}, cpu {g:?}"),
-            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string(), "fusion {fusion}"),
-            _ => panic!("fusion {fusion}: interpreter {want:?}, cpu {got:?}"),
-        }
-    }
+    agree_with(build, same, |e| e.to_string())
 }
 
 /// `agree`, for programs in which several elements may read outside an
@@ -66,23 +55,32 @@ fn agree_up_to_the_index<A: Arrays + std::fmt::Debug>(
     build: impl Fn() -> Acc<A>,
     same: impl Fn(&A, &A) -> bool,
 ) {
-    let Some(cpu) = cpu() else { return };
     // "..: index [r, j] is out of bounds for an array of shape [..]"
-    let without_index = |e: &accelerate::Error| {
+    agree_with(build, same, |e| {
         let m = e.to_string();
         match (m.find("index ["), m.find("] is out of bounds")) {
             (Some(a), Some(b)) if a < b => format!("{}index [..{}", &m[..a], &m[b..]),
             _ => m,
         }
-    };
+    })
+}
+
+/// `agree`, errors compared as `error` writes them.
+fn agree_with<A: Arrays + std::fmt::Debug>(
+    build: impl Fn() -> Acc<A>,
+    same: impl Fn(&A, &A) -> bool,
+    error: impl Fn(&accelerate::Error) -> String,
+) {
+    let Some(cpu) = cpu() else { return };
     for fusion in [true, false] {
-        let p = build();
-        let (want, got) =
-            (run_with(&p, &interp().with_fusion(fusion)), run_with(&p, &cpu.clone().with_fusion(fusion)));
+        let (want, got) = {
+            let p = build();
+            (run_with(&p, &interp().with_fusion(fusion)), run_with(&p, &cpu.clone().with_fusion(fusion)))
+        };
         match (&want, &got) {
-            (Ok(w), Ok(g)) => assert!(same(w, g), "fusion {fusion}: interpreter {w:?}, backend {g:?}"),
-            (Err(w), Err(g)) => assert_eq!(without_index(w), without_index(g), "fusion {fusion}"),
-            _ => panic!("fusion {fusion}: interpreter {want:?}, backend {got:?}"),
+            (Ok(w), Ok(g)) => assert!(same(w, g), "fusion {fusion}: interpreter {w:?}, cpu {g:?}"),
+            (Err(w), Err(g)) => assert_eq!(error(w), error(g), "fusion {fusion}"),
+            _ => panic!("fusion {fusion}: interpreter {want:?}, cpu {got:?}"),
         }
     }
 }

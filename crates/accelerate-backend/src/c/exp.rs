@@ -296,6 +296,16 @@ pub(crate) fn lane_flags_fold() -> String {
     format!("    for (int q = 0; q < {MAX_LANE_FLAGS}; q++) acc_bad |= {LANE_FLAGS}[q];\n")
 }
 
+/// The C condition that each component lies inside its extent ("1" for
+/// none).
+fn conjunction(components: &[(&String, &String)]) -> String {
+    if components.is_empty() {
+        return "1".into();
+    }
+    let each: Vec<String> = components.iter().map(|(x, d)| within_extent(x, d)).collect();
+    format!("({})", each.join(" & "))
+}
+
 /// The most nodes of the branches of a conditional that a fast function
 /// computes both of (Note [Both sides in fast functions]).
 const BOTH_SIDES_NODES: usize = 48;
@@ -1025,9 +1035,9 @@ impl<'a> ExpGen<'a> {
             let p = self.bind(ScalarTy::I64, &pos);
             return self.load(&slot, &p, None, false);
         }
-        let ok = self.in_bounds(ix, &slot.extents);
-        let operands: Vec<&String> =
-            self.unproven(ix, &slot.extents).into_iter().flat_map(|(x, d)| [x, d]).collect();
+        let unproven = self.unproven(ix, &slot.extents);
+        let ok = conjunction(&unproven);
+        let operands: Vec<&String> = unproven.into_iter().flat_map(|(x, d)| [x, d]).collect();
         if self.check_before_loops(&ok, &operands) {
             let p = self.bind(ScalarTy::I64, &wrapping_linear_of(ix, &slot.extents));
             return self.load(&slot, &p, None, false);
@@ -1294,12 +1304,7 @@ impl<'a> ExpGen<'a> {
     /// vectorises), testing only the components not known to be
     /// `in_range`.
     pub(crate) fn in_bounds(&self, ix: &[String], extents: &[String]) -> String {
-        let each: Vec<String> =
-            self.unproven(ix, extents).into_iter().map(|(x, d)| within_extent(x, d)).collect();
-        if each.is_empty() {
-            return "1".into();
-        }
-        format!("({})", each.join(" & "))
+        conjunction(&self.unproven(ix, extents))
     }
 
     /// The components of an index, with their extents, not known to lie
@@ -1331,12 +1336,7 @@ impl<'a> ExpGen<'a> {
     /// function: a literal, a hoisted literal, an input's extent, or the
     /// element of a rank-0 input (Note [Rank-0 reads]).
     fn fixed(&mut self, atom: &str) -> bool {
-        let literal = atom.parse::<i64>().is_ok()
-            || atom
-                .strip_prefix("((int64_t)")
-                .and_then(|r| r.strip_suffix("LL)"))
-                .is_some_and(|n| n.parse::<i64>().is_ok());
-        if literal || self.hoisted.index_of(atom).is_some() {
+        if super::is_i64_literal(atom) || self.hoisted.index_of(atom).is_some() {
             return true;
         }
         let arrays = self.arrays;

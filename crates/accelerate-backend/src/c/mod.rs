@@ -97,6 +97,16 @@ pub(crate) fn literal(v: ScalarVal) -> String {
     }
 }
 
+/// Whether a C atom is an `i64` literal as `literal` writes it (or a bare
+/// integer).
+pub(crate) fn is_i64_literal(atom: &str) -> bool {
+    atom.parse::<i64>().is_ok()
+        || atom
+            .strip_prefix("((int64_t)")
+            .and_then(|r| r.strip_suffix("LL)"))
+            .is_some_and(|n| n.parse::<i64>().is_ok())
+}
+
 /// Whether a literal is written into the C source (else it is a hoisted
 /// literal, Note [Hoisted literals]): booleans, and the integers -1, 0, 1
 /// and the powers of two up to 256, whose value the C compiler exploits
