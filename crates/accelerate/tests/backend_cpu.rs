@@ -14,7 +14,7 @@
 mod common;
 
 use accelerate::prelude::*;
-use accelerate::{compile_with, run_with, Backend, Config};
+use accelerate::{compile_with, run_with, Backend, Config, CpuOptions};
 use accelerate_programs::dotp;
 use common::callput;
 
@@ -525,14 +525,22 @@ fn quarters(n: usize, salt: usize) -> Vec<f32> {
 /// Folds whose rows read down columns (Note [Column blocks] in
 /// `cpu/fold.rs`): matrix products written with `replicate` (whole tiles
 /// of 4 runs, partial blocks, runs split by the executor's chunks: 13 x
-/// 200 rows), a batch of products (a rank-4 source), argmaxes down the
-/// columns of a transpose (a tuple, ties, no seed), and a read past the
-/// end in one row, whose error must be the interpreter's.
+/// 200 rows; several blocks of the shared dimension: 300 and 257 steps),
+/// a batch of products (a rank-4 source), argmaxes down the columns of a
+/// transpose (a tuple, ties, no seed), and a read past the end in one
+/// row, whose error must be the interpreter's.
 #[test]
 fn folds_down_columns_agree() {
-    for (m, k, n) in
-        [(5usize, 70usize, 67usize), (9, 3, 130), (1, 1, 1), (13, 40, 200), (4, 0, 5), (8, 65, 64)]
-    {
+    for (m, k, n) in [
+        (5usize, 70usize, 67usize),
+        (9, 3, 130),
+        (1, 1, 1),
+        (13, 40, 200),
+        (4, 0, 5),
+        (8, 65, 64),
+        (13, 300, 130),
+        (8, 257, 64),
+    ] {
         let a = Array::from_vec(dim2(m, k), quarters(m * k, 1)).unwrap();
         let b = Array::from_vec(dim2(k, n), quarters(k * n, 2)).unwrap();
         let (a2, b2) = (a.clone(), b.clone());
@@ -592,6 +600,71 @@ fn folds_down_columns_agree() {
             },
             bits_f32,
         );
+    }
+}
+
+/// Products whose tiles take the shared dimension in blocks (Note [Blocks
+/// of the shared dimension] in `cpu/fold.rs`), on values whose sums round
+/// (sevenths), so that a change in the order of the additions shows in
+/// the bits: with a seed (f32, and f64, whose blocks are shorter) and
+/// without (`fold1`, whose first block starts from the first product),
+/// over shared dimensions of two blocks and one step, and of several,
+/// with and without a partial column block, on rows enough for whole
+/// tiles in every chunk. With fusion every row is in a
+/// tile or a column block, which reduce each row in order, so the CPU
+/// backend must give the interpreter's sums to the bit (without fusion
+/// the fold reads a manifest array with lanes, which may reassociate:
+/// docs/semantics.md, `fold`).
+#[test]
+fn products_in_blocks_of_the_shared_dimension_agree_to_the_bit() {
+    // the tiles are the CPU backend's (the CUDA emulator's pass runs the
+    // other tests of this file)
+    let Some(cpu) = cpu().filter(|c| c.backend == Backend::Cpu) else { return };
+    // one worker: the executor cuts the rows into 4 chunks, each of them
+    // with whole tiles at these sizes (Note [Chunks])
+    let cpu = cpu.with_cpu(CpuOptions { threads: 1, ..Config::default().cpu });
+    fn same_bits<Sh: Shape, E: Elt + Copy + std::fmt::Debug>(
+        p: &Acc<Array<Sh, E>>,
+        cpu: &Config,
+        bits: impl Fn(E) -> u64,
+    ) {
+        let want = run_with(p, &interp()).unwrap();
+        let got = run_with(p, cpu).unwrap();
+        assert_eq!(want.dims(), got.dims());
+        for (i, (w, g)) in want.to_vec().into_iter().zip(got.to_vec()).enumerate() {
+            assert_eq!(bits(w), bits(g), "element {i}: interpreter {w:?}, cpu {g:?}");
+        }
+    }
+    fn product<E: NumElt + Copy>(x: Acc<Matrix<E>>, y: Acc<Matrix<E>>, seed: Option<E>) -> Acc<Matrix<E>> {
+        let (rows, _) = unindex2(x.shape());
+        let (_, cols) = unindex2(y.shape());
+        let xs = x.replicate(index0().all().fixed(cols).all());
+        let ys = y.transpose().replicate(index0().fixed(rows).all().all());
+        let products = xs.zip_with(&ys, |p, q| p * q);
+        match seed {
+            Some(z) => products.fold(z, |s, t| s + t),
+            None => products.fold1(|s, t| s + t),
+        }
+    }
+    let sevenths = |n: usize, salt: usize| -> Vec<f32> {
+        (0..n).map(|i| ((i * 2_654_435_761 + salt * 97) % 1000) as f32 / 7.0 - 70.0).collect()
+    };
+    // (f32 blocks are 128 steps, f64 blocks 64)
+    for (m, k, n) in [(40usize, 129usize, 65usize), (41, 300, 64)] {
+        let (a, b) = (sevenths(m * k, 1), sevenths(k * n, 2));
+        let f32s = |v: &[f32], r, c| Array::from_vec(dim2(r, c), v.to_vec()).unwrap();
+        let (a32, b32) = (use_array(f32s(&a, m, k)), use_array(f32s(&b, k, n)));
+        let bits32 = |x: f32| u64::from(x.to_bits());
+        same_bits(&product(a32.clone(), b32.clone(), Some(0.0f32)), &cpu, bits32);
+        if k > 256 {
+            same_bits(&product(a32, b32, None), &cpu, bits32);
+        } else {
+            let f64s = |v: &[f32], r, c| {
+                Array::from_vec(dim2(r, c), v.iter().map(|&x| f64::from(x) / 3.0).collect()).unwrap()
+            };
+            let (a64, b64) = (use_array(f64s(&a, m, k)), use_array(f64s(&b, k, n)));
+            same_bits(&product(a64, b64, Some(0.0f64)), &cpu, f64::to_bits);
+        }
     }
 }
 
