@@ -953,6 +953,40 @@ fn while_loops_of_different_lengths_in_neighbouring_elements_agree() {
     }
 }
 
+/// Note [A loop's tail in lockstep]: loops whose result the element uses
+/// twice after them (a `let` of the loop, then its tail: a read at the
+/// result too) agree with the interpreter, with a read past the end in
+/// the tail of one element.
+#[test]
+fn while_loops_with_a_tail_agree() {
+    for (cols, past) in [(1000i64, None), (37, None), (100, Some(61i64))] {
+        agree_up_to_the_index(
+            move || {
+                let xs = use_array(Vector::from_elems((0..cols).map(|i| (i * 7919) % 37).collect()));
+                generate(index1(cols), move |ix| {
+                    let c = unindex1(ix);
+                    let n = ((&c * 7919i64) & 31i64) + 1i64;
+                    let end = while_loop(
+                        lift((constant(0i64), c.clone())),
+                        move |s: &Exp<(i64, i64)>| s.unlift().0.lt(n),
+                        |s: &Exp<(i64, i64)>| {
+                            let (k, x) = s.unlift();
+                            lift((&k + 1, x * 6364136223846793005i64 + k))
+                        },
+                    );
+                    let (k, x) = end.unlift();
+                    let at = match past {
+                        Some(p) => cond(c.eq(p), constant(cols), &k - 1i64),
+                        None => &k - 1i64,
+                    };
+                    (&x ^ (&x >> 7i64)) + &k * xs.index(index1(at))
+                })
+            },
+            eq,
+        );
+    }
+}
+
 /// A loop that divides by zero in one element: with the lanes run in
 /// lockstep only in the fast form, the error is the interpreter's.
 #[test]
@@ -1268,5 +1302,38 @@ fn reads_at_an_index_from_a_unit_agree() {
                 eq,
             );
         }
+    }
+}
+
+/// A fold nested in a `generate`, as the lifting writes it: a scalar loop
+/// per element over its row of `xs`, reading at the element's own `k`
+/// (the same in every step) and the row's segment (Note [Invariant code
+/// out of scalar loops] in `c/exp.rs`, which moves those reads and their
+/// checks before the loop in fast functions). The rows are long, short
+/// and empty; `k` past `ws` is read where its row is empty (the program
+/// reads nothing, so nothing fails: the checked function must decide)
+/// and where it is not (the interpreter's error).
+#[test]
+fn reads_the_same_in_every_step_of_a_loop_agree() {
+    let xs: Vec<f32> = (0..300).map(|i| ((i * 37) % 23) as f32 * 0.25 - 2.0).collect();
+    let ws: Vec<f32> = vec![0.5, -1.0, 2.0, 0.25, 3.0];
+    let program = |rows: Vec<(i64, i64, i64)>| {
+        let (xs, ws) = (use_array(Vector::from_elems(xs.clone())), use_array(Vector::from_elems(ws.clone())));
+        let rows = use_array(Vector::from_elems(rows));
+        generate(index1(rows.length()), move |i| {
+            let (off, len, k) = rows.index(i).unlift();
+            let (xs, ws) = (xs.clone(), ws.clone());
+            generate(index1(len), move |t| xs.index(index1(&off + unindex1(t))) * ws.index(index1(&k)))
+                .fold(0.0f32, |a, b| a + b)
+                .the()
+        })
+    };
+    let rows: Vec<(i64, i64, i64)> =
+        (0..40).map(|r| (r * 5 % 200, [0, 1, 7, 40, 3][r as usize % 5], r % 5)).collect();
+    agree(|| program(rows.clone()), bits_f32);
+    for len in [0, 6] {
+        let mut bad = rows.clone();
+        bad[17] = (20, len, 5);
+        agree(|| program(bad.clone()), bits_f32);
     }
 }

@@ -88,6 +88,27 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     };
     let r = report(&compile_with(mandelbrot, cpu.clone()).unwrap()).unwrap();
     vectorised("mandelbrot", &r, "k0");
+    // the count used twice after the loop: the loop bound by a `let`, its
+    // body the loop's tail (Note [A loop's tail in lockstep])
+    let shaded = |cs: Acc<Vector<f32>>| {
+        cs.map(|c| {
+            let end = while_loop(
+                lift((constant(0.0f32), constant(0i32))),
+                |s: &Exp<(f32, i32)>| {
+                    let (z, i) = s.unlift();
+                    (&z * &z).le(4.0f32) & i.lt(255i32)
+                },
+                move |s: &Exp<(f32, i32)>| {
+                    let (z, i) = s.unlift();
+                    lift((&z * &z + c, i + 1i32))
+                },
+            );
+            let (_, i) = end.unlift();
+            (&i * &i).cast::<f32>().sqrt() + i.cast::<f32>()
+        })
+    };
+    let r = report(&compile_with(shaded, cpu.clone()).unwrap()).unwrap();
+    vectorised("mandelbrot with a tail", &r, "k0");
     // the benchmark's: the limit a scalar argument, read in the loop's
     // condition; a read of a rank-0 array is one value for the kernel and
     // keeps the lockstep
@@ -313,4 +334,30 @@ fn fast_functions_compute_both_sides_of_small_branches() {
     assert!(masked >= 4, "no checks masked by their branch's condition:\n{fast}");
     let branches = fast.lines().filter(|l| l.trim_start().starts_with("if (")).count();
     assert_eq!(branches, 0, "a branch in the fast function:\n{fast}");
+}
+
+/// A fold nested in a `generate` runs as a scalar loop per element, whose
+/// reads at the element's `k` and at its row's segment, and their
+/// checks, are the same in every step: in the fast function they come
+/// before the loop (Note [Invariant code out of scalar loops]), and only
+/// the read of the row's element stays, with its check.
+#[test]
+fn reads_the_same_in_every_step_leave_scalar_loops() {
+    let Some(cpu) = cpu() else { return };
+    let program = |xs: Acc<Vector<f32>>, ws: Acc<Vector<f32>>, rows: Acc<Vector<(i64, i64, i64)>>| {
+        generate(index1(rows.length()), move |i| {
+            let (off, len, k) = rows.index(i).unlift();
+            let (xs, ws) = (xs.clone(), ws.clone());
+            generate(index1(len), move |t| xs.index(index1(&off + unindex1(t))) * ws.index(index1(&k)))
+                .fold(0.0f32, |a, b| a + b)
+                .the()
+        })
+    };
+    let p = compile_with(program, cpu).unwrap();
+    let c = p.c_source().expect("compiled for the CPU");
+    let fast = &c[c.find("_fast(").expect("a fast function")..];
+    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let body = &fast[fast.find("for (;;) {").expect("a scalar loop")..];
+    let checks = body.lines().filter(|l| l.contains("= 1; break; }")).count();
+    assert_eq!(checks, 1, "checks left in the loop:\n{fast}");
 }

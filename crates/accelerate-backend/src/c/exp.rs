@@ -979,19 +979,37 @@ impl<'a> ExpGen<'a> {
             self.line(&format!("{} {v} = {a};", c_type(*t)));
         }
         let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
-        self.open("for (;;) {");
-        self.in_loops += 1;
-        let c = self.apply_in(cond, state.clone(), env);
-        let failed = self.failed();
-        self.line(&format!("if (!{} || ({failed})) break;", c.leaves[0]));
-        let next = self.apply_in(body, state.clone(), env);
-        self.in_loops -= 1;
-        // every leaf of `next` is computed before any is assigned
-        let tmps: Vec<String> = next.leaves.iter().zip(&leaves).map(|(n, t)| self.bind(*t, n)).collect();
-        for (v, t) in vars.iter().zip(&tmps) {
-            self.line(&format!("{v} = {t};"));
-        }
-        self.close("}");
+        let (code, stop) = self.aside(|g| {
+            g.indent += 1;
+            g.in_loops += 1;
+            let c = g.apply_in(cond, state.clone(), env);
+            let failed = g.failed();
+            let stop = format!("if (!{} || ({failed})) break;", c.leaves[0]);
+            g.line(&stop);
+            let next = g.apply_in(body, state.clone(), env);
+            g.in_loops -= 1;
+            // every leaf of `next` is computed before any is assigned
+            let tmps: Vec<String> = next.leaves.iter().zip(&leaves).map(|(n, t)| g.bind(*t, n)).collect();
+            for (v, t) in vars.iter().zip(&tmps) {
+                g.line(&format!("{v} = {t};"));
+            }
+            g.indent -= 1;
+            stop
+        });
+        // Note [Invariant code out of scalar loops]
+        let code = match &self.optimistic {
+            Some(flag) => {
+                let (before, inside) = hoist_invariant(&code, &vars, flag, &stop);
+                for l in &before {
+                    self.line(l);
+                }
+                inside
+            }
+            None => code,
+        };
+        self.line("for (;;) {");
+        self.push_code(&code);
+        self.line("}");
         state
     }
 
@@ -1473,4 +1491,137 @@ fn cast(from: ScalarTy, to: ScalarTy, a: &str) -> String {
         _ if from.is_float() => format!("acc_{}_to_{}({a})", helper_suffix(from), c_type(to)),
         _ => format!("({}){a}", c_type(to)),
     }
+}
+
+// Note [Invariant code out of scalar loops]
+// A scalar `while` loop (a lifted fold inside an element: the audio
+// program's sum over a window for each bin) computes in every step what
+// does not depend on its state: the window's offset and length, their
+// checks, the reads at the window's row. GCC does not move them out: a
+// check in a loop leaves it (`break`), and a load after a check may not
+// be moved above it. In a fast function (Note [Optimistic checks]) a
+// failed check only sets the flag, so the generated lines of a loop's
+// condition and step are scanned in order, and a line at the step's top
+// level goes before the loop when every variable it reads was computed
+// before the loop or by a line moved already, and it divides nothing (a
+// C division may trap where the program would not have divided):
+//
+// - a check `if (!ok) { flag = 1; break; }` becomes `flag |= !ok;`;
+// - a declaration `T v = e;` that loads (`[`) loads only where the flag
+//   is clear (`flag ? 0 : (e)`): an index computed before the loop was
+//   checked by a check that moves too (the checks in the loop test what
+//   its state decides), or needs none;
+// - any other line moves when it assigns only variables declared by
+//   lines moved (the overflow-checked product of a shape's extents is a
+//   declaration and an update on the next line).
+//
+// Everything else stays, in order, and every variable a line that stays
+// names counts as computed in the loop. If a variable declared before
+// the loop would still be assigned in it, nothing moves. The loop's own
+// condition stays, and the lines of the step move past it: a loop that
+// runs no step may then fail a check it never made, which only sends
+// the chunk to the checked function, as any failed check does.
+
+/// Splits the code of a loop's condition and step (Note [Invariant code
+/// out of scalar loops]) into the lines that go before the loop
+/// (unindented) and the code that stays; `state` are the loop's state
+/// variables, `flag` the fast function's, `stop` the line of the
+/// condition's test.
+fn hoist_invariant(code: &str, state: &[String], flag: &str, stop: &str) -> (Vec<String>, String) {
+    let mut inside: HashSet<String> = state.iter().cloned().collect();
+    let mut declared: HashSet<String> = HashSet::new();
+    let (mut before, mut kept, mut kept_targets) = (Vec::new(), String::new(), HashSet::new());
+    let mut depth = 0usize;
+    let check = format!("{{ {flag} = 1; break; }}");
+    for line in code.lines() {
+        let t = line.trim();
+        let free = |e: &str| identifiers(e).all(|i| !inside.contains(i));
+        let pure = |e: &str| !e.contains('/') && !e.contains('%');
+        let moved = if depth > 0 || t == stop {
+            None
+        } else if let Some(ok) = t.strip_prefix("if (!").and_then(|r| r.strip_suffix(&format!(") {check}"))) {
+            free(ok).then(|| format!("{flag} |= !{ok};"))
+        } else if t.contains("break") || t.contains('{') || t.contains('}') {
+            None
+        } else if let Some((ty, v, e)) = declaration(t) {
+            let loads = e.contains('[');
+            (free(e) && pure(e)).then(|| {
+                declared.insert(v.to_string());
+                match loads {
+                    true => format!("{ty} {v} = {flag} ? 0 : ({e});"),
+                    false => t.to_string(),
+                }
+            })
+        } else {
+            let ok =
+                !t.contains('[') && pure(t) && free(t) && assigned(t).iter().all(|v| declared.contains(*v));
+            ok.then(|| t.to_string())
+        };
+        match moved {
+            Some(l) => before.push(l),
+            None => {
+                let targets = assigned(t);
+                inside.extend(defined(t).into_iter().chain(targets.iter().copied()).map(str::to_string));
+                kept_targets.extend(targets.into_iter().map(str::to_string));
+                depth += t.matches('{').count();
+                depth = depth.saturating_sub(t.matches('}').count());
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+    }
+    if declared.iter().any(|v| kept_targets.contains(v)) {
+        return (Vec::new(), code.to_string());
+    }
+    (before, kept)
+}
+
+/// The identifiers in a C fragment.
+fn identifiers(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// The variables a line of C assigns (`v = `, `v &= `, ...) or passes by
+/// address (`&v`), statement by statement.
+fn assigned(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for st in t.split(';') {
+        let st = st.trim();
+        let Some((lhs, _)) = st.split_once('=') else { continue };
+        let lhs = lhs.trim_end_matches(['&', '|', '+', '-', '*', '^', '<', '>', '!']).trim();
+        if !lhs.is_empty() && lhs.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push(lhs);
+        }
+    }
+    let b = t.as_bytes();
+    for (i, _) in t.match_indices('&') {
+        let after = &t[i + 1..];
+        let prev_amp = i > 0 && b[i - 1] == b'&';
+        if !prev_amp && after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            out.extend(identifiers(after).next());
+        }
+    }
+    out
+}
+
+/// The variable a line of C declares: `T v = e;`, `T v;` or `T v[n];`.
+fn defined(t: &str) -> Option<&str> {
+    if let Some((_, v, _)) = declaration(t) {
+        return Some(v);
+    }
+    let (ty, rest) = t.split_once(' ')?;
+    let v = rest.strip_suffix(';')?;
+    let v = v.split_once('[').map_or(v, |(v, _)| v);
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (word(ty) && word(v) && ty != "return").then_some(v)
+}
+
+/// A line `T v = e;` as its type, variable and expression (`T` one word).
+fn declaration(t: &str) -> Option<(&str, &str, &str)> {
+    let (ty, rest) = t.split_once(' ')?;
+    let (v, e) = rest.split_once(" = ")?;
+    let e = e.strip_suffix(';')?;
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (word(ty) && word(v) && ty != "return").then_some((ty, v, e))
 }

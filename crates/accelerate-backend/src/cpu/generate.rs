@@ -68,7 +68,14 @@ pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel,
             Source::Delayed(d) => Some((&d.shape, if by_rows { &d.index } else { &d.linear })),
             Source::Manifest(_) => None,
         };
-        let plan = element.and_then(|(shape, f)| Lockstep::of(f, &|a| g.is_rank0(a)).map(|l| (shape, l)));
+        // lanes along the last component: by rows, the others are the
+        // same in every lane (Note [Uniform loops])
+        let arg = match by_rows {
+            true => Varies::Tuple((0..rank).map(|c| Varies::Leaf(c + 1 == rank)).collect()),
+            false => Varies::Leaf(true),
+        };
+        let plan =
+            element.and_then(|(shape, f)| Lockstep::of(f, &arg, &|a| g.is_rank0(a)).map(|l| (shape, l)));
         if by_rows {
             let outer = super::kernel::open_rows(&mut g, &sh);
             let first = match &plan {
@@ -163,6 +170,15 @@ pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel,
 // every lane taking the same steps and reading the same elements (Note
 // [Uniform loops]).
 //
+// Note [A loop's tail in lockstep]
+// An element may use its loop's result more than once after the loop (a
+// shade computed from an escape count, a bin's magnitude from its sum):
+// sharing recovery then binds the loop by a `let`, `let s = (while ..).i
+// in tail`. Such an element runs in lockstep too when the tail has no
+// loop: the lanes' final states are kept as before, and the loop over
+// the lanes that stores the results evaluates the tail for each lane,
+// with its `let`s' values and the state projected as the `let` says.
+//
 // Note [Lets before a loop in lockstep]
 // The element's `let`s before its loop (Mandelbrot's point, `cr` and
 // `ci`) are evaluated once per lane, with the initial states, and kept in
@@ -182,7 +198,13 @@ struct Lockstep<'f> {
     cond: &'f Fun,
     body: &'f Fun,
     init: &'f OpenExp,
-    /// The projections applied to the loop's result, innermost first.
+    /// What the element computes from the loop's result, when the loop is
+    /// bound by a `let` (Note [A loop's tail in lockstep]): the
+    /// projections of the result bound (innermost first), and the `let`'s
+    /// body, in which that is the newest variable.
+    tail: Option<(Vec<usize>, &'f OpenExp)>,
+    /// The projections applied to the loop's result (or its tail's),
+    /// innermost first.
     path: Vec<usize>,
     /// For a loop that reads arrays, which leaves of its state are the
     /// same in every lane (Note [Uniform loops]); `None` for others.
@@ -190,8 +212,9 @@ struct Lockstep<'f> {
 }
 
 impl<'f> Lockstep<'f> {
+    /// `arg` says which parts of the argument differ between lanes,
     /// `rank0` tells the kernel's rank-0 arrays (`reads_array`).
-    fn of(f: &'f Fun, rank0: &dyn Fn(usize) -> bool) -> Option<Lockstep<'f>> {
+    fn of(f: &'f Fun, arg: &Varies, rank0: &dyn Fn(usize) -> bool) -> Option<Lockstep<'f>> {
         let mut e = &f.body;
         let (mut binds, mut path) = (Vec::new(), Vec::new());
         loop {
@@ -200,33 +223,69 @@ impl<'f> Lockstep<'f> {
                     path.push(*i);
                     e = t;
                 }
+                // a loop bound by a `let` whose body has no loop: the
+                // loop in lockstep, then its tail (Note [A loop's tail in
+                // lockstep])
+                ExpKind::Let(b, tail) if projects_loop(b).is_some() && !has_loop(tail) => {
+                    let (bound, w) = projects_loop(b)?;
+                    let mut l = Self::of_loop(w, binds, path, arg, rank0)?;
+                    l.tail = Some((bound, tail));
+                    return Some(l);
+                }
                 ExpKind::Let(b, body) => {
                     binds.push(&**b);
                     e = body;
                 }
-                // a finished lane still runs `body`: a loop inside it might
-                // not end on a state the program never gives it
-                ExpKind::While { cond, body, .. } if has_loop(&cond.body) || has_loop(&body.body) => {
-                    return None
-                }
-                // a loop that reads arrays (a lifted fold over a row of
-                // its own length, `trafo::lift`) is bound by its loads,
-                // and lanes of different lengths idle in lockstep: one
-                // element at a time is faster; unless every lane runs
-                // the same steps and reads the same elements (Note
-                // [Uniform loops])
-                ExpKind::While { cond, body, init } => {
-                    let uniform = if reads_array(&cond.body, rank0) || reads_array(&body.body, rank0) {
-                        Some(uniform_loop(&binds, cond, body, init)?)
-                    } else {
-                        None
-                    };
-                    path.reverse();
-                    return Some(Lockstep { binds, cond, body, init, path, uniform });
-                }
+                ExpKind::While { .. } => return Self::of_loop(e, binds, path, arg, rank0),
                 _ => return None,
             }
         }
+    }
+
+    /// The lockstep plan of the loop `e` under the `let`s `binds` and the
+    /// projections `path` (outermost first).
+    fn of_loop(
+        e: &'f OpenExp,
+        binds: Vec<&'f OpenExp>,
+        mut path: Vec<usize>,
+        arg: &Varies,
+        rank0: &dyn Fn(usize) -> bool,
+    ) -> Option<Lockstep<'f>> {
+        let ExpKind::While { cond, body, init } = &e.kind else { return None };
+        // a finished lane still runs `body`: a loop inside it might not
+        // end on a state the program never gives it
+        if has_loop(&cond.body) || has_loop(&body.body) {
+            return None;
+        }
+        // a loop that reads arrays (a lifted fold over a row of its own
+        // length, `trafo::lift`) is bound by its loads, and lanes of
+        // different lengths idle in lockstep: one element at a time is
+        // faster; unless every lane runs the same steps and reads the
+        // same elements (Note [Uniform loops])
+        let uniform = if reads_array(&cond.body, rank0) || reads_array(&body.body, rank0) {
+            Some(uniform_loop(arg, &binds, cond, body, init)?)
+        } else {
+            None
+        };
+        path.reverse();
+        Some(Lockstep { binds, cond, body, init, tail: None, path, uniform })
+    }
+
+    /// What lane `x` stores: the loop's final `state`, through the tail
+    /// (in the loop's environment `env`) and the projections.
+    fn result(&self, g: &mut ExpGen<'_>, mut env: Vec<Bound>, state: CVal) -> CVal {
+        let mut r = match &self.tail {
+            Some((bound, tail)) => {
+                let val = bound.iter().fold(state, |v, &i| project(v, i));
+                env.push(Bound { val, deferred: None });
+                g.exp(tail, &mut env)
+            }
+            None => state,
+        };
+        for &i in &self.path {
+            r = project(r, i);
+        }
+        r
     }
 
     /// The environment of the loop at the element whose argument is `x`.
@@ -381,10 +440,15 @@ impl<'f> Lockstep<'f> {
         pragma(g, None);
         g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
         let p = g.bind(ScalarTy::I64, "j0 + q");
-        let mut r = CVal { ty: s0.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[q]")).collect() };
-        for &i in &self.path {
-            r = project(r, i);
-        }
+        let state = CVal { ty: s0.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[q]")).collect() };
+        let env = match self.tail {
+            Some(_) => {
+                let x = at(g, &p);
+                Self::kept_env(g, x, &lets)
+            }
+            None => Vec::new(),
+        };
+        let r = self.result(g, env, state);
         store(g, obufs, &pos(&p), &r);
         g.close("}");
         g.close("}");
@@ -508,10 +572,15 @@ impl Lockstep<'_> {
         let p = g.bind(ScalarTy::I64, "j0 + q");
         let leaves =
             lanes.iter().zip(&scalars).map(|(l, s)| s.clone().unwrap_or_else(|| format!("{l}[q]"))).collect();
-        let mut r = CVal { ty: s0.ty.clone(), leaves };
-        for &i in &self.path {
-            r = project(r, i);
-        }
+        let state = CVal { ty: s0.ty.clone(), leaves };
+        let env = match self.tail {
+            Some(_) => {
+                let x = at(g, &p);
+                self.env(g, x)
+            }
+            None => Vec::new(),
+        };
+        let r = self.result(g, env, state);
         store(g, obufs, &pos(&p), &r);
         g.close("}");
         g.close("}");
@@ -532,6 +601,9 @@ impl Lockstep<'_> {
 // one that does (to a fixed point, at most one round per leaf). The loop
 // is uniform when its condition and the indices of all its reads depend
 // only on leaves that do not.
+// Where a generate of rank 2 or more runs by rows, the lanes are the
+// positions of one row, so the other components of the index are the
+// same in every lane and only the last one varies.
 
 /// Which parts of a value depend on the element (Note [Uniform loops]).
 #[derive(Clone, Debug, PartialEq)]
@@ -581,8 +653,8 @@ impl Varies {
 /// element function whose argument is followed by the `let`s bound to
 /// `binds`, are the same in every lane, if the loop is uniform (Note
 /// [Uniform loops]).
-fn uniform_loop(binds: &[&OpenExp], cond: &Fun, body: &Fun, init: &OpenExp) -> Option<Varies> {
-    let mut env = vec![Varies::Leaf(true)];
+fn uniform_loop(arg: &Varies, binds: &[&OpenExp], cond: &Fun, body: &Fun, init: &OpenExp) -> Option<Varies> {
+    let mut env = vec![arg.clone()];
     for b in binds {
         let v = varies(b, &mut env, &mut false);
         env.push(v);
@@ -686,6 +758,25 @@ fn reads_array(e: &OpenExp, rank0: &dyn Fn(usize) -> bool) -> bool {
         });
     }
     found
+}
+
+/// `e` as projections of a `while` loop: the projections, innermost
+/// first, and the loop.
+fn projects_loop(mut e: &OpenExp) -> Option<(Vec<usize>, &OpenExp)> {
+    let mut path = Vec::new();
+    loop {
+        match &e.kind {
+            ExpKind::Prj(i, t) => {
+                path.push(*i);
+                e = t;
+            }
+            ExpKind::While { .. } => {
+                path.reverse();
+                return Some((path, e));
+            }
+            _ => return None,
+        }
+    }
 }
 
 fn has_loop(e: &OpenExp) -> bool {
