@@ -5,9 +5,14 @@
 //!
 //! Note [Chunks]
 //! A kernel's iteration space `0 .. n` is cut into chunks of at least a
-//! skeleton's grain (enough work to amortise a task: about 16 Ki elements)
-//! and at most `4 * workers` chunks, which rayon's work stealing balances.
-//! A space smaller than one grain runs on the calling thread.
+//! skeleton's grain (enough work to amortise a task: about 16 Ki elements
+//! of a saxpy, `CHUNK_WORK`, so fewer of a kernel whose elements are more
+//! work, down to `MIN_GRAIN`) and at most `4 * workers` chunks, which
+//! rayon's work stealing balances. A space smaller than one grain runs on
+//! the calling thread. An element with a loop counts as a whole launch's
+//! work (`c::cost`): the audio program's sequence computed its chunks'
+//! 2048 bins, each a loop over a window of 577 samples on average, on one
+//! worker while the floor was 16 Ki elements whatever their work.
 
 use super::compile::{KernelFn, Module};
 use super::rows::{self, GroupFn};
@@ -57,9 +62,17 @@ impl AccArgs {
     }
 }
 
-/// Elements per chunk below which splitting does not pay, however much
-/// work an element is (`Launch::grain`).
+/// Elements per chunk below which splitting does not pay for elements of
+/// little work (`Launch::grain`).
 pub(super) const GRAIN: usize = 16 * 1024;
+
+/// The least work of a chunk (in the units of `c::cost`): `GRAIN`
+/// elements of a saxpy, about 10 units each (Note [Chunks]).
+const CHUNK_WORK: usize = 10 * GRAIN;
+
+/// The fewest elements of a chunk, however much work each is: a few
+/// blocks of lanes (Note [Loops in lockstep]).
+const MIN_GRAIN: usize = 256;
 
 /// The worker pool of `threads` workers (0: one per core), made once per
 /// process for each size asked for.
@@ -322,10 +335,12 @@ pub(super) struct Launch<'a> {
 
 impl Launch<'_> {
     /// Elements of this kernel per chunk below which splitting does not
-    /// pay: `GRAIN`, or more where an element is little work (Note
-    /// [Sequential below a cost] in `c/cost.rs`).
+    /// pay (Note [Sequential below a cost] in `c/cost.rs`): those of
+    /// `parallel_work`, and at least those of `CHUNK_WORK` and
+    /// `MIN_GRAIN` (Note [Chunks]).
     pub fn grain(&self) -> usize {
-        (self.parallel_work / self.k.cost.max(1)).max(GRAIN)
+        let cost = self.k.cost.max(1);
+        (self.parallel_work / cost).max(CHUNK_WORK / cost).max(MIN_GRAIN)
     }
 
     /// Chunk boundaries for `0 .. n` on this launch's workers (Note

@@ -62,8 +62,8 @@ pub struct CpuOptions {
     /// The estimated work (in the units of `c::cost`) below which a
     /// launch runs on one worker (`Config::with_parallel_work`,
     /// `ACCELERATE_PARALLEL_WORK`; default `PARALLEL_WORK`; Note
-    /// [Sequential below a cost] in `c/cost.rs`). 0 splits every launch of
-    /// more than `exec::GRAIN` elements.
+    /// [Sequential below a cost] in `c/cost.rs`). 0 splits every launch
+    /// with work enough for two chunks (Note [Chunks] in `exec.rs`).
     pub parallel_work: usize,
 }
 
