@@ -1319,14 +1319,7 @@ fn reads_the_same_in_every_step_of_a_loop_agree() {
     let ws: Vec<f32> = vec![0.5, -1.0, 2.0, 0.25, 3.0];
     let program = |rows: Vec<(i64, i64, i64)>| {
         let (xs, ws) = (use_array(Vector::from_elems(xs.clone())), use_array(Vector::from_elems(ws.clone())));
-        let rows = use_array(Vector::from_elems(rows));
-        generate(index1(rows.length()), move |i| {
-            let (off, len, k) = rows.index(i).unlift();
-            let (xs, ws) = (xs.clone(), ws.clone());
-            generate(index1(len), move |t| xs.index(index1(&off + unindex1(t))) * ws.index(index1(&k)))
-                .fold(0.0f32, |a, b| a + b)
-                .the()
-        })
+        common::weighted_row_sums(xs, ws, use_array(Vector::from_elems(rows)))
     };
     let rows: Vec<(i64, i64, i64)> =
         (0..40).map(|r| (r * 5 % 200, [0, 1, 7, 40, 3][r as usize % 5], r % 5)).collect();

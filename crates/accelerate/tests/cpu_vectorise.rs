@@ -9,6 +9,8 @@
 //!
 //! Skipped, saying so, without a C compiler or with one that is not GCC.
 
+mod common;
+
 use accelerate::prelude::*;
 use accelerate::{compile_with, Backend, Config, Program};
 use accelerate_programs::{dotp, saxpy};
@@ -42,6 +44,24 @@ fn vectorised(program: &str, report: &[(String, usize)], function: &str) {
     assert!(n.is_some_and(|n| n > 0), "{program}: no vectorised loop in {function}: {report:?}");
 }
 
+/// The steps of `z <- z * z + c` (a real Mandelbrot) before `z * z`
+/// exceeds 4, at most 255: a scalar loop per element.
+fn escape_count(c: Exp<f32>) -> Exp<i32> {
+    let end = while_loop(
+        lift((constant(0.0f32), constant(0i32))),
+        |s: &Exp<(f32, i32)>| {
+            let (z, i) = s.unlift();
+            (&z * &z).le(4.0f32) & i.lt(255i32)
+        },
+        move |s: &Exp<(f32, i32)>| {
+            let (z, i) = s.unlift();
+            lift((&z * &z + &c, i + 1i32))
+        },
+    );
+    let (_, i) = end.unlift();
+    i
+}
+
 #[test]
 fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     let Some(cpu) = cpu() else { return };
@@ -69,41 +89,14 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     vectorised("nbody", &r, "k0_rows_fast");
     vectorised("nbody", &r, "k0_part_fast");
 
-    let mandelbrot = |cs: Acc<Vector<f32>>| {
-        cs.map(|c| {
-            let end = while_loop(
-                lift((constant(0.0f32), constant(0i32))),
-                |s: &Exp<(f32, i32)>| {
-                    let (z, i) = s.unlift();
-                    (&z * &z).le(4.0f32) & i.lt(255i32)
-                },
-                move |s: &Exp<(f32, i32)>| {
-                    let (z, i) = s.unlift();
-                    lift((&z * &z + c, i + 1i32))
-                },
-            );
-            let (_, i) = end.unlift();
-            i
-        })
-    };
+    let mandelbrot = |cs: Acc<Vector<f32>>| cs.map(|c| escape_count(c.clone()));
     let r = report(&compile_with(mandelbrot, cpu.clone()).unwrap()).unwrap();
     vectorised("mandelbrot", &r, "k0");
     // the count used twice after the loop: the loop bound by a `let`, its
     // body the loop's tail (Note [A loop's tail in lockstep])
     let shaded = |cs: Acc<Vector<f32>>| {
         cs.map(|c| {
-            let end = while_loop(
-                lift((constant(0.0f32), constant(0i32))),
-                |s: &Exp<(f32, i32)>| {
-                    let (z, i) = s.unlift();
-                    (&z * &z).le(4.0f32) & i.lt(255i32)
-                },
-                move |s: &Exp<(f32, i32)>| {
-                    let (z, i) = s.unlift();
-                    lift((&z * &z + c, i + 1i32))
-                },
-            );
-            let (_, i) = end.unlift();
+            let i = escape_count(c.clone());
             (&i * &i).cast::<f32>().sqrt() + i.cast::<f32>()
         })
     };
@@ -344,16 +337,7 @@ fn fast_functions_compute_both_sides_of_small_branches() {
 #[test]
 fn reads_the_same_in_every_step_leave_scalar_loops() {
     let Some(cpu) = cpu() else { return };
-    let program = |xs: Acc<Vector<f32>>, ws: Acc<Vector<f32>>, rows: Acc<Vector<(i64, i64, i64)>>| {
-        generate(index1(rows.length()), move |i| {
-            let (off, len, k) = rows.index(i).unlift();
-            let (xs, ws) = (xs.clone(), ws.clone());
-            generate(index1(len), move |t| xs.index(index1(&off + unindex1(t))) * ws.index(index1(&k)))
-                .fold(0.0f32, |a, b| a + b)
-                .the()
-        })
-    };
-    let p = compile_with(program, cpu).unwrap();
+    let p = compile_with(common::weighted_row_sums, cpu).unwrap();
     let c = p.c_source().expect("compiled for the CPU");
     let fast = &c[c.find("_fast(").expect("a fast function")..];
     let fast = &fast[..fast.find("\n}\n").unwrap()];

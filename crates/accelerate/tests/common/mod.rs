@@ -657,3 +657,21 @@ macro_rules! hostile {
         }
     };
 }
+
+/// For each row `(offset, length, k)`, the sum of `xs[offset ..][..length]`
+/// each times `ws[k]`: a fold nested in a `generate`, which the lifting
+/// writes as a scalar loop per row whose reads of `ws` and of the row are
+/// the same in every step.
+pub fn weighted_row_sums(
+    xs: Acc<Vector<f32>>,
+    ws: Acc<Vector<f32>>,
+    rows: Acc<Vector<(i64, i64, i64)>>,
+) -> Acc<Vector<f32>> {
+    generate(index1(rows.length()), move |i| {
+        let (off, len, k) = rows.index(i).unlift();
+        let (xs, ws) = (xs.clone(), ws.clone());
+        generate(index1(len), move |t| xs.index(index1(&off + unindex1(t))) * ws.index(index1(&k)))
+            .fold(0.0f32, |a, b| a + b)
+            .the()
+    })
+}
