@@ -1590,7 +1590,7 @@ fn assigned(t: &str) -> Vec<&str> {
         let st = st.trim();
         let Some((lhs, _)) = st.split_once('=') else { continue };
         let lhs = lhs.trim_end_matches(['&', '|', '+', '-', '*', '^', '<', '>', '!']).trim();
-        if !lhs.is_empty() && lhs.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if is_word(lhs) {
             out.push(lhs);
         }
     }
@@ -1613,8 +1613,7 @@ fn defined(t: &str) -> Option<&str> {
     let (ty, rest) = t.split_once(' ')?;
     let v = rest.strip_suffix(';')?;
     let v = v.split_once('[').map_or(v, |(v, _)| v);
-    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    (word(ty) && word(v) && ty != "return").then_some(v)
+    (is_word(ty) && is_word(v) && ty != "return").then_some(v)
 }
 
 /// A line `T v = e;` as its type, variable and expression (`T` one word).
@@ -1622,6 +1621,10 @@ fn declaration(t: &str) -> Option<(&str, &str, &str)> {
     let (ty, rest) = t.split_once(' ')?;
     let (v, e) = rest.split_once(" = ")?;
     let e = e.strip_suffix(';')?;
-    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    (word(ty) && word(v) && ty != "return").then_some((ty, v, e))
+    (is_word(ty) && is_word(v) && ty != "return").then_some((ty, v, e))
+}
+
+/// Whether a C token is one word (a type's or a variable's name).
+fn is_word(w: &str) -> bool {
+    !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -226,16 +226,17 @@ impl<'f> Lockstep<'f> {
                 // a loop bound by a `let` whose body has no loop: the
                 // loop in lockstep, then its tail (Note [A loop's tail in
                 // lockstep])
-                ExpKind::Let(b, tail) if projects_loop(b).is_some() && !has_loop(tail) => {
-                    let (bound, w) = projects_loop(b)?;
-                    let mut l = Self::of_loop(w, binds, path, arg, rank0)?;
-                    l.tail = Some((bound, tail));
-                    return Some(l);
-                }
-                ExpKind::Let(b, body) => {
-                    binds.push(&**b);
-                    e = body;
-                }
+                ExpKind::Let(b, body) => match projects_loop(b) {
+                    Some((bound, w)) if !has_loop(body) => {
+                        let mut l = Self::of_loop(w, binds, path, arg, rank0)?;
+                        l.tail = Some((bound, body));
+                        return Some(l);
+                    }
+                    _ => {
+                        binds.push(&**b);
+                        e = body;
+                    }
+                },
                 ExpKind::While { .. } => return Self::of_loop(e, binds, path, arg, rank0),
                 _ => return None,
             }
