@@ -16,4 +16,6 @@ pub mod lift;
 pub mod one_hot;
 mod own_index;
 mod shrink;
+mod sibling_loops;
 pub mod simplify;
+mod strict;

@@ -205,6 +205,7 @@ fn simplify_body(e: &mut OpenExp, params: usize, opts: SimplifyOptions) {
     let mut env = vec![false; params];
     for r in 0..MAX_ROUNDS {
         let mut changed = shrink_body(e, params);
+        changed |= super::sibling_loops::merge_loops(e);
         changed |= round(e, &mut env);
         // Note [When CSE runs]
         if opts.cse && (r == 0 || !changed) {

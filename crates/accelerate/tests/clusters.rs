@@ -9,7 +9,7 @@
 //! and, in `.ci/run`, with `ACCELERATE_FLAGS=no-ilp`.
 
 use accelerate::prelude::*;
-use accelerate::{compile_with, explain_with, stats_with, Config, Stats};
+use accelerate::{compile_with, explain_with, run_with, stats_with, Config, Stats};
 
 /// The environment's backend, with fusion and clustering on whatever
 /// `ACCELERATE_FLAGS` says (CI runs this file with `no-fusion` and with
@@ -352,4 +352,55 @@ fn a_map_and_its_fold1_are_not_one_loop() {
     let (ys, m) = compile_with(f, ilp()).unwrap().run(&xs).unwrap();
     assert_eq!(ys.to_vec(), vec![3.0, -12.0, 6.0, 1.5, 0.75, -3.0]);
     assert_eq!(m.to_vec(), vec![6.0, 1.5]);
+}
+
+/// Producers whose elements may fail (integer divisions by data) share a
+/// loop only where everything that reads one reads the other on every
+/// path (Note [Clusters and errors]): summed, they fail together
+/// anyway, and are one kernel; read under a conditional, each fails
+/// only where it is read, and they stay apart.
+#[test]
+fn producers_that_may_fail_share_a_loop_only_where_read_together() {
+    let program = |d1: &[i64], d2: &[i64], summed: bool| {
+        let (d1, d2) =
+            (use_array(Vector::from_elems(d1.to_vec())), use_array(Vector::from_elems(d2.to_vec())));
+        let n = d1.length();
+        let (x1, x2) = (d1.clone(), d2.clone());
+        let a = generate(index1(&n), move |i| 1000i64 / x1.index(i.clone()) + x2.index(i));
+        let (x1, x2) = (d1.clone(), d2.clone());
+        let b = generate(index1(&n), move |i| 1000i64 / x2.index(i.clone()) + x1.index(i));
+        // read back to front: not at their own index, so not fused
+        generate(index1(&n), move |i| {
+            let back = index1(&n - 1i64 - unindex1(i.clone()));
+            let (x, y) = (a.index(&back), b.index(&back));
+            if summed {
+                x + y
+            } else {
+                cond(d1.index(i).gt(0i64), x, y)
+            }
+        })
+    };
+    let d1: Vec<i64> = (1..=40).collect();
+    let mut d2: Vec<i64> = (0..40).map(|k| 40 - k).collect();
+    let at = |d1: &[i64], d2: &[i64], k: usize| (1000 / d1[k] + d2[k], 1000 / d2[k] + d1[k]);
+    let want: Vec<i64> = (0..40).rev().map(|k| at(&d1, &d2, k).0 + at(&d1, &d2, k).1).collect();
+    let kernels = |p: &Acc<Vector<i64>>, config: &Config| stats_with(p, config).unwrap().kernels;
+    let (summed, guarded) = (program(&d1, &d2, true), program(&d1, &d2, false));
+    assert_eq!((kernels(&summed, &ilp()), kernels(&summed, &no_ilp())), (2, 3));
+    assert_eq!((kernels(&guarded, &ilp()), kernels(&guarded, &no_ilp())), (3, 3));
+    for config in [ilp(), no_ilp()] {
+        assert_eq!(run_with(&summed, &config).unwrap().to_vec(), want);
+    }
+    // a zero in d2: b fails, and so does their sum; the guarded program
+    // reads only a, and succeeds on the interpreter, which defers a
+    // failed binding's error to the scalar reads of it (the compiled
+    // backends fail a launch that names a failed array, read or not)
+    d2[7] = 0;
+    let want: Vec<i64> = (0..40).rev().map(|k| 1000 / d1[k] + d2[k]).collect();
+    for config in [ilp(), no_ilp()] {
+        let err = run_with(&program(&d1, &d2, true), &config).unwrap_err();
+        assert!(matches!(err, accelerate::Error::DivisionByZero { .. }), "{err}");
+        let interp = config.with_backend(accelerate::Backend::Interpreter);
+        assert_eq!(run_with(&program(&d1, &d2, false), &interp).unwrap().to_vec(), want);
+    }
 }

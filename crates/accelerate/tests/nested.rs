@@ -701,3 +701,74 @@ fn loops_nested_three_deep_step_only_their_running_elements() {
     let want: Vec<i64> = lv.iter().map(|&l| loops_ref(l, 3)).collect();
     assert_eq!(run_env(&r).unwrap().to_vec(), want);
 }
+
+/// Per row `i` of a ragged signal (the `lens[i]` samples from
+/// `starts[i]`) and per bin `k`: the squared sums of the samples times a
+/// table's entries at two phases, as the audio program's real and
+/// imaginary parts (`accelerate_programs::audio`).
+fn two_sums(signal: &[f32], starts: &[i64], lens: &[i64], table: &[f32], bins: i64) -> Acc<Matrix<f32>> {
+    let (signal, table) =
+        (use_array(Vector::from_elems(signal.to_vec())), use_array(Vector::from_elems(table.to_vec())));
+    let (starts, lens) =
+        (use_array(Vector::from_elems(starts.to_vec())), use_array(Vector::from_elems(lens.to_vec())));
+    let period = table.length();
+    generate(index2(lens.length(), bins), move |ix| {
+        let (i, k) = unindex2(ix);
+        let (start, len) = (starts.index(index1(&i)), lens.index(index1(&i)));
+        let sum = |shift: i64| {
+            let (signal, table, start, k, period) =
+                (signal.clone(), table.clone(), start.clone(), k.clone(), period.clone());
+            generate(index1(&len), move |j| {
+                let j = unindex1(j);
+                let phase = ((&k * 2i64 + 1i64) * &j + shift) % period;
+                signal.index(index1(&start + &j)) * table.index(index1(phase))
+            })
+            .fold(0.0f32, |a, b| a + b)
+            .the()
+        };
+        let (re, im) = (sum(0), sum(2));
+        &re * &re + &im * &im
+    })
+}
+
+fn two_sums_ref(signal: &[f32], starts: &[i64], lens: &[i64], table: &[f32], bins: i64) -> Vec<f32> {
+    let mut out = Vec::new();
+    for (&s, &n) in starts.iter().zip(lens) {
+        for k in 0..bins {
+            let sum = |shift: i64| -> f32 {
+                (0..n)
+                    .map(|j| signal[(s + j) as usize] * table[(((2 * k + 1) * j + shift) % 8) as usize])
+                    .sum()
+            };
+            let (re, im) = (sum(0), sum(2));
+            out.push(re * re + im * im);
+        }
+    }
+    out
+}
+
+/// Two folds over one range in each element become one loop that
+/// carries both sums (Note [Sibling loops] in `opt/sibling_loops.rs`):
+/// the lifter makes a loop of each, clustering puts them in one kernel
+/// (they may fail, but the one reader reads both: Note [Clusters and
+/// errors]), and the simplifier merges the loops. Small integers: every
+/// sum is exact in f32, in any order.
+#[test]
+fn two_folds_over_one_range_are_one_loop() {
+    let signal: Vec<f32> = (0..40).map(|k| (k % 7) as f32 - 3.0).collect();
+    let table: Vec<f32> = (0..8).map(|k| (k % 5) as f32 - 2.0).collect();
+    let (starts, lens) = (vec![0i64, 3, 10, 20, 39], vec![5i64, 0, 7, 20, 1]);
+    let r = two_sums(&signal, &starts, &lens, &table, 3);
+    assert_eq!(run_env(&r).unwrap().to_vec(), two_sums_ref(&signal, &starts, &lens, &table, 3));
+    let text = accelerate::explain_with(&r, &Config::default()).unwrap();
+    let plan = text.split("== plan ==").nth(1).unwrap();
+    // one kernel: one loop in each of its two functions (by index and by
+    // position), where the two loops were two kernels
+    assert_eq!(plan.matches("while").count(), 2, "{plan}");
+    let merged = accelerate::stats_with(&r, &Config::default()).unwrap();
+    let apart = accelerate::stats_with(&r, &Config::default().with_clusters(false)).unwrap();
+    assert_eq!(merged.kernels + 1, apart.kernels);
+    // a row past the signal's end: the read's error, fused or not
+    let r = two_sums(&signal, &[0, 36], &[5, 5], &table, 2);
+    assert!(matches!(run_env(&r), Err(Error::IndexOutOfBounds { .. })), "{:?}", run_env(&r));
+}

@@ -627,6 +627,56 @@ proptest! {
 // ---------------------------------------------------------------------------
 // while_loop
 
+/// Two loops over `j < n` per element `n`: the sum of `t[j % len] *
+/// (j + 1)` and the sum of `100 / t[j % len]` (which divides by zero
+/// where the table has a zero), combined by `form`: 0 as arguments of
+/// `+`, 1 let-bound and read on every path, 2 under a conditional.
+fn sibling_sums(ns: &[i64], table: &[i64], form: usize) -> Acc<Vector<i64>> {
+    let len = table.len() as i64;
+    let t = use_array(Vector::from_elems(table.to_vec()));
+    let sum = |n: &Exp<i64>, divide: bool| {
+        let (t, n) = (t.clone(), n.clone());
+        while_loop(
+            lift((constant(0i64), constant(0i64))),
+            move |s| s.fst().lt(&n),
+            move |s| {
+                let (j, a) = s.unlift();
+                let x = t.index(index1(&j % len));
+                let term = if divide { 100i64 / x } else { x * (&j + 1i64) };
+                lift((j + 1i64, a + term))
+            },
+        )
+        .snd()
+    };
+    use_array(Vector::from_elems(ns.to_vec())).map(|n| {
+        let (a, b) = (sum(n, false), sum(n, true));
+        match form {
+            0 => a * 7i64 + b,
+            1 => &a * &a + &b * &a + &b,
+            _ => cond(n.lt(4i64), a, b),
+        }
+    })
+}
+
+/// Loops over one count in one element are merged into one loop where
+/// every evaluation of the element evaluates both (Note [Sibling loops]
+/// in `opt/sibling_loops.rs`), and kept apart under a conditional, where
+/// the loop not taken may divide by zero without failing the program.
+#[test]
+fn sibling_while_loops_are_one_loop_where_both_are_evaluated() {
+    for (form, loops) in [(0, 1), (1, 1), (2, 2)] {
+        let p = sibling_sums(&[1, 5], &[1, 2, 3], form);
+        let text = accelerate::explain(&p).unwrap();
+        let plan = text.split("== plan ==").nth(1).unwrap();
+        // each loop once in each of the kernel's two functions (by index
+        // and by position)
+        assert_eq!(plan.matches("while").count(), 2 * loops, "form {form}: {plan}");
+    }
+    // the loop not taken divides by zero
+    let got = try_run(|| sibling_sums(&[1, 2, 3], &[5, 0], 2)).unwrap().to_vec();
+    assert_eq!(got, vec![5, 5, 20]);
+}
+
 fn collatz_steps(mut n: u64) -> u32 {
     let mut k = 0;
     while n != 1 {
@@ -654,6 +704,42 @@ proptest! {
             .snd()
         })?;
         prop_assert_eq!(got, xs.iter().map(|&n| collatz_steps(n)).collect::<Vec<_>>());
+    }
+
+    /// Loops over one count in one element (`sibling_sums`) agree with
+    /// plain Rust, merged or not.
+    #[test]
+    fn sibling_while_loops_agree_with_plain_rust(
+        ns in vec(0i64..12, 0..10),
+        table in vec(-4i64..5, 1..16),
+        form in 0usize..3,
+    ) {
+        let len = table.len() as i64;
+        let got = try_run(|| sibling_sums(&ns, &table, form));
+        let sum_ref = |n: i64, divide: bool| -> Option<i64> {
+            (0..n).try_fold(0i64, |a, j| {
+                let x = table[(j % len) as usize];
+                let term = if divide { 100i64.checked_div(x)? } else { x * (j + 1) };
+                Some(a.wrapping_add(term))
+            })
+        };
+        let want: Option<Vec<i64>> = ns
+            .iter()
+            .map(|&n| match form {
+                0 => Some(sum_ref(n, false)? * 7 + sum_ref(n, true)?),
+                1 => {
+                    let (a, b) = (sum_ref(n, false)?, sum_ref(n, true)?);
+                    Some(a * a + b * a + b)
+                }
+                _ if n < 4 => sum_ref(n, false),
+                _ => sum_ref(n, true),
+            })
+            .collect();
+        match (got, want) {
+            (Ok(got), Some(want)) => prop_assert_eq!(got.to_vec(), want),
+            (Err(Error::DivisionByZero { .. }), None) => {}
+            (got, want) => prop_assert!(false, "got {:?}, want {:?}", got, want),
+        }
     }
 
     #[test]

@@ -36,14 +36,16 @@ pub(crate) struct Loop {
     pub same: Vec<OpenExp>,
     /// A permute's defaults, as a delayed array.
     pub defaults: Option<DelayedArray>,
+    /// Whether its elements may raise an error of their own (Note
+    /// [Clusters and errors]): a permute's index function does not count,
+    /// since its siblings have the same one.
+    pub raises: bool,
 }
 
-/// The loop of a candidate whose result has rank `rank`. Only operations
-/// whose elements raise no error of their own are candidates (Note
-/// [Clusters and errors]); a permute's index function may, since its
-/// siblings have the same one.
+/// The loop of a candidate whose result has rank `rank`. Only producers
+/// may raise errors of their own (Note [Clusters and errors]).
 pub(crate) fn loop_of(a: &OpenAcc, rank: usize) -> Option<Loop> {
-    let lp = loop_any(a, rank)?;
+    let mut lp = loop_any(a, rank)?;
     let mut code = vec![&lp.src.index.body];
     code.extend(lp.defaults.iter().map(|d| &d.index.body));
     match &a.kind {
@@ -54,7 +56,8 @@ pub(crate) fn loop_of(a: &OpenAcc, rank: usize) -> Option<Loop> {
         AccKind::Permute { combine, .. } => code.push(&combine.body),
         _ => {}
     }
-    (!code.into_iter().any(raises_in)).then_some(lp)
+    lp.raises = code.into_iter().any(raises_in);
+    (!lp.raises || lp.kind == Kind::Generate).then_some(lp)
 }
 
 /// Whether a scalar term has an operation that can raise an error.
@@ -78,7 +81,7 @@ fn delayed(a: &OpenAcc, rank: usize) -> Option<DelayedArray> {
 }
 
 fn loop_any(a: &OpenAcc, rank: usize) -> Option<Loop> {
-    let plain = |kind, src| Some(Loop { kind, src, same: Vec::new(), defaults: None });
+    let plain = |kind, src| Some(Loop { kind, src, same: Vec::new(), defaults: None, raises: false });
     match &a.kind {
         AccKind::Fold { seed, array, .. } => {
             plain(Kind::Fold { seeded: seed.is_some() }, delayed(array, rank + 1)?)
@@ -94,7 +97,13 @@ fn loop_any(a: &OpenAcc, rank: usize) -> Option<Loop> {
             let AccKind::Delayed(src) = &source.kind else { return None };
             let defaults = delayed(defaults, rank)?;
             let same = vec![index.body.clone(), defaults.shape.clone()];
-            Some(Loop { kind: Kind::Permute, src: src.clone(), same, defaults: Some(defaults) })
+            Some(Loop {
+                kind: Kind::Permute,
+                src: src.clone(),
+                same,
+                defaults: Some(defaults),
+                raises: false,
+            })
         }
         _ => None,
     }

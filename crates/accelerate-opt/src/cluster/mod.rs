@@ -81,7 +81,15 @@
 //! integers, no checked read or index conversion: `simplify::raises`);
 //! a `fold1` of empty rows fails, but its siblings are `fold1`s of the
 //! same shape, which fail with it (a producer, which would not, pairs
-//! only with folds that have a seed). What remains is an input whose own
+//! only with folds that have a seed). Producers whose elements may fail
+//! are candidates too, but pair only with producers, and only where
+//! every binding that reads one of the two (and the block's body) reads
+//! both, in scalar code, in every function or expression that reads
+//! either, on every path (`read_together`, Note [Strict reads]): then a
+//! failure of one is seen exactly where the other is read, and the
+//! readers fail in the same cases clustered or not (the lifted real and
+//! imaginary parts of the audio program's bins, which the magnitude
+//! reads together). What remains is an input whose own
 //! binding failed: the cluster reads it for one member and fails for all
 //! (`docs/semantics.md`, "Clusters and errors").
 //!
@@ -227,6 +235,9 @@ struct Candidate {
     reads: Vec<usize>,
     /// A fold's or permute's source.
     src: Option<DelayedArray>,
+    /// Whether its elements may raise an error of their own (a producer's
+    /// only: Note [Clusters and errors]).
+    raises: bool,
 }
 
 impl Cx<'_> {
@@ -315,7 +326,7 @@ impl Cx<'_> {
         })();
         let tys = env.split_off(base);
         r?;
-        let entries = match self.clusters(&binds, &tys, base) {
+        let entries = match self.clusters(&binds, &tys, base, &body) {
             Some((groups, deps)) => rewrite(binds, locs, &mut body, &tys, base, groups, &deps),
             None => binds.into_iter().zip(locs).collect(),
         };
@@ -334,6 +345,7 @@ impl Cx<'_> {
         binds: &[OpenAcc],
         tys: &[ArraysTy],
         base: usize,
+        body: &OpenAcc,
     ) -> Option<(Vec<Group>, Vec<Group>)> {
         let mut cands: Vec<Candidate> = Vec::new();
         // each producer candidate's shape, canonical: the shape of a fold
@@ -352,8 +364,9 @@ impl Cx<'_> {
                     key.push('|');
                     key.push_str(&format!("{:?}", canonical_shape(e, size, &shapes).kind));
                 }
+                let raises = lp.raises;
                 let src = (lp.kind != Kind::Generate).then_some(lp.src);
-                cands.push(Candidate { pos, kind: lp.kind, key, reads: levels_read(b, size), src });
+                cands.push(Candidate { pos, kind: lp.kind, key, reads: levels_read(b, size), src, raises });
             }
         }
         // what each binding reads (a candidate's reads known already), and
@@ -413,8 +426,18 @@ impl Cx<'_> {
             }
         }
         let (mut pairs, mut along) = (Vec::new(), Vec::new());
+        let mut body_reads = None;
         for (&(a, b), &common) in &shared {
             let (ca, cb) = (&cands[a], &cands[b]);
+            if ca.raises || cb.raises {
+                // producers that fail only where the same readers fail
+                let body_reads = body_reads.get_or_insert_with(|| levels_read(body, base + binds.len()));
+                let siblings = ca.kind == Kind::Generate && cb.kind == Kind::Generate && common > 0;
+                if siblings && read_together(binds, (body, body_reads), &deps, base, ca.pos, cb.pos) {
+                    pairs.push((a, b, common as f64));
+                }
+                continue;
+            }
             let diagonal = match (ca.kind, cb.kind) {
                 (Kind::Generate, Kind::Fold { seeded: true }) => {
                     diagonal(ca, cb, &binds[cb.pos], base, &deps[cb.pos], &anc_all, a)
@@ -480,6 +503,57 @@ fn diagonal(
     let mut in_op = Vec::new();
     std::iter::once(&op.body).chain(seed).for_each(|e| accelerate_ir::visit::arrays_read(e, &mut in_op));
     (!through && !in_op.contains(&var) && combine::reads_at_own_index(src, var)).then_some(true)
+}
+
+/// Whether the bindings at positions `a` and `b` of a block, producers
+/// that may raise errors of their own, fail only together if clustered
+/// (Note [Clusters and errors]): each binding that reads one, and the
+/// block's body (with the levels it reads), reads both, in scalar code,
+/// strictly in every function that reads either (Note [Strict reads]).
+fn read_together(
+    binds: &[OpenAcc],
+    (body, body_reads): (&OpenAcc, &[usize]),
+    deps: &[Vec<usize>],
+    base: usize,
+    a: usize,
+    b: usize,
+) -> bool {
+    let (la, lb) = (base + a, base + b);
+    let together = |t: &OpenAcc, size: usize, ra: bool, rb: bool| match (ra, rb) {
+        (false, false) => true,
+        (true, true) => reads_strictly(&mut t.clone(), size, &[la, lb]),
+        _ => false,
+    };
+    let n = binds.len();
+    together(body, base + n, body_reads.contains(&la), body_reads.contains(&lb))
+        && deps
+            .iter()
+            .enumerate()
+            .all(|(r, ds)| together(&binds[r], base + r, ds.contains(&a), ds.contains(&b)))
+}
+
+/// Whether term `t` (at environment size `size`) reads the array levels
+/// `levels` only in scalar code, each function or expression that reads
+/// one of them reading all of them on every path.
+fn reads_strictly(t: &mut OpenAcc, size: usize, levels: &[usize]) -> bool {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        let var = |l: usize| size - 1 - l;
+        if matches!(t.kind, AccKind::Var(k) if levels.iter().any(|&l| var(l) == k)) {
+            return false;
+        }
+        let exp_ok = |e: &OpenExp| {
+            let vars: Vec<usize> = levels.iter().map(|&l| var(l)).collect();
+            let mut read = Vec::new();
+            accelerate_ir::visit::arrays_read(e, &mut read);
+            !read.iter().any(|r| vars.contains(r))
+                || crate::strict::strict(e).is_some_and(|s| vars.iter().all(|v| s.arrays.contains(v)))
+        };
+        parts_mut(t).into_iter().all(|p| match p {
+            Part::Exp(e) => exp_ok(e),
+            Part::Fun(f) => exp_ok(&f.body),
+            Part::Acc(x, binders) => reads_strictly(x, size + binders, levels),
+        })
+    })
 }
 
 /// Calls `f` on every free array variable of `a` (as an index at its
