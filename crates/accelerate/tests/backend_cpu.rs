@@ -677,6 +677,40 @@ fn products_in_blocks_of_the_shared_dimension_agree_to_the_bit() {
 /// value and reads past the end of its vector at a step every element
 /// takes, whose error must be the interpreter's; and a loop whose reads
 /// follow the element (not uniform: one element at a time).
+/// Sparse products whose rows fold in order (a few non-zeros each) with
+/// one column past `x` in one row: the fast function leaves the row's
+/// loop (Note [Optimistic checks in loops]), the checked one reports the
+/// read as the interpreter does.
+#[test]
+fn sparse_products_with_a_column_out_of_bounds_agree() {
+    for bad in [None, Some(0usize), Some(7), Some(35)] {
+        let lens: Vec<i64> = (0..12).map(|r| (r * 5 % 7) as i64).collect();
+        let nnz = lens.iter().sum::<i64>() as usize;
+        let mut offs = vec![0i64];
+        for l in &lens {
+            offs.push(offs.last().unwrap() + l);
+        }
+        let mut cols: Vec<i64> = (0..nnz).map(|k| (k * 3 % 10) as i64).collect();
+        if let Some(b) = bad.filter(|&b| b < nnz) {
+            cols[b] = 10;
+        }
+        let vals: Vec<f32> = (0..nnz).map(|k| (k % 5) as f32 - 2.0).collect();
+        let x: Vec<f32> = (0..10).map(|k| k as f32 * 0.5).collect();
+        agree(
+            || {
+                let (vals, cols) = (
+                    use_array(Vector::from_elems(vals.clone())),
+                    use_array(Vector::from_elems(cols.clone())),
+                );
+                let x = use_array(Vector::from_elems(x.clone()));
+                generate(vals.shape(), move |ix| vals.index(ix.clone()) * x.index(index1(cols.index(ix))))
+                    .fold_seg_offsets(0.0f32, |a, b| a + b, use_array(Vector::from_elems(offs.clone())))
+            },
+            bits_f32,
+        );
+    }
+}
+
 #[test]
 fn uniform_loops_agree() {
     for (n, k) in [(37usize, 0usize), (1000, 1), (1000, 17), (5, 3)] {

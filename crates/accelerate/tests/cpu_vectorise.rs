@@ -298,6 +298,27 @@ fn short_float_segments_fold_in_scalar_code_and_integer_ones_may_vectorise() {
     assert!(!c.contains("ACC_SCALAR_FLOAT("), "{c}");
 }
 
+/// A float row folded in order is a scalar loop, which a failed check
+/// leaves in a fast function (Note [Optimistic checks in loops]) instead
+/// of setting the flag in every step: SMVM's gather `x[col[k]]`. The
+/// checked function reports the read (`tests/backend_cpu.rs`,
+/// `sparse_products_with_a_column_out_of_bounds_agree`).
+#[test]
+fn checks_of_float_rows_in_order_leave_the_loop() {
+    let Some(cpu) = cpu() else { return };
+    let p =
+        |vals: Acc<Vector<f32>>, cols: Acc<Vector<i64>>, x: Acc<Vector<f32>>, offs: Acc<Vector<i64>>| {
+            generate(vals.shape(), move |ix| vals.index(ix) * x.index(index1(cols.index(ix))))
+                .fold_seg_offsets(0.0f32, |a, b| a + b, offs)
+        };
+    let c = compile_with(p, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let fast = &c[c.find("_fast(").expect("a fast function")..];
+    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let scalar = fast.find("ACC_SCALAR_FLOAT(").expect("a row in order");
+    let row = &fast[fast[..scalar].rfind("for (").unwrap()..scalar];
+    assert!(row.contains("acc_bad = 1; break; }") && !row.contains("acc_bad |="), "{row}");
+}
+
 /// A fast function computes both sides of small branches, the checks of
 /// a side masked by the condition under which the program takes it
 /// (`acc_bad |= g & !ok`), so that the loop has no branch (Note [Both

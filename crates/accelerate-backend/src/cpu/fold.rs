@@ -652,17 +652,31 @@ fn fold_in_order(
     loc: SrcLoc,
 ) {
     let k = g.fresh("k");
-    g.open(&format!("for (int64_t {k} = {lo}; {k} < {hi}; {k}++) {{"));
+    // (binary16 is stored as a 16-bit integer)
+    let float = |t: &ScalarTy| matches!(t, ScalarTy::F32 | ScalarTy::F64);
+    let header = format!("for (int64_t {k} = {lo}; {k} < {hi}; {k}++) {{");
+    // a loop kept scalar leaves it on a failed check in a fast function
+    // (Note [Optimistic checks in loops]); one the vectoriser may take
+    // keeps its checks branch-free
+    let scalar = acc.ty.leaves().iter().any(float);
+    if scalar {
+        g.open_scalar_loop(&header);
+    } else {
+        g.open(&header);
+    }
     let x = row.read(g, src, &k, loc);
     let v = g.apply(f, vec![acc.clone(), x]);
     assign(g, acc, &v);
     for (leaf, t) in acc.leaves.iter().zip(acc.ty.leaves()) {
-        // (binary16 is stored as a 16-bit integer)
-        if matches!(t, ScalarTy::F32 | ScalarTy::F64) {
+        if float(&t) {
             g.line(&format!("ACC_SCALAR_FLOAT({leaf});"));
         }
     }
-    g.close("}");
+    if scalar {
+        g.close_scalar_loop();
+    } else {
+        g.close("}");
+    }
 }
 
 /// The reduction of the non-empty range `base + lo .. base + hi`, with

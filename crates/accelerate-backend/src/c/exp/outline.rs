@@ -228,6 +228,7 @@ impl ExpGen<'_> {
         let saved_indent = std::mem::replace(&mut self.indent, 1);
         // (a `break` cannot leave a function)
         let saved_loops = std::mem::replace(&mut self.in_loops, 0);
+        let saved_scalar_loops = std::mem::replace(&mut self.in_scalar_loops, 0);
         self.outlining.nesting += 1;
         self.outlining.parents.push(fact.size);
         let (body, val) = self.aside(|g| stacker::maybe_grow(64 * 1024, 1024 * 1024, || g.exp_inner(e, env)));
@@ -235,6 +236,7 @@ impl ExpGen<'_> {
         self.outlining.parents.pop();
         self.indent = saved_indent;
         self.in_loops = saved_loops;
+        self.in_scalar_loops = saved_scalar_loops;
         self.contexts = saved_contexts;
         self.optimistic = saved_flag;
         let chunk = self.outlining.chunks.pop().expect("pushed above");
