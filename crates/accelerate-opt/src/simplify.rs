@@ -30,6 +30,9 @@
 //! - *Projections of tuples*: `(a, b).0` is `a` when `b` cannot fail or
 //!   loop (dropping a failing component would drop its error; a variable
 //!   counts as possibly failing, its binding's error being deferred to it).
+//! - *Sibling loops* (`sibling_loops`, Note [Sibling loops]): counted
+//!   `while` loops over the same range that every evaluation of a term
+//!   evaluates become one loop carrying every state.
 //! - *Common subexpressions* (`trafo::cse`, unless switched off): a term
 //!   equal to a let-bound one becomes its variable, and a repeated term
 //!   one copy of which is computed on every path is bound once. It runs at
