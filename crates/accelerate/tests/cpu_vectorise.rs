@@ -279,6 +279,21 @@ fn dropped_sources_go_to_the_spare_place_only_when_their_update_cannot_fail() {
     }
 }
 
+/// A sparse matrix (rows by their offsets) times `x`: a segmented fold
+/// of a gather.
+fn sparse_products(
+    vals: Acc<Vector<f32>>,
+    cols: Acc<Vector<i64>>,
+    x: Acc<Vector<f32>>,
+    offs: Acc<Vector<i64>>,
+) -> Acc<Vector<f32>> {
+    generate(vals.shape(), move |ix| vals.index(ix) * x.index(index1(cols.index(ix)))).fold_seg_offsets(
+        0.0f32,
+        |a, b| a + b,
+        offs,
+    )
+}
+
 /// A short segment folded in order keeps a float accumulator scalar
 /// (Note [Short ranges in order]): GCC would vectorise the chain with
 /// gathers for a sparse product's reads. An integer accumulator, whose
@@ -286,13 +301,12 @@ fn dropped_sources_go_to_the_spare_place_only_when_their_update_cannot_fail() {
 #[test]
 fn short_float_segments_fold_in_scalar_code_and_integer_ones_may_vectorise() {
     let Some(cpu) = cpu() else { return };
-    let floats =
-        |vals: Acc<Vector<f32>>, cols: Acc<Vector<i64>>, x: Acc<Vector<f32>>, offs: Acc<Vector<i64>>| {
-            generate(vals.shape(), move |ix| vals.index(ix) * x.index(index1(cols.index(ix))))
-                .fold_seg_offsets(0.0f32, |a, b| a + b, offs)
-        };
     let ints = |xs: Acc<Vector<i64>>, offs: Acc<Vector<i64>>| xs.fold_seg_offsets(0i64, |a, b| a + b, offs);
-    let c = compile_with(floats, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = compile_with(sparse_products, cpu.clone())
+        .unwrap()
+        .c_source()
+        .expect("compiled for the CPU")
+        .to_string();
     assert!(c.contains("ACC_SCALAR_FLOAT("), "{c}");
     let c = compile_with(ints, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
     assert!(!c.contains("ACC_SCALAR_FLOAT("), "{c}");
@@ -306,12 +320,7 @@ fn short_float_segments_fold_in_scalar_code_and_integer_ones_may_vectorise() {
 #[test]
 fn checks_of_float_rows_in_order_leave_the_loop() {
     let Some(cpu) = cpu() else { return };
-    let p =
-        |vals: Acc<Vector<f32>>, cols: Acc<Vector<i64>>, x: Acc<Vector<f32>>, offs: Acc<Vector<i64>>| {
-            generate(vals.shape(), move |ix| vals.index(ix) * x.index(index1(cols.index(ix))))
-                .fold_seg_offsets(0.0f32, |a, b| a + b, offs)
-        };
-    let c = compile_with(p, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = compile_with(sparse_products, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
     let fast = &c[c.find("_fast(").expect("a fast function")..];
     let fast = &fast[..fast.find("\n}\n").unwrap()];
     let scalar = fast.find("ACC_SCALAR_FLOAT(").expect("a row in order");
