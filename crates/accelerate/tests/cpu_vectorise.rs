@@ -375,3 +375,65 @@ fn reads_the_same_in_every_step_leave_scalar_loops() {
     let checks = body.lines().filter(|l| l.contains("= 1; break; }")).count();
     assert_eq!(checks, 1, "checks left in the loop:\n{fast}");
 }
+
+/// The audio program's inner loop in small: for each row `(off, len)`,
+/// the sum over `t` below `len` of `xs[off + t] * tw[(step * t) % 64]`,
+/// `step` odd and growing with the row.
+fn twiddled_sums(
+    xs: Acc<Vector<f32>>,
+    tw: Acc<Vector<f32>>,
+    rows: Acc<Vector<(i64, i64)>>,
+) -> Acc<Vector<f32>> {
+    generate(index1(rows.length()), move |i| {
+        let (off, len) = rows.index(i.clone()).unlift();
+        let step = unindex1(i) * 2i64 + 1i64;
+        let (xs, tw) = (xs.clone(), tw.clone());
+        generate(index1(len), move |t| {
+            let t = unindex1(t);
+            xs.index(index1(&off + &t)) * tw.index(index1((&step * &t) % 64i64))
+        })
+        .fold(0.0f32, |a, b| a + b)
+        .the()
+    })
+}
+
+/// A scalar loop over a counter is written twice in the fast function
+/// (Note [Versioned counted loops]): without its checks and with
+/// unsigned remainders, taken when the counter's range proves them, and
+/// as it was otherwise.
+#[test]
+fn counted_loops_are_versioned_on_their_counters_range() {
+    let Some(cpu) = cpu() else { return };
+    let p = compile_with(twiddled_sums, cpu).unwrap();
+    let c = p.c_source().expect("compiled for the CPU");
+    let fast = &c[c.find("_fast(").expect("a fast function")..];
+    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let loops: Vec<&str> = fast.split("for (;;) {").skip(1).collect();
+    assert_eq!(loops.len(), 2, "one loop, twice:\n{fast}");
+    let (proven, general) = (loops[0], loops[1]);
+    assert!(proven.contains("} else {"), "the proven loop first:\n{fast}");
+    let checks = |code: &str| code.lines().filter(|l| l.contains("= 1; break; }")).count();
+    assert_eq!(checks(proven), 0, "checks left in the proven loop:\n{fast}");
+    assert!(!proven.contains("acc_rem_int64_t") && proven.contains("% (uint64_t)64"), "{fast}");
+    assert_eq!(checks(general), 2, "the general loop checks both reads:\n{fast}");
+    assert!(general.contains("acc_rem_int64_t"), "{fast}");
+
+    // and both agree with plain Rust, where the range proves the checks
+    // and where a row leaves `xs` (an error)
+    let xs: Vec<f32> = (0..40).map(|k| k as f32 * 0.25 - 3.0).collect();
+    let tw: Vec<f32> = (0..64).map(|k| (k as f32 * 0.1).cos()).collect();
+    let rows = vec![(0i64, 10i64), (5, 0), (7, 33), (39, 1)];
+    let want: Vec<f32> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, &(off, len))| {
+            let step = 2 * i as i64 + 1;
+            (0..len).fold(0.0f32, |a, t| a + xs[(off + t) as usize] * tw[((step * t) % 64) as usize])
+        })
+        .collect();
+    let (xv, tv) = (Vector::from_elems(xs), Vector::from_elems(tw));
+    let got = p.run((&xv, &tv, &Vector::from_elems(rows))).unwrap();
+    assert_eq!(got.to_vec(), want);
+    let err = p.run((&xv, &tv, &Vector::from_elems(vec![(35i64, 6i64)]))).unwrap_err();
+    assert!(matches!(err, accelerate::Error::IndexOutOfBounds { .. }), "{err}");
+}

@@ -989,3 +989,92 @@ proptest! {
         prop_assert_eq!(r.value(), (product(sh), small.size() as i64, 1));
     }
 }
+
+/// For each row `(off, lo, len, step, shift)`, the sum over `t` from `lo`
+/// below `len` of `xs[off + t] * table[(step * t + shift) % 8] + (step * t
+/// + shift) / 8`: a loop over a counter whose reads and divisions its
+/// range may prove safe (Note [Versioned counted loops] in the CPU
+/// backend's `c/exp/counted.rs`). `nested`: a fold of a `generate` from
+/// 0 (`lo` unused, a negative `len` taken as 0); otherwise a
+/// `while_loop` from `lo`. `modulo` uses
+/// `mod` and `div` (rounding down) where the other uses `%` and `/`.
+fn strided_sums(
+    rows: &[(i64, i64, i64, i64, i64)],
+    xs: &[i64],
+    table: &[i64],
+    nested: bool,
+    modulo: bool,
+) -> Acc<Vector<i64>> {
+    let (xs, table) =
+        (use_array(Vector::from_elems(xs.to_vec())), use_array(Vector::from_elems(table.to_vec())));
+    let term = move |off: &Exp<i64>, step: &Exp<i64>, shift: &Exp<i64>, t: &Exp<i64>| {
+        let m = step * t + shift;
+        let (j, q) = if modulo { (m.mod_floor(8i64), m.div_floor(8i64)) } else { (&m % 8i64, &m / 8i64) };
+        xs.index(index1(off + t)) * table.index(index1(j)) + q
+    };
+    use_array(Vector::from_elems(rows.to_vec())).map(move |row| {
+        let (off, lo, len, step, shift) = row.unlift();
+        if nested {
+            // (a negative length would be an error of the extent)
+            let len = cond(len.lt(0i64), constant(0i64), len);
+            let term = term.clone();
+            generate(index1(&len), move |t| term(&off, &step, &shift, &unindex1(t)))
+                .fold(0i64, |a, b| a + b)
+                .the()
+        } else {
+            let term = term.clone();
+            while_loop(
+                lift((lo, constant(0i64))),
+                move |s| s.fst().lt(&len),
+                move |s| {
+                    let (t, a) = s.unlift();
+                    let x = term(&off, &step, &shift, &t);
+                    lift((t + 1i64, a + x))
+                },
+            )
+            .snd()
+        }
+    })
+}
+
+proptest! {
+    /// Loops over a counter agree with plain Rust whether or not their
+    /// counter's range proves their reads inside and their dividends not
+    /// negative: offsets and counters that start below zero, rows that
+    /// leave `xs`, steps whose products wrap, empty and negative lengths.
+    #[test]
+    fn counted_loops_agree_with_plain_rust(
+        rows in vec(
+            (
+                -3i64..20,
+                -3i64..5,
+                -2i64..14,
+                prop_oneof![-3i64..5, Just(i64::MAX / 3), Just(i64::MIN / 2), Just(1i64 << 61)],
+                prop_oneof![-12i64..12, Just(i64::MAX - 40)],
+            ),
+            0..8,
+        ),
+        xs in vec(-50i64..50, 1..24),
+        table in vec(-9i64..9, 1..12),
+        nested: bool,
+        modulo: bool,
+    ) {
+        let got = try_run(|| strided_sums(&rows, &xs, &table, nested, modulo));
+        let sum_ref = |&(off, lo, len, step, shift): &(i64, i64, i64, i64, i64)| -> Option<i64> {
+            let from = if nested { 0 } else { lo };
+            (from..len).try_fold(0i64, |a, t| {
+                let m = step.wrapping_mul(t).wrapping_add(shift);
+                let (j, q) = if modulo { (m.rem_euclid(8), m.div_euclid(8)) } else { (m % 8, m / 8) };
+                let x = *xs.get(usize::try_from(off.wrapping_add(t)).ok()?)?;
+                let y = *table.get(usize::try_from(j).ok()?)?;
+                Some(a.wrapping_add(x.wrapping_mul(y)).wrapping_add(q))
+            })
+        };
+        let want: Option<Vec<i64>> = rows.iter().map(sum_ref).collect();
+        match (got, want) {
+            (Ok(got), Some(want)) => prop_assert_eq!(got.to_vec(), want),
+            (Err(Error::IndexOutOfBounds { .. }), None) => {}
+            (got, want) => prop_assert!(false, "got {:?}, want {:?}", got, want),
+        }
+    }
+}

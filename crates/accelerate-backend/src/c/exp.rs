@@ -57,6 +57,7 @@ use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+mod counted;
 mod outline;
 
 /// A value in C: its type and one C atom (a variable or a literal) per leaf.
@@ -1035,6 +1036,26 @@ impl<'a> ExpGen<'a> {
             }
             None => code,
         };
+        // Note [Versioned counted loops]
+        let versioned = match self.optimistic.clone() {
+            Some(flag) => counted::version(&code, &vars, &x.leaves, &flag, &stop, &mut |b| self.fresh(b)),
+            None => None,
+        };
+        if let Some(v) = versioned {
+            for l in &v.before {
+                self.line(l);
+            }
+            self.line(&format!("if ({}) {{", v.ok));
+            self.line("for (;;) {");
+            self.push_code(&v.code);
+            self.line("}");
+            self.line("} else {");
+            self.line("for (;;) {");
+            self.push_code(&code);
+            self.line("}");
+            self.line("}");
+            return state;
+        }
         self.line("for (;;) {");
         self.push_code(&code);
         self.line("}");
