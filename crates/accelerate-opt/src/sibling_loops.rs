@@ -62,6 +62,12 @@ const BUDGET: usize = 1 << 16;
 /// Merges sibling loops in `e` and in every term below it; whether it
 /// merged any.
 pub(crate) fn merge_loops(e: &mut OpenExp) -> bool {
+    // most terms have no two loops to merge: a walk without the spine's
+    // sets says so first (the walk below builds a set at each node, and
+    // ran in every round of the simplifier)
+    if !two_loops(e) {
+        return false;
+    }
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
         let mut w =
             Walk { path: Vec::new(), lets: Vec::new(), sites: Vec::new(), changed: false, budget: BUDGET };
@@ -69,6 +75,21 @@ pub(crate) fn merge_loops(e: &mut OpenExp) -> bool {
         let sites = std::mem::take(&mut w.sites);
         w.changed | (whole && merge_at(e, sites))
     })
+}
+
+/// Whether `e` has at least two `while` loops, found without recursion.
+fn two_loops(e: &OpenExp) -> bool {
+    let (mut stack, mut loops) = (vec![e], 0);
+    while let Some(x) = stack.pop() {
+        if matches!(x.kind, ExpKind::While { .. }) {
+            loops += 1;
+            if loops == 2 {
+                return true;
+            }
+        }
+        accelerate_ir::visit::each_child(x, |c| stack.push(c));
+    }
+    false
 }
 
 /// A walk of a term's spine (Note [Strict reads]: the subterms every
