@@ -56,6 +56,11 @@ use std::fmt::Write;
 /// Sums of products of at most this many terms are followed.
 const MAX_TERMS: usize = 8;
 
+/// Loops of more lines are not versioned: the copy would double the C
+/// compiler's work on a large step (Note [Outlined chunks]) for a loop
+/// whose checks are a small part of it.
+const MAX_LINES: usize = 2000;
+
 /// A product of a literal and values computed before the loop.
 #[derive(Clone, Debug, PartialEq)]
 struct Term {
@@ -150,6 +155,9 @@ pub(super) fn version(
         return None;
     }
     let lines: Vec<&str> = code.lines().collect();
+    if lines.len() > MAX_LINES {
+        return None;
+    }
     let trimmed: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
     // top-level declarations of the step, and every variable assigned
     let mut defs: HashMap<&str, &str> = HashMap::new();
@@ -314,7 +322,7 @@ pub(super) fn version(
                 let (l, h) = end(f)?;
                 format!("({l} >= 0 & {h} >= 0 & {l} < {e} & {h} < {e})")
             }
-            Condition::AtLeast(e, p) => format!("({e} >= {p}LL)"),
+            Condition::AtLeast(e, p) => format!("({e} >= {})", c_i64(*p)),
         };
         if tested.insert(test.clone()) {
             before.push(format!("{ok} &= {test};"));
@@ -342,7 +350,7 @@ fn eval(before: &mut Vec<String>, f: &Affine, at: &str, into: &str, ok: &str) {
     for (t, times_counter) in terms {
         let (first, rest) = match (t.k, t.vars.split_first()) {
             (1, Some((v, rest))) => (v.clone(), rest),
-            _ => (format!("{}LL", t.k), t.vars.as_slice()),
+            _ => (c_i64(t.k), t.vars.as_slice()),
         };
         let _ = write!(s, " t = {first};");
         for v in rest {
@@ -355,6 +363,16 @@ fn eval(before: &mut Vec<String>, f: &Affine, at: &str, into: &str, ok: &str) {
     }
     s.push_str(" }");
     before.push(s);
+}
+
+/// A 64-bit literal in C (whose `-9223372036854775808LL` would be the
+/// negation of a constant too large for its type).
+fn c_i64(k: i64) -> String {
+    if k == i64::MIN {
+        "INT64_MIN".into()
+    } else {
+        format!("{k}LL")
+    }
 }
 
 /// Follows copies `v = u` among the step's declarations.
