@@ -1041,24 +1041,24 @@ impl<'a> ExpGen<'a> {
             Some(flag) => counted::version(&code, &vars, &x.leaves, &flag, &stop, &mut |b| self.fresh(b)),
             None => None,
         };
-        if let Some(v) = versioned {
-            for l in &v.before {
-                self.line(l);
+        let write_loop = |g: &mut Self, step: &str| {
+            g.line("for (;;) {");
+            g.push_code(step);
+            g.line("}");
+        };
+        match versioned {
+            Some(v) => {
+                for l in &v.before {
+                    self.line(l);
+                }
+                self.line(&format!("if ({}) {{", v.ok));
+                write_loop(self, &v.code);
+                self.line("} else {");
+                write_loop(self, &code);
+                self.line("}");
             }
-            self.line(&format!("if ({}) {{", v.ok));
-            self.line("for (;;) {");
-            self.push_code(&v.code);
-            self.line("}");
-            self.line("} else {");
-            self.line("for (;;) {");
-            self.push_code(&code);
-            self.line("}");
-            self.line("}");
-            return state;
+            None => write_loop(self, &code),
         }
-        self.line("for (;;) {");
-        self.push_code(&code);
-        self.line("}");
         state
     }
 

@@ -62,14 +62,14 @@ const MAX_TERMS: usize = 8;
 const MAX_LINES: usize = 2000;
 
 /// A product of a literal and values computed before the loop.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Term {
     k: i64,
     vars: Vec<String>,
 }
 
 /// `a * c + b` for the loop's counter `c`, each a sum of terms.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Affine {
     a: Vec<Term>,
     b: Vec<Term>,
@@ -193,7 +193,7 @@ pub(super) fn version(
         return None;
     }
     let lo = init.get(k)?;
-    if !is_word(lo) && literal(lo).is_none() {
+    if !is_word(lo) && int_literal(lo).is_none() {
         return None;
     }
 
@@ -204,6 +204,16 @@ pub(super) fn version(
     let mut conditions: Vec<Condition> = Vec::new();
     let mut dropped = HashSet::new();
     let check_line = format!("{{ {flag} = 1; break; }}");
+    // what a variable or literal of the step is known to be
+    let known = |x: &str, facts: &HashMap<String, Fact>| -> Option<Fact> {
+        if let Some(f) = facts.get(x) {
+            return Some(f.clone());
+        }
+        if let Some(k) = int_literal(x) {
+            return Some(Fact::Affine(Affine::constant(k)));
+        }
+        (is_word(x) && !inside.contains(x)).then(|| Fact::Affine(Affine::invariant(x)))
+    };
     let mut depth = 0usize;
     // the condition's code runs for the counter's last value `n` too:
     // only the step's is versioned
@@ -235,15 +245,6 @@ pub(super) fn version(
             continue;
         };
         let indent = &line[..line.len() - line.trim_start().len()];
-        let known = |x: &str, facts: &HashMap<String, Fact>| -> Option<Fact> {
-            if let Some(f) = facts.get(x) {
-                return Some(f.clone());
-            }
-            if let Some(k) = literal(x) {
-                return Some(Fact::Affine(Affine::constant(k)));
-            }
-            (is_word(x) && !inside.contains(x)).then(|| Fact::Affine(Affine::invariant(x)))
-        };
         if let Some(f) = facts.get(e).cloned() {
             facts.insert(v.to_string(), f);
         }
@@ -301,16 +302,16 @@ pub(super) fn version(
     let mut before =
         vec![format!("acc_bool {ok} = {lo} < {n};"), format!("const int64_t {hi} = {ok} ? {n} - 1 : {lo};")];
     // each value's two ends, once
-    let mut ends: HashMap<String, (String, String)> = HashMap::new();
+    let mut ends: HashMap<Affine, (String, String)> = HashMap::new();
     for f in needs {
-        if let std::collections::hash_map::Entry::Vacant(e) = ends.entry(format!("{f:?}")) {
+        if let std::collections::hash_map::Entry::Vacant(e) = ends.entry(f) {
             let (x_lo, x_hi) = (fresh("r"), fresh("r"));
-            eval(&mut before, &f, lo, &x_lo, &ok);
-            eval(&mut before, &f, &hi, &x_hi, &ok);
+            eval(&mut before, e.key(), lo, &x_lo, &ok);
+            eval(&mut before, e.key(), &hi, &x_hi, &ok);
             e.insert((x_lo, x_hi));
         }
     }
-    let end = |f: &Affine| ends.get(&format!("{f:?}")).cloned();
+    let end = |f: &Affine| ends.get(f).cloned();
     let mut tested = HashSet::new();
     for cond in &conditions {
         let test = match cond {
@@ -387,7 +388,7 @@ fn resolve<'a>(defs: &HashMap<&str, &'a str>, mut e: &'a str) -> Option<String> 
 }
 
 /// `v` of a literal `((int64_t)vLL)` or a plain integer.
-fn literal(x: &str) -> Option<i64> {
+fn int_literal(x: &str) -> Option<i64> {
     let s = x.strip_prefix("((int64_t)").and_then(|r| r.strip_suffix("LL)")).unwrap_or(x);
     s.parse().ok()
 }
@@ -420,7 +421,7 @@ fn division(e: &str) -> Option<(&str, &str, i64)> {
     if rest.strip_suffix(')')? != d {
         return None;
     }
-    let p = literal(d)?;
+    let p = int_literal(d)?;
     (is_word(x) && p > 0).then_some((op, x, p))
 }
 
@@ -451,7 +452,7 @@ fn affine(e: &str, known: &dyn Fn(&str) -> Option<Fact>) -> Option<Affine> {
     let inner = e.strip_prefix("(int64_t)((uint64_t)")?.strip_suffix(')')?;
     let (m, x) = inner.split_once(" + (uint64_t)")?;
     let (z, d) = m.split_once(" * (uint64_t)")?;
-    if literal(z) != Some(0) || !is_word(d) {
+    if int_literal(z) != Some(0) || !is_word(d) {
         return None;
     }
     form(x)
