@@ -437,3 +437,44 @@ fn counted_loops_are_versioned_on_their_counters_range() {
     let err = p.run((&xv, &tv, &Vector::from_elems(vec![(35i64, 6i64)]))).unwrap_err();
     assert!(matches!(err, accelerate::Error::IndexOutOfBounds { .. }), "{err}");
 }
+
+/// Left scans of integers by `+`, `min` and the bit operators scan a
+/// vector at a time (Note [Vector scans]), in both the function over
+/// whole rows and the one over pieces; a float scan, a right scan and a
+/// scan by another operator go an element at a time. Their results are
+/// tested on every backend in `tests/ops_fold_scan.rs`.
+#[test]
+fn integer_left_scans_scan_a_vector_at_a_time() {
+    let Some(cpu) = cpu() else { return };
+    fn vectors<A: accelerate::exec::ProgramArgs, R: Arrays>(p: &Program<A, R>) -> usize {
+        let c = p.c_source().expect("compiled for the CPU");
+        let calls = c.matches("_vscan(cv, xs, ").count();
+        // one call in `_rows`, two in `_piece` (the piece that starts the
+        // row, and the others from their carries)
+        assert!(calls == 0 || c.contains("__attribute__((vector_size(64)))"), "{c}");
+        calls
+    }
+    let sums = compile_with(|xs: Acc<Vector<i32>>| xs.scanl(0i32, |a, b| a + b), cpu.clone()).unwrap();
+    assert_eq!(vectors(&sums), 3);
+    let minima =
+        compile_with(|xs: Acc<Matrix<i64>>| xs.map(|x| x * 3i64).scanl1(|a, b| a.min(b)), cpu.clone());
+    assert_eq!(vectors(&minima.unwrap()), 3);
+    let bits = compile_with(|xs: Acc<Vector<u8>>| xs.scanl(0u8, |a, b| a ^ b), cpu.clone()).unwrap();
+    assert_eq!(vectors(&bits), 3);
+    let floats = compile_with(|xs: Acc<Vector<f32>>| xs.scanl(0.0f32, |a, b| a + b), cpu.clone()).unwrap();
+    assert_eq!(vectors(&floats), 0);
+    let right = compile_with(|xs: Acc<Vector<i32>>| xs.scanr(0i32, |a, b| a + b), cpu.clone()).unwrap();
+    assert_eq!(vectors(&right), 0);
+    let products = compile_with(|xs: Acc<Vector<i32>>| xs.scanl(1i32, |a, b| a * b), cpu).unwrap();
+    assert_eq!(vectors(&products), 0);
+
+    let xs: Vec<i32> = (0..1000).map(|i| (i * 7919) % 23 - 11).collect();
+    let got = sums.run(&Vector::from_elems(xs.clone())).unwrap().to_vec();
+    let want: Vec<i32> = std::iter::once(0)
+        .chain(xs.iter().scan(0i32, |a, &x| {
+            *a += x;
+            Some(*a)
+        }))
+        .collect();
+    assert_eq!(got, want);
+}

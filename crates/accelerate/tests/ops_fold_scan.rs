@@ -400,6 +400,118 @@ float_props!(f32_props, f32);
 float_props!(f64_props, f64);
 
 // ---------------------------------------------------------------------------
+// Integer scans by `+`, `min`, `max` and the bit operators, which the CPU
+// backend scans a vector at a time (Note [Vector scans]): rows of up to
+// 200 elements (so every lane count, 8 to 64, and what is left after the
+// last whole vector), sources fused (the even operators) or not (the odd
+// ones), and a row long enough to be cut into pieces on the workers. One
+// program per operator, seed or none: its seed is a parameter of its
+// kernel, so the cases after the first come from the kernel cache.
+
+macro_rules! vector_scan_props {
+    ($m:ident, $t:ty) => {
+        mod $m {
+            use super::*;
+
+            type Op2 = fn(&Exp<$t>, &Exp<$t>) -> Exp<$t>;
+            type Ref2 = fn($t, $t) -> $t;
+
+            /// The operators, in the language and in plain Rust.
+            fn operators() -> [(&'static str, Op2, Ref2); 6] {
+                [
+                    ("+", |a, b| a + b, |a, b| a.wrapping_add(b)),
+                    ("min", |a, b| a.min(b), |a, b| a.min(b)),
+                    ("max", |a, b| a.max(b), |a, b| a.max(b)),
+                    ("&", |a, b| a & b, |a, b| a & b),
+                    ("|", |a, b| a | b, |a, b| a | b),
+                    ("^", |a, b| a ^ b, |a, b| a ^ b),
+                ]
+            }
+
+            /// `scanl z` (or `scanl1`) with operator `which` of the rows
+            /// of the matrix `xs` (extents `d`), of `x * 3 + 1` for an
+            /// even `which`, against the sequential reference.
+            fn check(which: usize, seed: Option<$t>, d: &[usize], xs: &[$t], cfg: &Config) {
+                let (name, f, f_ref) = operators()[which];
+                let fused = which % 2 == 0;
+                let elems: Vec<$t> = if fused {
+                    xs.iter().map(|&x| x.wrapping_mul(3).wrapping_add(1)).collect()
+                } else {
+                    xs.to_vec()
+                };
+                let op = match seed {
+                    Some(z) => Op::Scanl(z),
+                    None => Op::Scanl1,
+                };
+                let a = use_array(array::<DIM2, $t>(d, xs.to_vec()));
+                let a = if fused { a.map(|x| x * (3 as $t) + (1 as $t)) } else { a };
+                let got = match seed {
+                    Some(z) => run_with(&a.scanl(z, f), cfg),
+                    None => run_with(&a.scanl1(f), cfg),
+                };
+                let got = dims_and_data(&got.expect("runs"));
+                assert_eq!(
+                    got,
+                    reference(op, f_ref, d, &elems),
+                    "{op:?} with {name} on {d:?}, fused {fused}"
+                );
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig::with_cases(48))]
+
+                #[test]
+                fn integer_scans_by_vectors_are_the_sequential_scans(
+                    which in 0..6usize,
+                    seed in proptest::option::of(int_elems!($t)),
+                    (d, xs) in (extent(0, 3), extent(1, 200)).prop_flat_map(|(a, b)| {
+                        (Just(vec![a, b]), proptest::collection::vec(int_elems!($t), a * b))
+                    }),
+                ) {
+                    check(which, seed, &d, &xs, &cfg());
+                }
+            }
+
+            /// A row long enough to be cut into pieces when every launch
+            /// is split (`with_parallel_work(0)`), by each operator.
+            #[test]
+            fn long_integer_scans_by_vectors_are_the_sequential_scans() {
+                let n = 70_001;
+                let xs: Vec<$t> =
+                    (0..n as u64).map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as $t).collect();
+                let cfg = cfg().with_parallel_work(0);
+                for which in 0..6 {
+                    check(which, Some(5 as $t), &[1, n], &xs, &cfg);
+                    check(which, None, &[1, n], &xs, &cfg);
+                }
+            }
+        }
+    };
+}
+
+vector_scan_props!(i8_vector_scans, i8);
+vector_scan_props!(u16_vector_scans, u16);
+vector_scan_props!(i32_vector_scans, i32);
+vector_scan_props!(u32_vector_scans, u32);
+vector_scan_props!(i64_vector_scans, i64);
+vector_scan_props!(u64_vector_scans, u64);
+
+/// A fused source whose last element reads past its array: the scan a
+/// vector at a time reports the read, as the scan an element at a time
+/// does, in a row short enough for one worker and in one cut into pieces.
+#[test]
+fn a_vector_scan_of_a_source_that_reads_past_its_array_fails() {
+    for n in [100i64, 70_000] {
+        for cfg in [cfg(), cfg().with_parallel_work(0)] {
+            let xs = use_array(Vector::from_elems((0..n as i32).collect::<Vec<_>>()));
+            let shifted = generate(index1(n), move |ix| xs.index(index1(unindex1(ix) + 1i64)));
+            let err = run_with(&shifted.scanl(0i32, |a, b| a + b), &cfg).unwrap_err();
+            assert!(matches!(err, Error::IndexOutOfBounds { .. }), "{n}: {err}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Edge cases, spelled out
 
 fn cfg() -> Config {

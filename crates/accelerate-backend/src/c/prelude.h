@@ -61,6 +61,17 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
 #define ACC_SCALAR_FLOAT(x) ((void)0)
 #endif
 
+/* The lanes of two vectors of type M picked by constant indices (the
+ * first vector's lanes, then the second's): for the vector scans of
+ * backend/cpu/scan.rs (Note [Vector scans]). Clang and GCC 12 have
+ * `__builtin_shufflevector`; older GCC has `__builtin_shuffle`, whose
+ * indices are a vector of the same shape. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define ACC_SHUFFLE2(M, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define ACC_SHUFFLE2(M, a, b, ...) __builtin_shuffle(a, b, (M){__VA_ARGS__})
+#endif
+
 /* Bit casts (memcpy: the defined way in C) and 64-bit bit counts (of a
  * nonzero operand for CLZ and CTZ). */
 static inline float acc_f32_bits(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
