@@ -47,8 +47,32 @@ pub(crate) fn element_cost(spec: &plan::Kernel) -> usize {
     for e in spec.skeleton.scalar_code() {
         cost = cost.saturating_add(exp_cost(e));
     }
+    if let plan::Skeleton::Permute(p) = &spec.skeleton {
+        // Note [Scatters one at a time]; the old value is the combining
+        // function's variable 0
+        if accelerate_ir::visit::reads_var(&p.combine.body, 0) {
+            cost = cost.saturating_mul(SCATTER);
+        }
+    }
     cost.max(1)
 }
+
+// Note [Scatters one at a time]
+// The units of `exp_cost` were set on streaming loops, which the C
+// compiler vectorises and the memory bounds (a saxpy). A permute that
+// combines each element into its target reads and writes that target at
+// a position computed from the data, one element at a time (the updates
+// of one vector could collide), and usually gathers the values it adds
+// from positions computed the same way. Each of its elements takes
+// several times the time its units estimate: PageRank's step (its links'
+// shares `ranks[from] / degree[from]` added into `incoming[to]`, 20000
+// vertices, `examples/pagerank`'s formulation) was estimated at 30 units a
+// link, so that its 200000 links ran on one worker: 4.8 ms for 10
+// iterations, where split between the two workers of the Xeon of
+// docs/benchmarks.md they took 3.7 ms; one worker was faster only below
+// about 60000 links (the ninth session on issue 21). So a combining
+// permute's element counts `SCATTER` times its units.
+const SCATTER: usize = 4;
 
 /// The estimated work of one application of `f`.
 pub(crate) fn fun_cost(f: &Fun) -> usize {
