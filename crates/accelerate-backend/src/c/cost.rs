@@ -47,12 +47,9 @@ pub(crate) fn element_cost(spec: &plan::Kernel) -> usize {
     for e in spec.skeleton.scalar_code() {
         cost = cost.saturating_add(exp_cost(e));
     }
-    if let plan::Skeleton::Permute(p) = &spec.skeleton {
-        // Note [Scatters one at a time]; the old value is the combining
-        // function's variable 0
-        if accelerate_ir::visit::reads_var(&p.combine.body, 0) {
-            cost = cost.saturating_mul(SCATTER);
-        }
+    // Note [Scatters one at a time]
+    if matches!(&spec.skeleton, plan::Skeleton::Permute(p) if !super::kernel::overwrites(p)) {
+        cost = cost.saturating_mul(SCATTER);
     }
     cost.max(1)
 }

@@ -27,7 +27,7 @@ use super::kernel::KernelGen;
 use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, declare, in_scan_order, leaf_path, read_at, store, Source};
+use crate::c::kernel::{assign, commutative, declare, in_scan_order, read_at, store, Source};
 use crate::c::{c_type, CVal, ExpGen};
 use crate::host::Env;
 use accelerate_base::array::ScalarTy;
@@ -250,7 +250,7 @@ fn piece_from(
 
 /// The loop over `k` from `from` in scan order, within `lo .. hi`, each
 /// step combining element `base + k` into `acc` and storing it at `at`
-/// (an expression of `k`): for a left scan with a `vector` helper, whole
+/// (an expression of `k`): with a `vector` helper (left scans only), whole
 /// vectors of elements first (Note [Vector scans]), then one at a time.
 #[allow(clippy::too_many_arguments)]
 fn scan_loop(
@@ -265,7 +265,7 @@ fn scan_loop(
     left: bool,
     loc: SrcLoc,
 ) {
-    let Some(v) = vector.filter(|_| left) else {
+    let Some(v) = vector else {
         open_scan_loop(g, from, (lo, hi), left);
         scan_step(g, op, src, base, acc, obufs, at, loc);
         g.close("}");
@@ -364,19 +364,14 @@ impl VectorScan {
     /// `f` is one of the operators Note [Vector scans] names.
     fn of(f: &Fun, elt: &EltTy, kernel: &str) -> Option<VectorScan> {
         use PrimFun::*;
-        use ScalarTy::*;
         let EltTy::Scalar(ty) = elt else { return None };
-        if !matches!(ty, I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64) || f.params.len() != 2 {
+        // one primitive of both arguments (`commutative`), on an integer
+        if !ty.is_integral() || !commutative(f) {
             return None;
         }
-        let ExpKind::Prim(prim @ (Add | Min | Max | BAnd | BOr | BXor), args) = &f.body.kind else {
+        let ExpKind::Prim(prim @ (Add | Min | Max | BAnd | BOr | BXor), _) = &f.body.kind else {
             return None;
         };
-        let [a, b] = args.as_slice() else { return None };
-        match (leaf_path(a)?, leaf_path(b)?) {
-            ((u, p), (v, q)) if u != v && p.is_empty() && q.is_empty() => {}
-            _ => return None,
-        }
         let lanes = 64 / ty.size_bytes();
         Some(VectorScan { name: format!("{kernel}_vscan"), ty: *ty, lanes, prim: *prim })
     }
