@@ -5,7 +5,8 @@
 //! a Mandelbrot escape loop (Note [Loops in lockstep]), a stencil's
 //! interior (`cpu/stencil.rs`), an argmin over short rows (Note [Short
 //! rows]), a matrix product's column blocks (Note [Column blocks]) and
-//! k-means' uniform loop over the centroids (Note [Uniform loops]).
+//! k-means' uniform loop over the centroids (Note [Uniform loops]); and
+//! the audio program's bins, whose loops are jammed (Note [Jammed loops]).
 //!
 //! Skipped, saying so, without a C compiler or with one that is not GCC.
 
@@ -435,6 +436,81 @@ fn counted_loops_are_versioned_on_their_counters_range() {
     let got = p.run((&xv, &tv, &Vector::from_elems(rows))).unwrap();
     assert_eq!(got.to_vec(), want);
     let err = p.run((&xv, &tv, &Vector::from_elems(vec![(35i64, 6i64)]))).unwrap_err();
+    assert!(matches!(err, accelerate::Error::IndexOutOfBounds { .. }), "{err}");
+}
+
+/// The audio program's bins: for each window (a row: its offset in `xs`
+/// and its length) and each of `bins` columns, the sum over the window
+/// of its samples and the twiddle factors at `(2c + 1) t % 64`. Every
+/// column of a row counts to the row's length; each reads its own
+/// twiddles.
+fn binned_sums(
+    xs: Acc<Vector<f32>>,
+    tw: Acc<Vector<f32>>,
+    rows: Acc<Vector<(i64, i64)>>,
+    bins: Acc<Scalar<i64>>,
+) -> Acc<Matrix<f32>> {
+    generate(index2(rows.length(), bins.the()), move |ix| {
+        let (r, c) = unindex2(ix);
+        let (off, len) = rows.index(index1(r)).unlift();
+        let step = c * 2i64 + 1i64;
+        let (xs, tw) = (xs.clone(), tw.clone());
+        generate(index1(len), move |t| {
+            let t = unindex1(t);
+            xs.index(index1(&off + &t)) * tw.index(index1((&step * &t) % 64i64))
+        })
+        .fold(0.0f32, |a, b| a + b)
+        .the()
+    })
+}
+
+/// Neighbouring elements whose loops count alike but read apart run
+/// jammed, four in one loop (Note [Jammed loops]), which is still
+/// versioned on its counter's range (Note [Versioned counted loops]);
+/// the results are each element's sum alone, to the bit, and a window
+/// that leaves `xs` is an error. Where the count differs between
+/// neighbours (`twiddled_sums`: one window an element) nothing is jammed.
+#[test]
+fn loops_that_count_alike_are_jammed() {
+    let Some(cpu) = cpu() else { return };
+    let p = compile_with(binned_sums, cpu.clone()).unwrap();
+    let c = p.c_source().expect("compiled for the CPU");
+    let fast = &c[c.find("_fast(").expect("a fast function")..];
+    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let jammed = &fast[fast.find("4 elements' loops jammed").expect("a jammed block")..];
+    let proven = jammed.split("for (;;) {").nth(1).expect("the jammed loop");
+    let proven = &proven[..proven.find("} else {").expect("versioned")];
+    assert!(!proven.contains("= 1; break; }") && !proven.contains("acc_rem_int64_t"), "{fast}");
+    assert_eq!(proven.matches("% (uint64_t)64").count(), 4, "one twiddle a lane:\n{fast}");
+    let other = compile_with(twiddled_sums, cpu).unwrap();
+    assert!(!other.c_source().unwrap().contains("loops jammed"));
+
+    let xs: Vec<f32> = (0..90).map(|k| (k as f32 * 0.37).sin()).collect();
+    let tw: Vec<f32> = (0..64).map(|k| (k as f32 * 0.1).cos()).collect();
+    let rows = vec![(0i64, 10i64), (5, 0), (7, 83), (89, 1), (30, 44)];
+    for bins in [1i64, 3, 4, 7, 64] {
+        let want: Vec<u32> = rows
+            .iter()
+            .flat_map(|&(off, len)| {
+                let (xs, tw) = (&xs, &tw);
+                (0..bins).map(move |c| {
+                    let step = 2 * c + 1;
+                    (0..len).fold(0.0f32, |a, t| a + xs[(off + t) as usize] * tw[((step * t) % 64) as usize])
+                })
+            })
+            .map(f32::to_bits)
+            .collect();
+        let (xv, tv, rv) = (
+            Vector::from_elems(xs.clone()),
+            Vector::from_elems(tw.clone()),
+            Vector::from_elems(rows.clone()),
+        );
+        let got = p.run((&xv, &tv, &rv, &Scalar::scalar(bins))).unwrap();
+        assert_eq!(got.to_vec().into_iter().map(f32::to_bits).collect::<Vec<_>>(), want, "{bins} bins");
+    }
+    let (xv, tv) = (Vector::from_elems(xs), Vector::from_elems(tw));
+    let err =
+        p.run((&xv, &tv, &Vector::from_elems(vec![(80i64, 11i64)]), &Scalar::scalar(8i64))).unwrap_err();
     assert!(matches!(err, accelerate::Error::IndexOutOfBounds { .. }), "{err}");
 }
 

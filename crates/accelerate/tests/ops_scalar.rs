@@ -1078,3 +1078,119 @@ proptest! {
         }
     }
 }
+
+/// Each element of a `rows x cols` matrix sums `len` products of a row's
+/// samples and a table read at a position that depends on the column,
+/// `(2c + 1) t + shift` modulo the table's length (the audio program's
+/// bins): every element of a row counts to the same length, and the
+/// elements of a row read different table entries, so the CPU backend
+/// jams neighbouring elements' loops (Note [Jammed loops] in
+/// `cpu/generate.rs`). `rows` gives each row's offset in `xs` and its
+/// length; `modulo` uses `mod_floor` (never negative) where the other
+/// uses `%` (negative for a negative `shift`, an error of the read).
+fn jammed_sums(
+    rows: &[(i64, i64)],
+    cols: i64,
+    shift: i64,
+    xs: &[f32],
+    table: &[f32],
+    modulo: bool,
+) -> Acc<Matrix<f32>> {
+    let (xs, table) =
+        (use_array(Vector::from_elems(xs.to_vec())), use_array(Vector::from_elems(table.to_vec())));
+    let rows = use_array(Vector::from_elems(rows.to_vec()));
+    let period = table.length();
+    generate(index2(rows.length(), constant(cols)), move |ix| {
+        let (r, c) = unindex2(ix);
+        let (off, len) = rows.index(index1(r)).unlift();
+        let len = cond(len.lt(0i64), constant(0i64), len);
+        let step = 2i64 * c + 1i64;
+        let (xs, table, period) = (xs.clone(), table.clone(), period.clone());
+        generate(index1(&len), move |t| {
+            let t = unindex1(t);
+            let m = &step * &t + shift;
+            let j = if modulo { m.mod_floor(&period) } else { &m % &period };
+            xs.index(index1(&off + &t)) * table.index(index1(j))
+        })
+        .fold(0.0f32, |a, b| a + b)
+        .the()
+    })
+}
+
+proptest! {
+    /// Jammed loops (Note [Jammed loops]) give each element the sum it
+    /// has alone, to the bit: rows shorter than the lanes jammed and
+    /// rows that are not a multiple of them, empty and negative lengths,
+    /// rows that leave `xs` and table positions below zero (errors).
+    #[test]
+    fn jammed_loops_agree_with_plain_rust(
+        rows in vec((-3i64..40, -2i64..30), 0..6),
+        cols in 0i64..11,
+        shift in -5i64..40,
+        xs in vec(-1.0f32..1.0, 1..64),
+        table in vec(-1.0f32..1.0, 1..20),
+        modulo: bool,
+    ) {
+        let got = try_run(|| jammed_sums(&rows, cols, shift, &xs, &table, modulo));
+        let p = table.len() as i64;
+        let elem = |(off, len): (i64, i64), c: i64| -> Option<f32> {
+            (0..len.max(0)).try_fold(0.0f32, |a, t| {
+                let m = (2 * c + 1) * t + shift;
+                let j = if modulo { m.rem_euclid(p) } else { m % p };
+                let x = *xs.get(usize::try_from(off + t).ok()?)?;
+                let y = *table.get(usize::try_from(j).ok()?)?;
+                Some(a + x * y)
+            })
+        };
+        let want: Option<Vec<f32>> =
+            rows.iter().flat_map(|&row| (0..cols).map(move |c| elem(row, c))).collect();
+        match (got, want) {
+            (Ok(got), Some(want)) => {
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(&got.to_vec()), bits(&want));
+            }
+            (Err(Error::IndexOutOfBounds { .. }), None) => {}
+            (got, want) => prop_assert!(false, "got {:?}, want {:?}", got, want),
+        }
+    }
+}
+
+/// 64-bit operands near the bound below which a quotient or remainder is
+/// computed in 32 bits (Note [Narrow division] in the C backends'
+/// `prelude_common.h`): 2^31 and 2^32, give or take a little, either
+/// sign, and small values.
+fn near_31_bits() -> BoxedStrategy<i64> {
+    prop_oneof![
+        (-3i64..3).prop_map(|d| (1i64 << 31) + d),
+        (-3i64..3).prop_map(|d| (1i64 << 32) + d),
+        (-3i64..3).prop_map(|d| -(1i64 << 31) + d),
+        0i64..1000,
+        -1000i64..0,
+    ]
+    .boxed()
+}
+
+proptest! {
+    /// Division and remainder of `i64` and `u64` operands on either side
+    /// of the 31-bit bound agree with Rust's (Note [Narrow division]).
+    #[test]
+    fn division_near_the_31_bit_bound_is_exact(xys in vec((near_31_bits(), near_31_bits()), 1..40)) {
+        let xys: Vec<(i64, i64)> = xys.into_iter().map(|(x, y)| (x, if y == 0 { 1 } else { y })).collect();
+        let got = zip_vec(&xys, |x, y| lift((x / y, x % y, x.div_floor(y), x.mod_floor(y))))?;
+        let want: Vec<(i64, i64, i64, i64)> = xys
+            .iter()
+            .map(|&(x, y)| {
+                // rounding down: one less than truncation where the
+                // remainder's sign is not the divisor's
+                let (q, r) = (x / y, x % y);
+                let down = r != 0 && (r < 0) != (y < 0);
+                (q, r, if down { q - 1 } else { q }, if down { r + y } else { r })
+            })
+            .collect();
+        check_same_vec(&got, &want, "/ % div mod")?;
+        let uxys: Vec<(u64, u64)> = xys.iter().map(|&(x, y)| (x as u64, y as u64)).collect();
+        let got = zip_vec(&uxys, |x, y| lift((x / y, x % y)))?;
+        let want: Vec<(u64, u64)> = uxys.iter().map(|&(x, y)| (x / y, x % y)).collect();
+        check_same_vec(&got, &want, "u64 / %")?;
+    }
+}

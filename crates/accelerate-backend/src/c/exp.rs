@@ -631,6 +631,10 @@ impl<'a> ExpGen<'a> {
         self.indent += 1;
     }
 
+    pub fn indent_out(&mut self) {
+        self.indent -= 1;
+    }
+
     /// Whether evaluating `e` in `env` can neither raise an error nor run
     /// a loop, and `e` has at most `budget` nodes: such a term may be
     /// evaluated where the program would not evaluate it.
@@ -1002,24 +1006,67 @@ impl<'a> ExpGen<'a> {
     #[inline(never)]
     fn while_exp(&mut self, cond: &Fun, body: &Fun, init: &OpenExp, env: &mut Vec<Bound>) -> CVal {
         let x = self.exp(init, env);
-        let leaves = x.ty.leaves();
-        let vars: Vec<String> = leaves.iter().map(|_| self.fresh("w")).collect();
-        for ((v, t), a) in vars.iter().zip(&leaves).zip(&x.leaves) {
-            self.line(&format!("{} {v} = {a};", c_type(*t)));
+        let shared = vec![false; x.leaves.len()];
+        let mut states = self.while_lanes(cond, body, vec![x], std::slice::from_mut(env), &shared);
+        states.pop().expect("one lane has one state")
+    }
+
+    /// The loop `while cond body` of several elements at once (Note
+    /// [Jammed loops] in `cpu/generate.rs`): lane `q` starts from
+    /// `inits[q]` in the environment `envs[q]`; a leaf of the state that
+    /// `shared` marks is the same in every lane in every step (the
+    /// condition reads only those), so it is one variable, stepped by the
+    /// first lane, and the condition is tested at the first lane. The
+    /// lanes' final states, in order. One lane is the plain loop.
+    pub fn while_lanes(
+        &mut self,
+        cond: &Fun,
+        body: &Fun,
+        inits: Vec<CVal>,
+        envs: &mut [Vec<Bound>],
+        shared: &[bool],
+    ) -> Vec<CVal> {
+        let ty = inits[0].ty.clone();
+        let leaves = ty.leaves();
+        // the state's variables, each with its initial value; lane q's
+        // leaves name them
+        let (mut vars, mut first) = (Vec::new(), Vec::new());
+        let mut lane_vars: Vec<Vec<String>> = vec![Vec::with_capacity(leaves.len()); inits.len()];
+        for (l, t) in leaves.iter().enumerate() {
+            for (q, x) in inits.iter().enumerate() {
+                if q > 0 && shared[l] {
+                    let v = lane_vars[0][l].clone();
+                    lane_vars[q].push(v);
+                    continue;
+                }
+                let v = self.fresh("w");
+                self.line(&format!("{} {v} = {};", c_type(*t), x.leaves[l]));
+                vars.push(v.clone());
+                first.push(x.leaves[l].clone());
+                lane_vars[q].push(v);
+            }
         }
-        let state = CVal { ty: x.ty.clone(), leaves: vars.clone() };
+        let states: Vec<CVal> = lane_vars.into_iter().map(|leaves| CVal { ty: ty.clone(), leaves }).collect();
         let (code, stop) = self.aside(|g| {
             g.indent += 1;
             g.in_loops += 1;
-            let c = g.apply_in(cond, state.clone(), env);
+            let c = g.apply_in(cond, states[0].clone(), &mut envs[0]);
             let failed = g.failed();
             let stop = format!("if (!{} || ({failed})) break;", c.leaves[0]);
             g.line(&stop);
-            let next = g.apply_in(body, state.clone(), env);
+            // every leaf of every lane's next state is computed before
+            // any is assigned
+            let mut assign = Vec::new();
+            for (q, (state, env)) in states.iter().zip(envs.iter_mut()).enumerate() {
+                let next = g.apply_in(body, state.clone(), env);
+                for (l, (n, t)) in next.leaves.iter().zip(&leaves).enumerate() {
+                    if q == 0 || !shared[l] {
+                        assign.push((state.leaves[l].clone(), g.bind(*t, n)));
+                    }
+                }
+            }
             g.in_loops -= 1;
-            // every leaf of `next` is computed before any is assigned
-            let tmps: Vec<String> = next.leaves.iter().zip(&leaves).map(|(n, t)| g.bind(*t, n)).collect();
-            for (v, t) in vars.iter().zip(&tmps) {
+            for (v, t) in &assign {
                 g.line(&format!("{v} = {t};"));
             }
             g.indent -= 1;
@@ -1038,7 +1085,7 @@ impl<'a> ExpGen<'a> {
         };
         // Note [Versioned counted loops]
         let versioned = match self.optimistic.clone() {
-            Some(flag) => counted::version(&code, &vars, &x.leaves, &flag, &stop, &mut |b| self.fresh(b)),
+            Some(flag) => counted::version(&code, &vars, &first, &flag, &stop, &mut |b| self.fresh(b)),
             None => None,
         };
         let write_loop = |g: &mut Self, step: &str| {
@@ -1059,7 +1106,7 @@ impl<'a> ExpGen<'a> {
             }
             None => write_loop(self, &code),
         }
-        state
+        states
     }
 
     #[inline(never)]

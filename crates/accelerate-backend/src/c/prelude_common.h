@@ -68,6 +68,16 @@ ACC_FN void acc_propagate(acc_err *to, const acc_err *from) {
 
 /* ---- integers ---------------------------------------------------------- */
 
+/* Note [Narrow division]
+   Indices and extents are 64-bit integers, so a remainder by an extent known only at run time
+   (a table's length) is a 64-bit division, which x86 cores before Ice Lake take 40 to 90 cycles
+   over and GPUs compute in software; LLVM divides such operands in 32 bits when both fit
+   (its "idivq-to-divl" bypass), GCC does not. A direct DFT of 4096 points whose twiddle
+   position is `(k * t) % n` took 60 ms where the same loop in Rust took 38. So a 64-bit quotient
+   or remainder whose operands both lie in 0 .. 2^31 - 1 is computed in 32 bits: they are then
+   not negative, and the 32-bit results are the 64-bit ones. */
+#define ACC_DIV32(BITS, a, b) ((BITS) == 64 && ((((uint64_t)(a) | (uint64_t)(b)) >> 31) == 0))
+
 #define ACC_INT_OPS(T, U, W, BITS, IS_SIGNED)                                                      \
     ACC_FN T acc_add_##T(T a, T b) { return (T)(U)((W)(U)a + (W)(U)b); }                           \
     ACC_FN T acc_sub_##T(T a, T b) { return (T)(U)((W)(U)a - (W)(U)b); }                           \
@@ -75,9 +85,16 @@ ACC_FN void acc_propagate(acc_err *to, const acc_err *from) {
     ACC_FN T acc_neg_##T(T a) { return (T)(U)((W)0 - (W)(U)a); }                                   \
     ACC_FN T acc_abs_##T(T a) { return (IS_SIGNED && a < (T)0) ? acc_neg_##T(a) : a; }            \
     ACC_FN T acc_signum_##T(T a) { return (T)((a > (T)0) - (IS_SIGNED && a < (T)0)); }             \
-    /* the divisor is not zero */                                                                  \
-    ACC_FN T acc_quot_##T(T a, T b) { return (IS_SIGNED && b == (T)-1) ? acc_neg_##T(a) : (T)(a / b); } \
-    ACC_FN T acc_rem_##T(T a, T b) { return (IS_SIGNED && b == (T)-1) ? (T)0 : (T)(a % b); }      \
+    /* the divisor is not zero; 64-bit operands that both fit in 31 bits are divided in 32 bits   \
+       (Note [Narrow division]) */                                      \
+    ACC_FN T acc_quot_##T(T a, T b) {                                                              \
+        if (ACC_DIV32(BITS, a, b)) return (T)((uint32_t)(U)a / (uint32_t)(U)b);                    \
+        return (IS_SIGNED && b == (T)-1) ? acc_neg_##T(a) : (T)(a / b);                           \
+    }                                                                                              \
+    ACC_FN T acc_rem_##T(T a, T b) {                                                               \
+        if (ACC_DIV32(BITS, a, b)) return (T)((uint32_t)(U)a % (uint32_t)(U)b);                    \
+        return (IS_SIGNED && b == (T)-1) ? (T)0 : (T)(a % b);                                      \
+    }                                                                                              \
     ACC_FN T acc_idiv_##T(T a, T b) {                                                              \
         T q = acc_quot_##T(a, b), r = acc_rem_##T(a, b);                                           \
         return (r != 0 && ((r < (T)0) != (b < (T)0))) ? acc_sub_##T(q, (T)1) : q;                 \

@@ -209,6 +209,9 @@ struct Lockstep<'f> {
     /// For a loop that reads arrays, which leaves of its state are the
     /// same in every lane (Note [Uniform loops]); `None` for others.
     uniform: Option<Varies>,
+    /// Whether such a loop reads different elements in different lanes:
+    /// its lanes are jammed, not run in lockstep (Note [Jammed loops]).
+    gathers: bool,
 }
 
 impl<'f> Lockstep<'f> {
@@ -263,13 +266,14 @@ impl<'f> Lockstep<'f> {
         // different lengths idle in lockstep: one element at a time is
         // faster; unless every lane runs the same steps and reads the
         // same elements (Note [Uniform loops])
-        let uniform = if reads_array(&cond.body, rank0) || reads_array(&body.body, rank0) {
-            Some(uniform_loop(arg, &binds, cond, body, init)?)
+        let (uniform, gathers) = if reads_array(&cond.body, rank0) || reads_array(&body.body, rank0) {
+            let (state, gathers) = uniform_loop(arg, &binds, cond, body, init)?;
+            (Some(state), gathers)
         } else {
-            None
+            (None, false)
         };
         path.reverse();
-        Some(Lockstep { binds, cond, body, init, tail: None, path, uniform })
+        Some(Lockstep { binds, cond, body, init, tail: None, path, uniform, gathers })
     }
 
     /// What lane `x` stores: the loop's final `state`, through the tail
@@ -395,8 +399,10 @@ impl<'f> Lockstep<'f> {
         obufs: &[String],
         pos: &dyn Fn(&str) -> String,
     ) {
-        if let Some(uniform) = &self.uniform {
-            return self.write_uniform(g, (lo, hi), at, obufs, pos, uniform);
+        match &self.uniform {
+            Some(uniform) if self.gathers => return self.write_jammed(g, (lo, hi), at, obufs, pos, uniform),
+            Some(uniform) => return self.write_uniform(g, (lo, hi), at, obufs, pos, uniform),
+            None => {}
         }
         // loops over lanes have no dependence between lanes but these
         // reductions of flags
@@ -453,6 +459,100 @@ impl<'f> Lockstep<'f> {
         store(g, obufs, &pos(&p), &r);
         g.close("}");
         g.close("}");
+    }
+}
+
+// Note [Jammed loops]
+// A loop whose condition is the same in every lane but whose steps read
+// different elements there (the audio program's sum over a window for
+// each of 64 bins: every bin counts to the window's length, and bin k
+// reads the twiddle factor at `(2k + 1) n % 256`) does not run in
+// lockstep: its lanes' reads are gathers, and a step over the lanes
+// computes every lane's positions and checks apart, where one element at
+// a time keeps them in registers and versions its counted loop (Note
+// [Versioned counted loops] in `c/exp/counted.rs`), 3x slower on the
+// audio program. Alone, though, such a loop is bound by the latency of
+// its chains of floating-point additions, which IEEE order forbids to
+// split: one add every 4 cycles on this machine where 2 could issue
+// each cycle. So `JAM_LANES` neighbouring elements run in one scalar
+// loop, unrolled and jammed as compilers do: each lane has its own
+// variables for the state's leaves that vary, the leaves the same in
+// every lane (the counter) are one variable, the condition is tested
+// once a step, and the loop is the one a single element has, versioned
+// and with its invariant code hoisted, but with `JAM_LANES` independent
+// chains. Each lane takes exactly the steps it takes alone and does its
+// own arithmetic in its own order, so the results are bit-identical;
+// only the order in which lanes' steps interleave differs, which shows
+// only in which error is found first, so, as lockstep, it is used only
+// in a fast function or where nothing can raise. The lanes' states live
+// in registers: a state with more varying leaves than `JAM_LEAVES` runs
+// one element at a time (two lanes when twice as many fit).
+
+/// Elements whose loops are jammed (Note [Jammed loops]).
+const JAM_LANES: usize = 4;
+
+/// The varying state leaves of all lanes of a jammed loop at most (Note
+/// [Jammed loops]).
+const JAM_LEAVES: usize = 8;
+
+impl Lockstep<'_> {
+    /// `write` for a loop whose condition is uniform and whose reads
+    /// vary (Note [Jammed loops]): blocks of lanes, each one scalar loop.
+    fn write_jammed(
+        &self,
+        g: &mut ExpGen<'_>,
+        (lo, hi): (&str, &str),
+        at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
+        obufs: &[String],
+        pos: &dyn Fn(&str) -> String,
+        uniform: &Varies,
+    ) {
+        g.line(&format!("int64_t j0 = {lo};"));
+        let (code, written) = g.aside(|g| {
+            g.indent_in();
+            // lane q's position, its loop's environment and initial state
+            let lane = |g: &mut ExpGen<'_>, q: usize| {
+                let p = g.bind(ScalarTy::I64, &format!("j0 + {q}"));
+                let x = at(g, &p);
+                let mut env = self.env(g, x);
+                let init = g.exp(self.init, &mut env);
+                (p, env, init)
+            };
+            let (p, env, init) = lane(g, 0);
+            let (mut at_lane, mut envs, mut inits) = (vec![p], vec![env], vec![init]);
+            let mut shared = Vec::new();
+            let leaves = inits[0].ty.leaves().len();
+            if uniform.uniform_leaves(&inits[0].ty, &mut shared).is_none() || shared.len() != leaves {
+                // the analysis and the state disagree on the leaves (not
+                // expected): every element one at a time
+                return None;
+            }
+            let varying = shared.iter().filter(|s| !**s).count().max(1);
+            let lanes = (JAM_LEAVES / varying).min(JAM_LANES);
+            if lanes < 2 {
+                return None;
+            }
+            for q in 1..lanes {
+                let (p, env, init) = lane(g, q);
+                at_lane.push(p);
+                envs.push(env);
+                inits.push(init);
+            }
+            let states = g.while_lanes(self.cond, self.body, inits, &mut envs, &shared);
+            for ((state, env), p) in states.into_iter().zip(envs).zip(&at_lane) {
+                let env = if self.tail.is_some() { env } else { Vec::new() };
+                let r = self.result(g, env, state);
+                store(g, obufs, &pos(p), &r);
+            }
+            g.indent_out();
+            Some(lanes)
+        });
+        if let Some(lanes) = written {
+            g.line(&format!("/* {lanes} elements' loops jammed (Note [Jammed loops]) */"));
+            g.line(&format!("for (; j0 + {lanes} <= {hi}; j0 += {lanes}) {{"));
+            g.push_code(&code);
+            g.line("}");
+        }
     }
 }
 
@@ -652,9 +752,16 @@ impl Varies {
 
 /// Which leaves of the state of the loop `while cond body init`, in an
 /// element function whose argument is followed by the `let`s bound to
-/// `binds`, are the same in every lane, if the loop is uniform (Note
-/// [Uniform loops]).
-fn uniform_loop(arg: &Varies, binds: &[&OpenExp], cond: &Fun, body: &Fun, init: &OpenExp) -> Option<Varies> {
+/// `binds`, are the same in every lane, if the loop's condition is (Note
+/// [Uniform loops]), and whether its steps read different elements in
+/// different lanes (Note [Jammed loops]).
+fn uniform_loop(
+    arg: &Varies,
+    binds: &[&OpenExp],
+    cond: &Fun,
+    body: &Fun,
+    init: &OpenExp,
+) -> Option<(Varies, bool)> {
     let mut env = vec![arg.clone()];
     for b in binds {
         let v = varies(b, &mut env, &mut false);
@@ -677,7 +784,7 @@ fn uniform_loop(arg: &Varies, binds: &[&OpenExp], cond: &Fun, body: &Fun, init: 
     let mut read_varies = false;
     let c = steps(cond, &env, &state, &mut read_varies);
     steps(body, &env, &state, &mut read_varies);
-    (!c.any() && !read_varies).then_some(state)
+    (!c.any()).then_some((state, read_varies))
 }
 
 /// Which parts of `e` depend on the element, where `env` says so of its
