@@ -265,7 +265,8 @@ impl<'f> Lockstep<'f> {
         // length, `trafo::lift`) is bound by its loads, and lanes of
         // different lengths idle in lockstep: one element at a time is
         // faster; unless every lane runs the same steps and reads the
-        // same elements (Note [Uniform loops])
+        // same elements (Note [Uniform loops]), or runs the same steps
+        // and reads others (Note [Jammed loops])
         let (uniform, gathers) = if reads_array(&cond.body, rank0) || reads_array(&body.body, rank0) {
             let (state, gathers) = uniform_loop(arg, &binds, cond, body, init)?;
             (Some(state), gathers)
@@ -701,7 +702,8 @@ impl Lockstep<'_> {
 // does; a state leaf does if its initial value does or its step reads
 // one that does (to a fixed point, at most one round per leaf). The loop
 // is uniform when its condition and the indices of all its reads depend
-// only on leaves that do not.
+// only on leaves that do not; one whose condition does but whose reads
+// differ between lanes is jammed instead (Note [Jammed loops]).
 // Where a generate of rank 2 or more runs by rows, the lanes are the
 // positions of one row, so the other components of the index are the
 // same in every lane and only the last one varies.
