@@ -64,6 +64,8 @@ pub use exec::config::{Backend, Config, CpuOptions};
 #[cfg(feature = "cuda")]
 pub use exec::config::{CudaDevice, CudaOptions};
 pub use exec::error::{Error, Result, SrcLoc};
+#[doc(hidden)]
+pub use exec::seq::chunk_programs_compiled;
 pub use exec::seq::{
     run_seq, run_seq_with, stream_out, stream_out_with, ProgressFn, SeqOptions, SeqProgress, StreamOut,
 };

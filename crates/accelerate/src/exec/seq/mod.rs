@@ -55,7 +55,10 @@
 
 mod chunk;
 mod queue;
+mod reuse;
 mod schedule;
+
+pub use reuse::chunk_programs_compiled;
 
 use super::config::Config;
 use super::error::{Error, Result, SrcLoc};
@@ -627,8 +630,8 @@ impl SeqExec {
         if !self.variants.contains_key(regular) {
             let lay = chunk::layout(&self.sources, regular, &self.outer_tys, &self.consumer);
             let prog = chunk::program(&self.sources, &lay, &self.elem, &self.consumer, self.loc)?;
-            let c = pipeline::optimise(Vec::new(), prog, &self.config)?;
-            let exe: Arc<dyn Prepared> = Arc::from(backend::prepare(&c.plan, &self.config)?);
+            // (Note [Chunk programs across runs])
+            let exe = reuse::compile(prog, &self.config)?;
             self.variants.insert(regular.to_vec(), exe);
         }
         Ok(self.variants[regular].clone())
