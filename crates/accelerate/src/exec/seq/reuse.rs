@@ -27,7 +27,10 @@
 //! prints every NaN alike), one of more than `MAX_NODES` nodes (its key
 //! would take long to print), and any when the configuration asks for
 //! dumps (a dump is of a compilation). At most `ENTRIES` programs are
-//! kept, the least recently used dropped first.
+//! kept, the least recently used dropped first; a kept program holds
+//! what its backend keeps between runs (the CUDA backend's device copies
+//! of its last run's inputs, Note [Resident inputs]) until it is
+//! dropped.
 
 use super::{backend, pipeline, Config, Prepared, Result};
 use crate::array::{ArrayData, ArraysTy, ArraysVal};
