@@ -217,3 +217,45 @@ impl Prepared for WithUses {
         self.exe.rows_run()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::Vector;
+    use crate::SrcLoc;
+
+    /// `n` levels of one-component tuples around a `use`d vector: a term
+    /// as deep as it is long (not a program any phase makes, but its key
+    /// is printed as any other's).
+    fn nested(n: usize, data: &Arc<ArrayData>) -> ir::Program {
+        let loc = SrcLoc::caller();
+        let mut a = OpenAcc::new(AccKind::Use(data.clone()), loc);
+        for _ in 0..n {
+            a = OpenAcc::new(AccKind::Tuple(vec![a]), loc);
+        }
+        ir::Program { params: Vec::new(), body: a }
+    }
+
+    /// The largest program kept, as deep as it is long, has its `use`
+    /// made its parameter and its key printed on a thread of a small
+    /// stack; a larger one is not kept, so not printed.
+    #[test]
+    fn a_deep_program_is_keyed_without_overflowing_the_stack() {
+        let data = Vector::from_elems(vec![1.0f32, 2.0]).data().clone();
+        let config = Config::default();
+        std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let (prog, uses, keep) = uses_as_params(nested(MAX_NODES - 1, &data));
+                assert!(keep);
+                assert_eq!((uses.len(), prog.params.len()), (1, 1));
+                let key = key(&prog, &config).expect("a key");
+                assert!(!key.contains("Use("), "the array left in the key");
+                let (_, _, keep) = uses_as_params(nested(MAX_NODES, &data));
+                assert!(!keep);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+}
