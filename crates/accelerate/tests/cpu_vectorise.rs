@@ -39,6 +39,13 @@ fn cpu() -> Option<Config> {
     }
 }
 
+/// The C function of `c` whose text starts at the first `start` (`what`
+/// it is, for the failure), to its closing brace.
+fn function_at<'c>(c: &'c str, start: &str, what: &str) -> &'c str {
+    let f = &c[c.find(start).unwrap_or_else(|| panic!("no {what}:\n{c}"))..];
+    &f[..f.find("\n}\n").unwrap()]
+}
+
 /// Asserts that `function` of `program` has a vectorised loop.
 fn vectorised(program: &str, report: &[(String, usize)], function: &str) {
     let n = report.iter().find(|(f, _)| f == function).map(|(_, n)| *n);
@@ -322,8 +329,7 @@ fn short_float_segments_fold_in_scalar_code_and_integer_ones_may_vectorise() {
 fn checks_of_float_rows_in_order_leave_the_loop() {
     let Some(cpu) = cpu() else { return };
     let c = compile_with(sparse_products, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
-    let fast = &c[c.find("_fast(").expect("a fast function")..];
-    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let fast = function_at(&c, "_fast(", "a fast function");
     let scalar = fast.find("ACC_SCALAR_FLOAT(").expect("a row in order");
     let row = &fast[fast[..scalar].rfind("for (").unwrap()..scalar];
     assert!(row.contains("acc_bad = 1; break; }") && !row.contains("acc_bad |="), "{row}");
@@ -352,8 +358,7 @@ fn fast_functions_compute_both_sides_of_small_branches() {
     };
     let p = compile_with(program, cpu).unwrap();
     let c = p.c_source().expect("compiled for the CPU");
-    let fast = &c[c.find("k0_part_fast(").expect("a fast function of long rows")..];
-    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let fast = function_at(c, "k0_part_fast(", "a fast function of long rows");
     let masked = fast.lines().filter(|l| l.contains("acc_bad |= v") && l.contains(" & !")).count();
     assert!(masked >= 4, "no checks masked by their branch's condition:\n{fast}");
     let branches = fast.lines().filter(|l| l.trim_start().starts_with("if (")).count();
@@ -370,11 +375,28 @@ fn reads_the_same_in_every_step_leave_scalar_loops() {
     let Some(cpu) = cpu() else { return };
     let p = compile_with(common::weighted_row_sums, cpu).unwrap();
     let c = p.c_source().expect("compiled for the CPU");
-    let fast = &c[c.find("_fast(").expect("a fast function")..];
-    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let fast = function_at(c, "_fast(", "a fast function");
     let body = &fast[fast.find("for (;;) {").expect("a scalar loop")..];
     let checks = body.lines().filter(|l| l.contains("= 1; break; }")).count();
     assert_eq!(checks, 1, "checks left in the loop:\n{fast}");
+}
+
+/// The sum over `t < len` of `xs[off + t] * tw[(step * t) % 64]`: one
+/// bin of a window (the audio program's, `examples/audio.rs`).
+fn window_sum(
+    xs: &Acc<Vector<f32>>,
+    tw: &Acc<Vector<f32>>,
+    off: Exp<i64>,
+    len: Exp<i64>,
+    step: Exp<i64>,
+) -> Exp<f32> {
+    let (xs, tw) = (xs.clone(), tw.clone());
+    generate(index1(len), move |t| {
+        let t = unindex1(t);
+        xs.index(index1(&off + &t)) * tw.index(index1((&step * &t) % 64i64))
+    })
+    .fold(0.0f32, |a, b| a + b)
+    .the()
 }
 
 /// The audio program's inner loop in small: for each row `(off, len)`,
@@ -387,14 +409,7 @@ fn twiddled_sums(
 ) -> Acc<Vector<f32>> {
     generate(index1(rows.length()), move |i| {
         let (off, len) = rows.index(i.clone()).unlift();
-        let step = unindex1(i) * 2i64 + 1i64;
-        let (xs, tw) = (xs.clone(), tw.clone());
-        generate(index1(len), move |t| {
-            let t = unindex1(t);
-            xs.index(index1(&off + &t)) * tw.index(index1((&step * &t) % 64i64))
-        })
-        .fold(0.0f32, |a, b| a + b)
-        .the()
+        window_sum(&xs, &tw, off, len, unindex1(i) * 2i64 + 1i64)
     })
 }
 
@@ -407,8 +422,7 @@ fn counted_loops_are_versioned_on_their_counters_range() {
     let Some(cpu) = cpu() else { return };
     let p = compile_with(twiddled_sums, cpu).unwrap();
     let c = p.c_source().expect("compiled for the CPU");
-    let fast = &c[c.find("_fast(").expect("a fast function")..];
-    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let fast = function_at(c, "_fast(", "a fast function");
     let loops: Vec<&str> = fast.split("for (;;) {").skip(1).collect();
     assert_eq!(loops.len(), 2, "one loop, twice:\n{fast}");
     let (proven, general) = (loops[0], loops[1]);
@@ -453,14 +467,7 @@ fn binned_sums(
     generate(index2(rows.length(), bins.the()), move |ix| {
         let (r, c) = unindex2(ix);
         let (off, len) = rows.index(index1(r)).unlift();
-        let step = c * 2i64 + 1i64;
-        let (xs, tw) = (xs.clone(), tw.clone());
-        generate(index1(len), move |t| {
-            let t = unindex1(t);
-            xs.index(index1(&off + &t)) * tw.index(index1((&step * &t) % 64i64))
-        })
-        .fold(0.0f32, |a, b| a + b)
-        .the()
+        window_sum(&xs, &tw, off, len, c * 2i64 + 1i64)
     })
 }
 
@@ -475,8 +482,7 @@ fn loops_that_count_alike_are_jammed() {
     let Some(cpu) = cpu() else { return };
     let p = compile_with(binned_sums, cpu.clone()).unwrap();
     let c = p.c_source().expect("compiled for the CPU");
-    let fast = &c[c.find("_fast(").expect("a fast function")..];
-    let fast = &fast[..fast.find("\n}\n").unwrap()];
+    let fast = function_at(c, "_fast(", "a fast function");
     let jammed = &fast[fast.find("4 elements' loops jammed").expect("a jammed block")..];
     let proven = jammed.split("for (;;) {").nth(1).expect("the jammed loop");
     let proven = &proven[..proven.find("} else {").expect("versioned")];

@@ -555,9 +555,7 @@ impl Lockstep<'_> {
             g.line("}");
         }
     }
-}
 
-impl Lockstep<'_> {
     /// `write` for a uniform loop (Note [Uniform loops]): its uniform
     /// state leaves are scalars, its condition is evaluated once per step
     /// (at the block's first lane), and each step is one loop over the
