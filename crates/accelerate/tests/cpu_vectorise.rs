@@ -287,6 +287,43 @@ fn dropped_sources_go_to_the_spare_place_only_when_their_update_cannot_fail() {
     }
 }
 
+/// A privatised permute whose destinations are only read and range
+/// checked (k-means' sums by cluster: a key read, compared with the
+/// number of bins) updates each source as it reaches it; one whose
+/// destinations are computed (a remainder) computes them a block at a
+/// time first (Note [Destinations by blocks]). `tests/backend_cpu.rs`
+/// checks both kinds' results against the interpreter.
+#[test]
+fn destinations_only_read_are_not_computed_by_blocks() {
+    let Some(cpu) = cpu() else { return };
+    let by_key = |keys: Acc<Vector<i32>>, xs: Acc<Vector<f32>>| {
+        let ks = keys.clone();
+        xs.permute(
+            |a, b| a + b,
+            fill(index1(16i64), 0.0f32),
+            move |ix| {
+                let k = ks.index(ix).cast::<i64>();
+                cond(k.ge(0i64).and(k.lt(16i64)), just(index1(k)), nothing())
+            },
+        )
+    };
+    let by_remainder = |xs: Acc<Vector<f32>>| {
+        xs.permute(|a, b| a + b, fill(index1(16i64), 0.0f32), |ix| just(index1(unindex1(ix) % 16i64)))
+    };
+    let c_key =
+        compile_with(by_key, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c_rem =
+        compile_with(by_remainder, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    for (name, c, blocks) in [("by key", c_key, false), ("by remainder", c_rem, true)] {
+        let Some(at) = c.find("_private(") else {
+            panic!("{name}: no privatised permute in:\n{c}");
+        };
+        let private = &c[at..];
+        let private = &private[..private.find("\n}\n").unwrap_or(private.len())];
+        assert_eq!(private.contains("dst[i - b] ="), blocks, "{name}: {private}");
+    }
+}
+
 /// A sparse matrix (rows by their offsets) times `x`: a segmented fold
 /// of a gather.
 fn sparse_products(

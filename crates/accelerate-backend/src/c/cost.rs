@@ -71,11 +71,6 @@ pub(crate) fn element_cost(spec: &plan::Kernel) -> usize {
 // permute's element counts `SCATTER` times its units.
 const SCATTER: usize = 4;
 
-/// The estimated work of one application of `f`.
-pub(crate) fn fun_cost(f: &Fun) -> usize {
-    exp_cost(&f.body)
-}
-
 /// The estimated work of evaluating `e` once.
 fn exp_cost(e: &OpenExp) -> usize {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
@@ -104,4 +99,47 @@ fn prim_cost(op: PrimFun) -> usize {
         ToIndex | FromIndex | BoundsCheck | ReshapeCheck | ShapeCheck | Intersect | ShapeSize => 2,
         _ => 1,
     }
+}
+
+/// Whether `f` computes anything beyond reading, comparing, testing and
+/// converting: an arithmetic operation, a mathematical function or a
+/// loop. (A permute's destinations are worth a loop of their own only
+/// where they are computed: Note [Destinations by blocks] in
+/// `cpu/permute.rs`.)
+pub(crate) fn computes(f: &Fun) -> bool {
+    fn go(e: &OpenExp) -> bool {
+        use PrimFun::*;
+        let here = match &e.kind {
+            ExpKind::Prim(op, _) => !matches!(
+                op,
+                Lt | Le
+                    | Gt
+                    | Ge
+                    | Eq
+                    | Ne
+                    | LAnd
+                    | LOr
+                    | LNot
+                    | Cast(_)
+                    | BitCast(_)
+                    | ToIndex
+                    | FromIndex
+                    | BoundsCheck
+                    | ReshapeCheck
+                    | ShapeCheck
+                    | Intersect
+                    | ShapeSize
+            ),
+            ExpKind::While { .. } | ExpKind::ALet(..) => true,
+            _ => false,
+        };
+        let mut found = here;
+        if !found {
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+                accelerate_ir::visit::each_child(e, |c| found = found || go(c))
+            });
+        }
+        found
+    }
+    go(&f.body)
 }
