@@ -339,6 +339,38 @@ fn sparse_products(
     )
 }
 
+/// A float reduction whose source gathers (reads at a position read from
+/// another array) runs in order, without lanes; one whose reads are in
+/// order, or at a position computed from a rank-0 array's value (the
+/// same for every element), keeps its lanes (Note [Gathers in order]).
+/// `tests/backend_cpu.rs` and `tests/ops_fold_seg.rs` check reductions'
+/// results in both forms against the interpreter.
+#[test]
+fn reductions_of_gathers_run_in_order() {
+    let Some(cpu) = cpu() else { return };
+    let gather = |t: Acc<Vector<f32>>, ix: Acc<Vector<i64>>| {
+        generate(ix.shape(), move |i| t.index(index1(ix.index(i)))).sum()
+    };
+    let shifted = |t: Acc<Vector<f32>>, by: Acc<Scalar<i64>>| {
+        let n = t.length();
+        let t2 = t.clone();
+        generate(t.shape(), move |i| t2.index(index1((unindex1(i) + by.the()) % &n))).sum()
+    };
+    let squares = |t: Acc<Vector<f32>>| t.map(|x| x * x).sum();
+    // (the loop of a long row's lanes, not the short rows' of a fold
+    // whose rows may be short: `for (; r0 + 16 <= end; ...)`)
+    let in_lanes =
+        |c: &str| c.lines().any(|l| l.trim_start().starts_with("for (; k") && l.contains(" + 16 <= "));
+    let c = compile_with(gather, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    assert!(!in_lanes(&c), "a gather in lanes:\n{c}");
+    let c = compile_with(shifted, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    assert!(in_lanes(&c), "a read at a rank-0 array's offset without lanes:\n{c}");
+    let c = compile_with(squares, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    assert!(in_lanes(&c), "squares without lanes:\n{c}");
+    let c = compile_with(sparse_products, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    assert!(!in_lanes(&c), "a sparse product's rows in lanes:\n{c}");
+}
+
 /// A short segment folded in order keeps a float accumulator scalar
 /// (Note [Short ranges in order]): GCC would vectorise the chain with
 /// gathers for a sparse product's reads. An integer accumulator, whose

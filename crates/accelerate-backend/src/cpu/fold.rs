@@ -78,7 +78,7 @@ use accelerate_base::array::ArrayData;
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::Result;
 use accelerate_base::error::SrcLoc;
-use accelerate_ir::Fun;
+use accelerate_ir::{ExpKind, Fun, OpenExp};
 use accelerate_plan as plan;
 use std::sync::Arc;
 
@@ -549,6 +549,78 @@ fn lanes(f: &Fun, elt: &EltTy) -> bool {
     leaves.iter().any(float) && leaves.iter().all(|t| float(t) || wide(t)) && commutative(f)
 }
 
+// Note [Gathers in order]
+// A source that reads an array at a position read from another (a
+// gather: SMVM's `x[col[k]]`, PageRank's pull form `shares[source[k]]`)
+// reduces in order, one element after another, not in lanes: GCC turns
+// the lanes' reads into vector gathers, which were slower than the
+// scalar loop on both machines of docs/benchmarks.md, though the loop
+// waits on its adds. On the Intel Xeon, PageRank's pull form
+// (`accelerate-bench pagerank --size large`, ten iterations, the lanes
+// and the in-order program timed in one process, four runs) took 429 to
+// 485 ms in lanes and 312 to 371 in order (rayon's loop, which adds in
+// order too, 320 to 395); in a scratch program, a sum by segments of
+// 2^24 reads of a table through an index (64 segments, medians of 15
+// runs) took 12.6 to 14 ms in lanes and 9.3 to 11.8 in order for tables
+// of 256 and 16384 floats, and alike (52 to 60 ms) for 2^22 floats,
+// whose reads miss the cache. (Lanes kept scalar with `ACC_SCALAR_FLOAT`, so that GCC made no
+// gathers, were no faster than the vector lanes.) On the EPYC, short
+// rows had shown the same (Note [Short ranges in order]). A read at a
+// position computed from a rank-0 array's value is no gather: that value
+// is the same for every element (Note [Rank-0 reads]).
+
+/// Whether `src` gathers (Note [Gathers in order]).
+fn gathers(g: &ExpGen<'_>, src: &Source) -> bool {
+    let Source::Delayed(d) = src else { return false };
+    let rank0 = |a: usize| g.is_rank0(a);
+    [&d.index, &d.linear].into_iter().any(|f| {
+        let mut found = false;
+        let mut env = vec![false; f.params.len()];
+        from_reads(&f.body, &mut env, &rank0, &mut found);
+        found
+    })
+}
+
+/// Whether the value of `e` depends on an array read (of an array not of
+/// rank 0), where `env` says so of its variables; sets `found` at a read
+/// whose position does.
+fn from_reads(e: &OpenExp, env: &mut Vec<bool>, rank0: &dyn Fn(usize) -> bool, found: &mut bool) -> bool {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+        ExpKind::Var(i) => env.len().checked_sub(i + 1).is_some_and(|p| env[p]),
+        ExpKind::Let(b, body) => {
+            let d = from_reads(b, env, rank0, found);
+            env.push(d);
+            let r = from_reads(body, env, rank0, found);
+            env.pop();
+            r
+        }
+        ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } => {
+            *found |= from_reads(index, env, rank0, found);
+            !rank0(*array)
+        }
+        ExpKind::While { cond, body, init } => {
+            from_reads(init, env, rank0, found);
+            // the state, conservatively, as read
+            for f in [cond, body] {
+                let depth = env.len();
+                env.extend(f.params.iter().map(|_| true));
+                from_reads(&f.body, env, rank0, found);
+                env.truncate(depth);
+            }
+            true
+        }
+        ExpKind::ALet(..) => {
+            *found = true;
+            true
+        }
+        _ => {
+            let mut d = false;
+            accelerate_ir::visit::each_child(e, |c| d |= from_reads(c, env, rank0, found));
+            d
+        }
+    })
+}
+
 /// The C function `_part` of a kernel that cuts long rows into pieces (a
 /// fold's, and a scan's first phase): pieces `start .. end`, `P[0]` pieces
 /// per row of `P[1]` elements each, each reduced without the seed into the
@@ -602,7 +674,7 @@ pub(crate) fn reduce_row(
 ) -> CVal {
     match seed {
         None => reduce1(g, f, src, row, lo, hi, loc),
-        Some(z) if !lanes(f, &z.ty) => {
+        Some(z) if !lanes(f, &z.ty) || gathers(g, src) => {
             // in order from the seed: the interpreter's order exactly
             let acc = declare(g, "acc", z);
             fold_in_order(g, f, src, row, lo, hi, &acc, loc);
@@ -684,7 +756,7 @@ fn fold_in_order(
 fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &str, loc: SrcLoc) -> CVal {
     let x0 = row.read(g, src, lo, loc);
     let acc = declare(g, "acc", &x0);
-    if !lanes(f, &acc.ty) {
+    if !lanes(f, &acc.ty) || gathers(g, src) {
         fold_in_order(g, f, src, row, &format!("{lo} + 1"), hi, &acc, loc);
         return acc;
     }
