@@ -133,6 +133,17 @@ impl PrimFun {
         }
     }
 
+    /// A comparison of two scalars, giving `bool`.
+    pub fn is_comparison(self) -> bool {
+        use PrimFun::*;
+        matches!(self, Lt | Le | Gt | Ge | Eq | Ne)
+    }
+
+    /// A boolean operation: `&&`, `||` or `!`.
+    pub fn is_logical(self) -> bool {
+        matches!(self, PrimFun::LAnd | PrimFun::LOr | PrimFun::LNot)
+    }
+
     pub fn arity(self) -> usize {
         use PrimFun::*;
         match self {

@@ -110,26 +110,22 @@ pub(crate) fn computes(f: &Fun) -> bool {
     fn go(e: &OpenExp) -> bool {
         use PrimFun::*;
         let here = match &e.kind {
-            ExpKind::Prim(op, _) => !matches!(
-                op,
-                Lt | Le
-                    | Gt
-                    | Ge
-                    | Eq
-                    | Ne
-                    | LAnd
-                    | LOr
-                    | LNot
-                    | Cast(_)
-                    | BitCast(_)
-                    | ToIndex
-                    | FromIndex
-                    | BoundsCheck
-                    | ReshapeCheck
-                    | ShapeCheck
-                    | Intersect
-                    | ShapeSize
-            ),
+            ExpKind::Prim(op, _) => {
+                !(op.is_comparison()
+                    || op.is_logical()
+                    || matches!(
+                        op,
+                        Cast(_)
+                            | BitCast(_)
+                            | ToIndex
+                            | FromIndex
+                            | BoundsCheck
+                            | ReshapeCheck
+                            | ShapeCheck
+                            | Intersect
+                            | ShapeSize
+                    ))
+            }
             ExpKind::While { .. } | ExpKind::ALet(..) => true,
             _ => false,
         };

@@ -563,28 +563,21 @@ fn cheap_in(e: &OpenExp, budget: &mut usize, reads: &mut usize) -> bool {
         }
         ExpKind::Prim(op, _) => {
             use PrimFun::*;
-            matches!(
-                op,
-                Add | Sub
-                    | Mul
-                    | Min
-                    | Max
-                    | Neg
-                    | Lt
-                    | Le
-                    | Gt
-                    | Ge
-                    | Eq
-                    | Ne
-                    | LAnd
-                    | LOr
-                    | LNot
-                    | ToIndex
-                    | FromIndex
-                    | Intersect
-                    | ShapeSize
-                    | BoundsCheck
-            )
+            op.is_comparison()
+                || op.is_logical()
+                || matches!(
+                    op,
+                    Add | Sub
+                        | Mul
+                        | Min
+                        | Max
+                        | Neg
+                        | ToIndex
+                        | FromIndex
+                        | Intersect
+                        | ShapeSize
+                        | BoundsCheck
+                )
         }
         ExpKind::While { .. } => false,
     };
