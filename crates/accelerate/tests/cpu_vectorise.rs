@@ -340,9 +340,10 @@ fn sparse_products(
 }
 
 /// A float reduction whose source gathers (reads at a position read from
-/// another array) runs in order, without lanes; one whose reads are in
-/// order, or at a position computed from a rank-0 array's value (the
-/// same for every element), keeps its lanes (Note [Gathers in order]).
+/// another array, changing along the row) runs in order, without lanes;
+/// one whose reads are in order, from an offset read by its row, or at a
+/// position computed from a rank-0 array's value (the same for every
+/// element), keeps its lanes (Note [Gathers in order]).
 /// `tests/backend_cpu.rs` and `tests/ops_fold_seg.rs` check reductions'
 /// results in both forms against the interpreter.
 #[test]
@@ -357,6 +358,16 @@ fn reductions_of_gathers_run_in_order() {
         generate(t.shape(), move |i| t2.index(index1((unindex1(i) + by.the()) % &n))).sum()
     };
     let squares = |t: Acc<Vector<f32>>| t.map(|x| x * x).sum();
+    // rows of 64 read from an offset by row, as a lifted fold reads
+    // its segments: in order along each row
+    let by_rows = |data: Acc<Vector<f32>>, offs: Acc<Vector<i64>>| {
+        let o = offs.clone();
+        generate(index2(offs.length(), 64i64), move |ix| {
+            let (r, k) = unindex2(ix);
+            data.index(index1(o.index(index1(r)) + k))
+        })
+        .sum()
+    };
     // (the loop of a long row's lanes, not the short rows' of a fold
     // whose rows may be short: `for (; r0 + 16 <= end; ...)`)
     let in_lanes =
@@ -367,6 +378,8 @@ fn reductions_of_gathers_run_in_order() {
     assert!(in_lanes(&c), "a read at a rank-0 array's offset without lanes:\n{c}");
     let c = compile_with(squares, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
     assert!(in_lanes(&c), "squares without lanes:\n{c}");
+    let c = compile_with(by_rows, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    assert!(in_lanes(&c), "rows read from their offsets without lanes:\n{c}");
     let c = compile_with(sparse_products, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
     assert!(!in_lanes(&c), "a sparse product's rows in lanes:\n{c}");
 }

@@ -565,58 +565,99 @@ fn lanes(f: &Fun, elt: &EltTy) -> bool {
 // of 256 and 16384 floats, and alike (52 to 60 ms) for 2^22 floats,
 // whose reads miss the cache. (Lanes kept scalar with `ACC_SCALAR_FLOAT`, so that GCC made no
 // gathers, were no faster than the vector lanes.) On the EPYC, short
-// rows had shown the same (Note [Short ranges in order]). A read at a
-// position computed from a rank-0 array's value is no gather: that value
-// is the same for every element (Note [Rank-0 reads]).
+// rows had shown the same (Note [Short ranges in order]). Only a read
+// whose position changes along the row because of another read is a
+// gather: a segment's or a row's offset read by its row (the lifted
+// folds of nested programs, `data[offset[row] + k]`) is the same along
+// the row, and its reads are in order; so is a rank-0 array's value, one
+// for the whole kernel (Note [Rank-0 reads]). The analysis (`along`)
+// follows the index function, whose last component is the position
+// along the row, and takes a loop's state as changing.
 
-/// Whether `src` gathers (Note [Gathers in order]).
+/// Whether `src` gathers (Note [Gathers in order]): read through its
+/// index function, whose last component is the position along the row.
 fn gathers(g: &ExpGen<'_>, src: &Source) -> bool {
     let Source::Delayed(d) = src else { return false };
     let rank0 = |a: usize| g.is_rank0(a);
-    [&d.index, &d.linear].into_iter().any(|f| {
-        let mut found = false;
-        let mut env = vec![false; f.params.len()];
-        from_reads(&f.body, &mut env, &rank0, &mut found);
-        found
-    })
+    let f = &d.index;
+    let mut found = false;
+    let mut env: Vec<Along> = f.params.iter().map(|_| Along::Index(d.rank())).collect();
+    along(&f.body, &mut env, &rank0, &mut found);
+    found
 }
 
-/// Whether the value of `e` depends on an array read (of an array not of
-/// rank 0), where `env` says so of its variables; sets `found` at a read
-/// whose position does.
-fn from_reads(e: &OpenExp, env: &mut Vec<bool>, rank0: &dyn Fn(usize) -> bool, found: &mut bool) -> bool {
+/// How a value changes along a row (Note [Gathers in order]).
+#[derive(Clone, Copy)]
+enum Along {
+    /// The element's index, of this rank: its last component is the
+    /// position along the row.
+    Index(usize),
+    /// A value that changes along the row (`varies`), and does so
+    /// because it was read at a position that does (`read`).
+    Val { varies: bool, read: bool },
+}
+
+impl Along {
+    fn val(self) -> (bool, bool) {
+        match self {
+            Along::Index(_) => (true, false),
+            Along::Val { varies, read } => (varies, read),
+        }
+    }
+
+    fn join(self, other: Along) -> Along {
+        let ((v1, r1), (v2, r2)) = (self.val(), other.val());
+        Along::Val { varies: v1 || v2, read: r1 || r2 }
+    }
+}
+
+/// How `e` changes along the row, where `env` says so of its variables;
+/// sets `found` at a read whose position changes because of a read.
+fn along(e: &OpenExp, env: &mut Vec<Along>, rank0: &dyn Fn(usize) -> bool, found: &mut bool) -> Along {
+    const SAME: Along = Along::Val { varies: false, read: false };
+    const ANY: Along = Along::Val { varies: true, read: true };
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
-        ExpKind::Var(i) => env.len().checked_sub(i + 1).is_some_and(|p| env[p]),
+        ExpKind::Var(i) => env.len().checked_sub(i + 1).map_or(ANY, |p| env[p]),
+        ExpKind::Prj(j, t) => match along(t, env, rank0, found) {
+            Along::Index(rank) => Along::Val { varies: j + 1 == rank, read: false },
+            other => other,
+        },
         ExpKind::Let(b, body) => {
-            let d = from_reads(b, env, rank0, found);
-            env.push(d);
-            let r = from_reads(body, env, rank0, found);
+            let v = along(b, env, rank0, found);
+            env.push(v);
+            let r = along(body, env, rank0, found);
             env.pop();
             r
         }
         ExpKind::Index { array, index } | ExpKind::LinearIndex { array, index } => {
-            *found |= from_reads(index, env, rank0, found);
-            !rank0(*array)
+            let (varies, read) = along(index, env, rank0, found).val();
+            *found |= read;
+            // a read at a position that changes along the row changes
+            // with it, as data; one at a position that does not (a
+            // segment's offset, by its row) is the same along the row
+            let varies = varies && !rank0(*array);
+            Along::Val { varies, read: varies }
         }
         ExpKind::While { cond, body, init } => {
-            from_reads(init, env, rank0, found);
-            // the state, conservatively, as read
+            along(init, env, rank0, found);
+            // the state, conservatively, as read at changing positions
             for f in [cond, body] {
                 let depth = env.len();
-                env.extend(f.params.iter().map(|_| true));
-                from_reads(&f.body, env, rank0, found);
+                env.extend(f.params.iter().map(|_| ANY));
+                along(&f.body, env, rank0, found);
                 env.truncate(depth);
             }
-            true
+            ANY
         }
         ExpKind::ALet(..) => {
             *found = true;
-            true
+            ANY
         }
+        ExpKind::Const(_) | ExpKind::Shape { .. } => SAME,
         _ => {
-            let mut d = false;
-            accelerate_ir::visit::each_child(e, |c| d |= from_reads(c, env, rank0, found));
-            d
+            let mut v = SAME;
+            accelerate_ir::visit::each_child(e, |c| v = v.join(along(c, env, rank0, found)));
+            v
         }
     })
 }
