@@ -144,6 +144,13 @@ impl PrimFun {
         matches!(self, PrimFun::LAnd | PrimFun::LOr | PrimFun::LNot)
     }
 
+    /// An operation on shapes and indices: conversions between an index
+    /// and a position, an intersection, a size, and the checks.
+    pub fn is_shape_op(self) -> bool {
+        use PrimFun::*;
+        matches!(self, ToIndex | FromIndex | BoundsCheck | ReshapeCheck | ShapeCheck | Intersect | ShapeSize)
+    }
+
     pub fn arity(self) -> usize {
         use PrimFun::*;
         match self {

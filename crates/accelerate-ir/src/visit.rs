@@ -30,6 +30,19 @@ pub fn each_child<'a>(e: &'a OpenExp, mut f: impl FnMut(&'a OpenExp)) {
     }
 }
 
+/// Whether some subterm of `e`, `e` itself included, satisfies `p`,
+/// found without recursion.
+pub fn any_node<'a>(e: &'a OpenExp, mut p: impl FnMut(&'a OpenExp) -> bool) -> bool {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        if p(x) {
+            return true;
+        }
+        each_child(x, |c| stack.push(c));
+    }
+    false
+}
+
 /// Whether `e` reads scalar variable `var` (counted from the innermost
 /// binder in scope at `e`), found without recursion. A nested array term
 /// (`ExpKind::ALet`) is taken to read it.

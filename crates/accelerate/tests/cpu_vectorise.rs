@@ -39,6 +39,11 @@ fn cpu() -> Option<Config> {
     }
 }
 
+/// The generated C of `f` compiled with `cpu`.
+fn c_of<Args: accelerate::exec::ProgramArgs, F: accelerate::exec::AccFn<Args>>(f: F, cpu: &Config) -> String {
+    compile_with(f, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string()
+}
+
 /// The C function of `c` whose text starts at the first `start` (`what`
 /// it is, for the failure), to its closing brace.
 fn function_at<'c>(c: &'c str, start: &str, what: &str) -> &'c str {
@@ -246,11 +251,7 @@ fn private_copies_mark_positions_only_without_an_identity() {
         };
         let p = compile_with(program, cpu.clone()).unwrap();
         let c = p.c_source().expect("compiled for the CPU");
-        let Some(at) = c.find("_private(") else {
-            panic!("{name}: no privatised permute in:\n{c}");
-        };
-        let private = &c[at..];
-        let private = &private[..private.find("\n}\n").unwrap_or(private.len())];
+        let private = function_at(c, "_private(", &format!("{name}: privatised permute"));
         assert_eq!(private.contains("u_0"), marked, "{name}: {private}");
     }
 }
@@ -271,14 +272,10 @@ fn dropped_sources_go_to_the_spare_place_only_when_their_update_cannot_fail() {
     let other = move |xs: Acc<Vector<i64>>, ys: Acc<Vector<i64>>| {
         generate(xs.shape(), move |ix| ys.index(ix)).permute(|a, b| a + b, fill(index1(100i64), 0i64), to)
     };
-    let c_own = compile_with(own, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
-    let c_other = compile_with(other, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c_own = c_of(own, &cpu);
+    let c_other = c_of(other, &cpu);
     for (name, c, dropped) in [("own", c_own, ": spare;"), ("other", c_other, ": -1;")] {
-        let Some(at) = c.find("_private(") else {
-            panic!("{name}: no privatised permute in:\n{c}");
-        };
-        let private = &c[at..];
-        let private = &private[..private.find("\n}\n").unwrap_or(private.len())];
+        let private = function_at(&c, "_private(", &format!("{name}: privatised permute"));
         let line = private
             .lines()
             .find(|l| l.contains("dst[i - b] ="))
@@ -310,16 +307,10 @@ fn destinations_only_read_are_not_computed_by_blocks() {
     let by_remainder = |xs: Acc<Vector<f32>>| {
         xs.permute(|a, b| a + b, fill(index1(16i64), 0.0f32), |ix| just(index1(unindex1(ix) % 16i64)))
     };
-    let c_key =
-        compile_with(by_key, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
-    let c_rem =
-        compile_with(by_remainder, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c_key = c_of(by_key, &cpu);
+    let c_rem = c_of(by_remainder, &cpu);
     for (name, c, blocks) in [("by key", c_key, false), ("by remainder", c_rem, true)] {
-        let Some(at) = c.find("_private(") else {
-            panic!("{name}: no privatised permute in:\n{c}");
-        };
-        let private = &c[at..];
-        let private = &private[..private.find("\n}\n").unwrap_or(private.len())];
+        let private = function_at(&c, "_private(", &format!("{name}: privatised permute"));
         assert_eq!(private.contains("dst[i - b] ="), blocks, "{name}: {private}");
     }
 }
@@ -372,15 +363,15 @@ fn reductions_of_gathers_run_in_order() {
     // whose rows may be short: `for (; r0 + 16 <= end; ...)`)
     let in_lanes =
         |c: &str| c.lines().any(|l| l.trim_start().starts_with("for (; k") && l.contains(" + 16 <= "));
-    let c = compile_with(gather, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = c_of(gather, &cpu);
     assert!(!in_lanes(&c), "a gather in lanes:\n{c}");
-    let c = compile_with(shifted, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = c_of(shifted, &cpu);
     assert!(in_lanes(&c), "a read at a rank-0 array's offset without lanes:\n{c}");
-    let c = compile_with(squares, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = c_of(squares, &cpu);
     assert!(in_lanes(&c), "squares without lanes:\n{c}");
-    let c = compile_with(by_rows, cpu.clone()).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = c_of(by_rows, &cpu);
     assert!(in_lanes(&c), "rows read from their offsets without lanes:\n{c}");
-    let c = compile_with(sparse_products, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = c_of(sparse_products, &cpu);
     assert!(!in_lanes(&c), "a sparse product's rows in lanes:\n{c}");
 }
 
@@ -392,13 +383,9 @@ fn reductions_of_gathers_run_in_order() {
 fn short_float_segments_fold_in_scalar_code_and_integer_ones_may_vectorise() {
     let Some(cpu) = cpu() else { return };
     let ints = |xs: Acc<Vector<i64>>, offs: Acc<Vector<i64>>| xs.fold_seg_offsets(0i64, |a, b| a + b, offs);
-    let c = compile_with(sparse_products, cpu.clone())
-        .unwrap()
-        .c_source()
-        .expect("compiled for the CPU")
-        .to_string();
+    let c = c_of(sparse_products, &cpu);
     assert!(c.contains("ACC_SCALAR_FLOAT("), "{c}");
-    let c = compile_with(ints, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = c_of(ints, &cpu);
     assert!(!c.contains("ACC_SCALAR_FLOAT("), "{c}");
 }
 
@@ -410,7 +397,7 @@ fn short_float_segments_fold_in_scalar_code_and_integer_ones_may_vectorise() {
 #[test]
 fn checks_of_float_rows_in_order_leave_the_loop() {
     let Some(cpu) = cpu() else { return };
-    let c = compile_with(sparse_products, cpu).unwrap().c_source().expect("compiled for the CPU").to_string();
+    let c = c_of(sparse_products, &cpu);
     let fast = function_at(&c, "_fast(", "a fast function");
     let scalar = fast.find("ACC_SCALAR_FLOAT(").expect("a row in order");
     let row = &fast[fast[..scalar].rfind("for (").unwrap()..scalar];

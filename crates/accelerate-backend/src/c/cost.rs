@@ -96,7 +96,7 @@ fn prim_cost(op: PrimFun) -> usize {
         Quot | Rem | IDiv | Mod | FDiv | Sqrt => 8,
         Exp | Log | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Atan2 | Powf | LogBase
         | Powi => 20,
-        ToIndex | FromIndex | BoundsCheck | ReshapeCheck | ShapeCheck | Intersect | ShapeSize => 2,
+        op if op.is_shape_op() => 2,
         _ => 1,
     }
 }
@@ -107,35 +107,14 @@ fn prim_cost(op: PrimFun) -> usize {
 /// where they are computed: Note [Destinations by blocks] in
 /// `cpu/permute.rs`.)
 pub(crate) fn computes(f: &Fun) -> bool {
-    fn go(e: &OpenExp) -> bool {
-        use PrimFun::*;
-        let here = match &e.kind {
-            ExpKind::Prim(op, _) => {
-                !(op.is_comparison()
-                    || op.is_logical()
-                    || matches!(
-                        op,
-                        Cast(_)
-                            | BitCast(_)
-                            | ToIndex
-                            | FromIndex
-                            | BoundsCheck
-                            | ReshapeCheck
-                            | ShapeCheck
-                            | Intersect
-                            | ShapeSize
-                    ))
-            }
-            ExpKind::While { .. } | ExpKind::ALet(..) => true,
-            _ => false,
-        };
-        let mut found = here;
-        if !found {
-            stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-                accelerate_ir::visit::each_child(e, |c| found = found || go(c))
-            });
+    accelerate_ir::visit::any_node(&f.body, |e| match &e.kind {
+        ExpKind::Prim(op, _) => {
+            !(op.is_comparison()
+                || op.is_logical()
+                || op.is_shape_op()
+                || matches!(op, PrimFun::Cast(_) | PrimFun::BitCast(_)))
         }
-        found
-    }
-    go(&f.body)
+        ExpKind::While { .. } | ExpKind::ALet(..) => true,
+        _ => false,
+    })
 }

@@ -574,6 +574,14 @@ fn lanes(f: &Fun, elt: &EltTy) -> bool {
 // follows the index function, whose last component is the position
 // along the row, and takes a loop's state as changing.
 
+/// Whether a long range of `src`'s elements of type `elt` reduces with
+/// `f` in interleaved lanes (Note [Multi-accumulator reductions]), not in
+/// order: `f` and `elt` allow lanes and `src` does not gather (Note
+/// [Gathers in order]).
+fn in_lanes(g: &ExpGen<'_>, f: &Fun, elt: &EltTy, src: &Source) -> bool {
+    lanes(f, elt) && !gathers(g, src)
+}
+
 /// Whether `src` gathers (Note [Gathers in order]): read through its
 /// index function, whose last component is the position along the row.
 fn gathers(g: &ExpGen<'_>, src: &Source) -> bool {
@@ -715,7 +723,7 @@ pub(crate) fn reduce_row(
 ) -> CVal {
     match seed {
         None => reduce1(g, f, src, row, lo, hi, loc),
-        Some(z) if !lanes(f, &z.ty) || gathers(g, src) => {
+        Some(z) if !in_lanes(g, f, &z.ty, src) => {
             // in order from the seed: the interpreter's order exactly
             let acc = declare(g, "acc", z);
             fold_in_order(g, f, src, row, lo, hi, &acc, loc);
@@ -797,7 +805,7 @@ fn fold_in_order(
 fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &str, loc: SrcLoc) -> CVal {
     let x0 = row.read(g, src, lo, loc);
     let acc = declare(g, "acc", &x0);
-    if !lanes(f, &acc.ty) || gathers(g, src) {
+    if !in_lanes(g, f, &acc.ty, src) {
         fold_in_order(g, f, src, row, &format!("{lo} + 1"), hi, &acc, loc);
         return acc;
     }

@@ -854,18 +854,11 @@ fn declare_lets(g: &mut ExpGen<'_>, lets: &[CVal]) {
 /// argument, from running in lockstep: 63 ms, where lockstep had made it
 /// 8.8.)
 fn reads_array(e: &OpenExp, rank0: &dyn Fn(usize) -> bool) -> bool {
-    let here = match &e.kind {
+    accelerate_ir::visit::any_node(e, |x| match &x.kind {
         ExpKind::Index { array, .. } => !rank0(*array),
         ExpKind::LinearIndex { .. } | ExpKind::Shape { .. } => true,
         _ => false,
-    };
-    let mut found = here;
-    if !found {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            accelerate_ir::visit::each_child(e, |c| found = found || reads_array(c, rank0))
-        });
-    }
-    found
+    })
 }
 
 /// `e` as projections of a `while` loop: the projections, innermost
@@ -888,11 +881,5 @@ fn projects_loop(mut e: &OpenExp) -> Option<(Vec<usize>, &OpenExp)> {
 }
 
 fn has_loop(e: &OpenExp) -> bool {
-    let mut found = matches!(e.kind, ExpKind::While { .. });
-    if !found {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            accelerate_ir::visit::each_child(e, |c| found = found || has_loop(c))
-        });
-    }
-    found
+    accelerate_ir::visit::any_node(e, |x| matches!(x.kind, ExpKind::While { .. }))
 }
