@@ -82,4 +82,10 @@ pub trait Prepared: Send + Sync {
     fn rows_run(&self) -> Option<usize> {
         None
     }
+    /// How many of its runs' launches have written their result over an
+    /// array nothing read again (Note [Updates in place] in
+    /// `plan/in_place.rs`), if the backend does that.
+    fn in_place_runs(&self) -> Option<usize> {
+        None
+    }
 }

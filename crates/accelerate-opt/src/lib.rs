@@ -13,6 +13,7 @@ pub mod debruijn;
 pub mod fusion;
 pub mod hoist;
 pub mod lift;
+pub mod lines;
 pub mod one_hot;
 mod own_index;
 mod shrink;

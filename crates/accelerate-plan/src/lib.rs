@@ -28,6 +28,7 @@
 //! whose module doc lists the invariants), `pretty` (the stable text form
 //! that `ACCELERATE_DUMP=plan`, `explain()` and the snapshot tests show).
 
+pub mod in_place;
 pub mod pretty;
 pub mod rows;
 mod schedule;

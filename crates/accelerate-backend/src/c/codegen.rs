@@ -116,10 +116,11 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
             }
         }
     };
-    let KernelParts { inputs, sites, consts, chunk_depth } = T::finish(g);
+    let KernelParts { inputs, sites, consts, chunk_depth, in_place } = T::finish(g);
     let (name, elt, loc) = (k.name.clone(), k.out.elt.clone(), k.loc);
     let cost = super::cost::element_cost(k);
-    Kernel { name, skeleton, inputs, uses: k.arrays_used(), elt, sites, loc, consts, chunk_depth, cost }
+    let uses = k.arrays_used();
+    Kernel { name, skeleton, inputs, uses, elt, sites, loc, consts, chunk_depth, cost, in_place }
 }
 
 impl ShapeOf {

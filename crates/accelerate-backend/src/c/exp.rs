@@ -272,6 +272,9 @@ pub(crate) struct Body {
     /// The checks a fast function tests once before its loops (Note
     /// [Checks before the loops]), each a C condition.
     pub before_loops: Vec<String>,
+    /// How many checks a fast function makes where its code is, not
+    /// before its loops (Note [Functions that write in place] in `cpu/generate.rs`).
+    pub checks_in_place: usize,
 }
 
 // Note [Lane flags]
@@ -374,6 +377,8 @@ pub(crate) struct ExpGen<'a> {
     /// (Note [Checks before the loops]), the checks found so far whose
     /// every operand is fixed for the whole call; `None` elsewhere.
     pub before_loops: Option<Vec<String>>,
+    /// The checks of a fast function made where its code is (`Body`).
+    checks_in_place: usize,
     /// The extents of the kernel's input arrays and the elements of its
     /// rank-0 ones (made when first asked): with literals and hoisted
     /// literals, the atoms fixed for a call.
@@ -422,6 +427,7 @@ impl<'a> ExpGen<'a> {
             array_shapes: None,
             in_range: HashMap::new(),
             before_loops: None,
+            checks_in_place: 0,
             fixed_extents: None,
             guard: None,
             branches: 0,
@@ -445,6 +451,7 @@ impl<'a> ExpGen<'a> {
             chunk_depth,
             lane_flags: self.lane_flags,
             before_loops: self.before_loops.take().unwrap_or_default(),
+            checks_in_place: self.checks_in_place,
         }
     }
 
@@ -719,6 +726,7 @@ impl<'a> ExpGen<'a> {
     /// (Note [Optimistic checks in loops]).
     fn check(&mut self, ok: &str, code: &str, loc: SrcLoc, vals: &[String]) -> bool {
         if let Some(flag) = &self.optimistic {
+            self.checks_in_place += 1;
             let leaves = self.in_loops > 0 || (self.in_scalar_loops > 0 && self.guard.is_none());
             let line = if leaves {
                 format!("if (!{ok}) {{ {flag} = 1; break; }}")
@@ -1149,13 +1157,11 @@ impl<'a> ExpGen<'a> {
             let p = self.bind(ScalarTy::I64, &pos);
             return self.load(&slot, &p, None, false);
         }
-        let unproven = self.unproven(ix, &slot.extents);
-        let ok = conjunction(&unproven);
-        let operands: Vec<&String> = unproven.into_iter().flat_map(|(x, d)| [x, d]).collect();
-        if self.check_before_loops(&ok, &operands) {
+        if self.ranges_before_loops(ix, &slot.extents) {
             let p = self.bind(ScalarTy::I64, &wrapping_linear_of(ix, &slot.extents));
             return self.load(&slot, &p, None, false);
         }
+        let ok = self.in_bounds(ix, &slot.extents);
         let ok = self.bind(ScalarTy::Bool, &ok);
         let mut vals = vec![ix.len().to_string()];
         vals.extend(ix.iter().cloned());
@@ -1382,6 +1388,9 @@ impl<'a> ExpGen<'a> {
                     self.check_shape(sh, loc);
                 }
                 let ix = args[1].leaves.clone();
+                if self.ranges_before_loops(&ix, sh) {
+                    return CVal::index(ix);
+                }
                 let ok = self.in_bounds(&ix, sh);
                 let ok = self.bind(ScalarTy::Bool, &ok);
                 let mut vals = vec![ix.len().to_string()];
@@ -1429,6 +1438,56 @@ impl<'a> ExpGen<'a> {
             .filter(|&(x, d)| !self.in_range.get(x).is_some_and(|n| n.contains(d)))
             .collect()
     }
+
+    /// Records the check that index `ix` lies inside `extents` to be
+    /// tested before the loops (`check_before_loops`), if it can be: each
+    /// component not known to lie inside its extent is fixed, or is known
+    /// to lie inside a fixed extent `e` of another array, so that the
+    /// check of it against a fixed extent `d` is `e <= d` (Note [Ranges
+    /// before the loops]); whether it did.
+    fn ranges_before_loops(&mut self, ix: &[String], extents: &[String]) -> bool {
+        let unproven: Vec<(String, String)> =
+            self.unproven(ix, extents).into_iter().map(|(x, d)| (x.clone(), d.clone())).collect();
+        let mut tests = Vec::new();
+        let mut operands = Vec::new();
+        for (x, d) in unproven {
+            let within = self.in_range.get(&x).map(|es| {
+                let mut es: Vec<String> = es.iter().cloned().collect();
+                es.sort_unstable();
+                es
+            });
+            let bound = if self.fixed(&x) {
+                None
+            } else {
+                within.unwrap_or_default().into_iter().find(|e| self.fixed(e))
+            };
+            match bound {
+                Some(e) => {
+                    tests.push(format!("{e} <= {d}"));
+                    operands.extend([e, d]);
+                }
+                None => {
+                    tests.push(within_extent(&x, &d));
+                    operands.extend([x, d]);
+                }
+            }
+        }
+        let ok = if tests.is_empty() { "1".to_string() } else { format!("({})", tests.join(" & ")) };
+        let operands: Vec<&String> = operands.iter().collect();
+        self.check_before_loops(&ok, &operands)
+    }
+
+    // Note [Ranges before the loops]
+    // A generate over the shape of one array that reads another at one of
+    // its own components (Floyd-Warshall's step reading the copies of
+    // row and column `k`, Note [Lines read while written]: `col[i]`,
+    // `row[j]`) checks `i` against the other array's extent in every
+    // element, though `i` runs below its own shape's extent, which is
+    // fixed for the call: the check holds for every element exactly when
+    // that extent is at most the other. A fast function tests that once,
+    // before its loops, as it tests checks at fixed indices (Note [Checks
+    // before the loops]); the checked function, which runs where it fails,
+    // tests each element.
 
     // Note [Checks before the loops]
     // A read at an index fixed for the whole call (a literal, a hoisted

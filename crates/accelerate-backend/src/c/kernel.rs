@@ -101,6 +101,9 @@ pub(crate) struct Kernel {
     pub chunk_depth: usize,
     /// The estimated work of one element (`cost::element_cost`).
     pub cost: usize,
+    /// The input variable whose array its function `_inplace` writes its
+    /// result over (Note [Functions that write in place] in `cpu/generate.rs`).
+    pub in_place: Option<usize>,
 }
 
 /// What a backend's kernel generator hands back once a kernel's functions
@@ -110,6 +113,7 @@ pub(crate) struct KernelParts {
     pub sites: Vec<SrcLoc>,
     pub consts: Vec<i64>,
     pub chunk_depth: usize,
+    pub in_place: Option<usize>,
 }
 
 /// Where `open_function` leaves room for the hoisted literals, which
@@ -133,6 +137,13 @@ pub(crate) struct KernelCore {
     n_leaves: usize,
     n_extents: usize,
     input_tys: Vec<ArrayTy>,
+    /// While a function that writes over an input is written (Note
+    /// [Functions that write in place] in `cpu/generate.rs`): that input's position,
+    /// whose buffers are the outputs', and no pointer to either
+    /// `restrict`.
+    pub aliased: Option<usize>,
+    /// The input variable the kernel's function `_inplace` writes over.
+    pub in_place: Option<usize>,
 }
 
 impl KernelCore {
@@ -165,6 +176,8 @@ impl KernelCore {
             n_leaves,
             n_extents,
             input_tys,
+            aliased: None,
+            in_place: None,
         }
     }
 
@@ -176,6 +189,7 @@ impl KernelCore {
             sites: self.sites,
             consts: self.hoisted.words(),
             chunk_depth: self.chunk_depth,
+            in_place: self.in_place,
         }
     }
 
@@ -207,7 +221,13 @@ impl KernelCore {
         for (j, t) in self.input_tys.iter().enumerate() {
             for (l, s) in t.elt.leaves().into_iter().enumerate() {
                 let ct = c_type(s);
-                let _ = writeln!(out, "    const {ct} *{restrict} a{j}_{l} = (const {ct} *)B[{b}];");
+                if self.aliased == Some(j) {
+                    // the output's buffer, read at the element's own position
+                    let _ =
+                        writeln!(out, "    const {ct} *a{j}_{l} = (const {ct} *)B[{}];", self.n_leaves + l);
+                } else {
+                    let _ = writeln!(out, "    const {ct} *{restrict} a{j}_{l} = (const {ct} *)B[{b}];");
+                }
                 b += 1;
             }
             for d in 0..t.rank {

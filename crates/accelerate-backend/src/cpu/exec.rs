@@ -170,6 +170,9 @@ pub(crate) struct Groups {
     pub at: HashMap<usize, usize>,
     /// How many times a group has run row by row.
     pub runs: AtomicUsize,
+    /// How many launches have written their result over an input (Note
+    /// [Functions that write in place] in `generate.rs`).
+    pub in_place_runs: AtomicUsize,
 }
 
 /// The CPU as a `host::Machine`: arrays are host arrays, kernels run on
@@ -262,6 +265,22 @@ impl Machine for Cpu<'_> {
         self.launch(k, env)
     }
 
+    fn in_place(&self, k: &Kernel) -> Option<usize> {
+        k.in_place
+    }
+
+    fn kernel_donated(
+        &self,
+        k: &Kernel,
+        env: &mut Env<Arc<ArrayData>>,
+        v: usize,
+    ) -> Result<Value<Arc<ArrayData>>> {
+        match self.launch_in_place(k, env, v)? {
+            Some(a) => Ok(Value::Array(Arc::new(a))),
+            None => self.launch(k, env),
+        }
+    }
+
     fn row_group(&self, k: usize) -> Option<usize> {
         self.groups.at.get(&k).copied()
     }
@@ -282,18 +301,61 @@ impl Machine for Cpu<'_> {
 }
 
 impl Cpu<'_> {
-    fn launch(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
-        let inputs = k.inputs.iter().map(|&v| env.array(v)).collect::<Result<Vec<_>>>()?;
+    /// A launch of `k` reading its inputs from `env`, but for the input
+    /// variable `over`, whose buffers are the result's (the kernel's
+    /// function `_inplace` reads them there): only its extents are given.
+    fn launch_of<'k>(
+        &'k self,
+        k: &'k Kernel,
+        env: &Env<Arc<ArrayData>>,
+        over: Option<usize>,
+    ) -> Result<Launch<'k>> {
         let mut bufs: Vec<*mut c_void> = Vec::new();
         let mut extents: Vec<i64> = Vec::new();
-        for a in &inputs {
-            bufs.extend(input_buffers(a));
+        for &v in &k.inputs {
+            let a = env.array(v)?;
+            if over == Some(v) {
+                bufs.extend(a.buffers().iter().map(|_| EMPTY_INPUT.as_ptr() as *mut c_void));
+            } else {
+                bufs.extend(input_buffers(a));
+            }
             extents.extend(a.shape().iter().map(|&d| d as i64));
         }
         let workers = self.pool.current_num_threads();
         let parallel_work = self.parallel_work;
-        let launch =
-            &Launch { k, module: self.module, pool: self.pool, workers, parallel_work, bufs, extents };
+        Ok(Launch { k, module: self.module, pool: self.pool, workers, parallel_work, bufs, extents })
+    }
+
+    /// Runs generate kernel `k` over the array of its input variable `v`,
+    /// which nothing reads after this launch (Note [Functions that write
+    /// in place] in `generate.rs`), if that array has the result's shape and nothing
+    /// else holds it; `None` (`env` as it was) where it cannot.
+    fn launch_in_place(
+        &self,
+        k: &Kernel,
+        env: &mut Env<Arc<ArrayData>>,
+        v: usize,
+    ) -> Result<Option<ArrayData>> {
+        let Skeleton::Generate { shape } = &k.skeleton else { return Ok(None) };
+        let dims = crate::c::host::shape_of(env, shape)?;
+        let launch = self.launch_of(k, env, Some(v))?;
+        if env.array(v)?.shape() != dims.as_slice() {
+            return Ok(None);
+        }
+        let Some(a) = env.take_array(v) else { return Ok(None) };
+        let data = match Arc::try_unwrap(a) {
+            Ok(data) => data,
+            Err(shared) => {
+                env.put_array(v, shared);
+                return Ok(None);
+            }
+        };
+        self.groups.in_place_runs.fetch_add(1, Ordering::Relaxed);
+        generate::launch_in_place(&launch, data, dims).map(Some)
+    }
+
+    fn launch(&self, k: &Kernel, env: &Env<Arc<ArrayData>>) -> Result<Value<Arc<ArrayData>>> {
+        let launch = &self.launch_of(k, env, None)?;
         let one = match &k.skeleton {
             Skeleton::Generate { shape } => generate::launch(launch, env, shape),
             Skeleton::Fold { seed, source, op, keep } => {

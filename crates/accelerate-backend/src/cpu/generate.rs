@@ -54,13 +54,68 @@ pub(super) fn launch(launch: &Launch<'_>, env: &Env<Arc<ArrayData>>, shape: &Sha
     finish(out, &k.elt, dims, size)
 }
 
+/// Launch of the function `_inplace`: the result, of extents `dims`,
+/// written over `over`, an input of that shape that nothing else holds
+/// (Note [Functions that write in place]).
+pub(super) fn launch_in_place(launch: &Launch<'_>, over: ArrayData, dims: Vec<usize>) -> Result<ArrayData> {
+    let k = launch.k;
+    let size: usize = dims.iter().product();
+    let mut out = over.into_buffers();
+    let bounds = launch.uniform(size, launch.grain());
+    launch.run(IN_PLACE, &mut out, &mut [], &dims_i64(&dims), &[], &bounds)?;
+    finish(out, &k.elt, dims, size)
+}
+
 /// Writes the C function of a generate kernel whose elements are those of
-/// the delayed array `src` (of rank `rank`).
+/// the delayed array `src` (of rank `rank`), and, where the kernel may
+/// write its result over an input, the function `_inplace` that does
+/// (Note [Functions that write in place]).
 pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Generate) {
+    generate_function(k, out, spec, s);
+    let Some(v) = plan::in_place::in_place_input(spec) else { return };
+    let Some(j) = spec.inputs.iter().position(|(x, _)| *x == v) else { return };
+    let mut variant = String::new();
+    (k.aliased, k.variant, k.fast_checks_in_place) = (Some(j), IN_PLACE, 0);
+    generate_function(k, &mut variant, spec, s);
+    (k.aliased, k.variant) = (None, "");
+    if k.fast_checks_in_place == 0 {
+        out.push_str(&variant);
+        k.in_place = Some(v);
+    }
+}
+
+/// The suffix of the function of a generate kernel that writes its result
+/// over an input.
+pub(crate) const IN_PLACE: &str = "_inplace";
+
+// Note [Functions that write in place]
+// A generate kernel that reads one input only at each element's own
+// position (`plan::in_place`, Note [Updates in place] there) gets a
+// second function, `_inplace`, in which that input's pointers are the
+// result's: each element reads its old value, then stores its new one.
+// Neither pointer is `restrict` there (both are loads of the same
+// argument, so GCC sees one base and still vectorises the loop, every
+// dependence being within one element). The host launches it when the
+// input is dead after the launch, nothing else holds its buffers and its
+// shape is the result's (Note [Donated arrays] in `backend/host.rs`);
+// otherwise the kernel's function writes a new array as before.
+//
+// An error must not leave a half-written range to be computed again: a
+// fast form (Note [Optimistic checks]) whose check fails inside its loops
+// hands its range to the checked function, which would then read the
+// values the fast form wrote. So the in-place function is kept only when
+// its fast form makes every check before its loops (Note [Checks before
+// the loops]), where a failure writes nothing, or when it has no fast
+// form: the checked function stops at its first error, and the result,
+// over an array nothing reads again, is that error.
+
+/// Writes the C function (and its fast form) of a generate kernel, named
+/// for `k.variant`.
+fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Generate) {
     let (src, rank, elt, what, loc) = (&s.src.source, spec.out.rank, &spec.out.elt, spec.op, spec.loc);
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "", what, loc);
-        let (obufs, _) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let obufs = k.result_buffers(out, "o", elt);
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let by_rows = rank >= 2 && matches!(src, Source::Delayed(d) if uses_from_index(&d.linear));
         let mut g = k.exp_gen(1);

@@ -53,6 +53,13 @@ pub(crate) struct KernelGen {
     /// tests fixed checks before its loops (Note [Checks before the
     /// loops] in `c::exp`).
     checks_before: bool,
+    /// What the names of the functions being written end in (before their
+    /// own suffixes): `_inplace` for the functions that write over an
+    /// input (Note [Functions that write in place] in `generate.rs`).
+    pub variant: &'static str,
+    /// The checks the fast forms written so far make where their code is,
+    /// not before their loops.
+    pub fast_checks_in_place: usize,
 }
 
 impl Deref for KernelGen {
@@ -81,6 +88,8 @@ impl KernelGen {
             any_order: false,
             asked_order: false,
             checks_before: false,
+            variant: "",
+            fast_checks_in_place: 0,
         }
     }
 
@@ -156,7 +165,7 @@ impl KernelGen {
     /// input arrays as restrict pointers and extents, and the error
     /// context `e0`.
     pub fn open_function(&mut self, out: &mut String, suffix: &str, what: &str, loc: SrcLoc) {
-        self.function = format!("{}{suffix}", self.name);
+        self.function = format!("{}{}{suffix}", self.name, self.variant);
         self.start = out.len();
         let _ = writeln!(out, "\n/* {} at {loc} */", crate::c::comment(what));
         let f = &self.function;
@@ -180,6 +189,13 @@ impl KernelGen {
         KernelCore::buffers(out, name, elt, first, "restrict")
     }
 
+    /// `out_buffers` of the kernel's result, at its first own buffer:
+    /// not `restrict` while an input's buffers are the result's.
+    pub fn result_buffers(&self, out: &mut String, name: &str, elt: &EltTy) -> Vec<String> {
+        let restrict = if self.aliased.is_some() { "" } else { "restrict" };
+        KernelCore::buffers(out, name, elt, self.first_own_buf(), restrict).0
+    }
+
     /// Closes a function with its body (`ExpGen::into_parts`): the error
     /// reaches the host.
     pub fn close_function(&mut self, out: &mut String, mut body: Body) {
@@ -193,6 +209,9 @@ impl KernelGen {
         }
         self.raised = body.raised;
         self.outlined = !body.functions.is_empty();
+        if self.fast {
+            self.fast_checks_in_place += body.checks_in_place;
+        }
         self.core.close_body(out, self.start, &body);
         if self.fast && body.lane_flags {
             out.push_str(&crate::c::lane_flags_fold());

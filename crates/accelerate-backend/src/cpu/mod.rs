@@ -165,6 +165,9 @@ impl Prepared for CpuProgram {
     fn rows_run(&self) -> Option<usize> {
         Some(self.groups.runs.load(std::sync::atomic::Ordering::Relaxed))
     }
+    fn in_place_runs(&self) -> Option<usize> {
+        Some(self.groups.in_place_runs.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// The C functions of a kernel: its name and its skeleton's suffixes
@@ -179,7 +182,11 @@ fn symbols(k: &Kernel) -> Vec<String> {
         Permute { atomic, overwrite, .. } => permute::functions(atomic, overwrite),
         Stencil { .. } => stencil::FUNCTIONS,
     };
-    suffixes.iter().map(|s| format!("{}{s}", k.name)).collect()
+    let mut names: Vec<String> = suffixes.iter().map(|s| format!("{}{s}", k.name)).collect();
+    if k.in_place.is_some() {
+        names.push(format!("{}{}", k.name, generate::IN_PLACE));
+    }
+    names
 }
 
 /// Why this backend cannot run here with these options, if it cannot.

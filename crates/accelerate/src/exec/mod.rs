@@ -221,6 +221,15 @@ impl<Args: ProgramArgs, R: Arrays> Program<Args, R> {
         self.exe.rows_run()
     }
 
+    /// How many launches of this program's runs have written their result
+    /// over an array nothing read again (an `awhile` state replaced
+    /// element by element: Note [Updates in place] in `plan/in_place.rs`),
+    /// on the CPU backend; `None` on a backend that always writes new
+    /// arrays.
+    pub fn in_place_runs(&self) -> Option<usize> {
+        self.exe.in_place_runs()
+    }
+
     /// The number of kernels, and the intermediate arrays (and their bytes)
     /// a run on these arguments writes, measured by running the reference
     /// interpreter on them.

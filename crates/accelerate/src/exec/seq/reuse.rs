@@ -216,6 +216,10 @@ impl Prepared for WithUses {
     fn rows_run(&self) -> Option<usize> {
         self.exe.rows_run()
     }
+
+    fn in_place_runs(&self) -> Option<usize> {
+        self.exe.in_place_runs()
+    }
 }
 
 #[cfg(test)]
