@@ -43,6 +43,15 @@ pub fn any_node<'a>(e: &'a OpenExp, mut p: impl FnMut(&'a OpenExp) -> bool) -> b
     false
 }
 
+/// Whether `e` reads elements of array variable `array` (its shape
+/// aside), found without recursion.
+pub fn reads_elements(e: &OpenExp, array: usize) -> bool {
+    any_node(
+        e,
+        |x| matches!(x.kind, ExpKind::Index { array: a, .. } | ExpKind::LinearIndex { array: a, .. } if a == array),
+    )
+}
+
 /// Whether `e` reads scalar variable `var` (counted from the innermost
 /// binder in scope at `e`), found without recursion. A nested array term
 /// (`ExpKind::ALet`) is taken to read it.

@@ -259,12 +259,7 @@ impl Walk {
                 return Form::Other;
             }
             ExpKind::While { .. } | ExpKind::ALet(..) => {
-                let v = self.v;
-                let reads_v = visit::any_node(
-                    e,
-                    |x| matches!(x.kind, ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } if array == v),
-                );
-                self.ok &= !reads_v;
+                self.ok &= !visit::reads_elements(e, self.v);
                 return Form::Other;
             }
         };

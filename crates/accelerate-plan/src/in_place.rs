@@ -42,6 +42,7 @@
 //! taken to read elsewhere.
 
 use crate::{Kernel, Skeleton, Source};
+use accelerate_ir::visit::reads_elements;
 use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
 
 /// The input variable (of `Kernel::inputs`) kernel `k` may write its
@@ -57,18 +58,10 @@ pub fn in_place_input(k: &Kernel) -> Option<usize> {
         return None;
     }
     k.inputs.iter().filter(|(_, ty)| *ty == k.out).map(|(v, _)| *v).find(|&v| {
-        !reads_data(&d.shape, v)
+        !reads_elements(&d.shape, v)
             && own_reads(&d.index, v, Held::Own, rank)
             && own_reads(&d.linear, v, Held::Pos, rank)
     })
-}
-
-/// Whether `e` reads elements of array `v` (its shape aside).
-fn reads_data(e: &OpenExp, v: usize) -> bool {
-    accelerate_ir::visit::any_node(
-        e,
-        |x| matches!(x.kind, ExpKind::Index { array, .. } | ExpKind::LinearIndex { array, .. } if array == v),
-    )
 }
 
 /// What a scalar variable of the element function holds, as far as the
@@ -155,7 +148,7 @@ impl Walk {
                 Held::Other
             }
             ExpKind::While { .. } | ExpKind::ALet(..) => {
-                if reads_data(e, self.v) {
+                if reads_elements(e, self.v) {
                     self.ok = false;
                 }
                 Held::Other

@@ -338,10 +338,10 @@ impl Cpu<'_> {
     ) -> Result<Option<ArrayData>> {
         let Skeleton::Generate { shape } = &k.skeleton else { return Ok(None) };
         let dims = crate::c::host::shape_of(env, shape)?;
-        let launch = self.launch_of(k, env, Some(v))?;
         if env.array(v)?.shape() != dims.as_slice() {
             return Ok(None);
         }
+        let launch = self.launch_of(k, env, Some(v))?;
         let Some(a) = env.take_array(v) else { return Ok(None) };
         let data = match Arc::try_unwrap(a) {
             Ok(data) => data,
