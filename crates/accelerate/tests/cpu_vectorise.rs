@@ -557,8 +557,20 @@ fn loops_that_count_alike_are_jammed() {
     let proven = &proven[..proven.find("} else {").expect("versioned")];
     assert!(!proven.contains("= 1; break; }") && !proven.contains("acc_rem_int64_t"), "{fast}");
     assert_eq!(proven.matches("% (uint64_t)64").count(), 4, "one twiddle a lane:\n{fast}");
+    // both forms of the jammed loop stay scalar (Note [Jammed float chains
+    // stay scalar]), and only they
+    let scalar = "__asm__ volatile(\"\");";
+    for form in jammed.split("for (;;) {").skip(1).take(2) {
+        assert!(form.trim_start().starts_with(scalar), "{fast}");
+    }
+    assert_eq!(
+        c.matches(scalar).count(),
+        2,
+        "the fast function's two forms, not the checked function's loop:\n{c}"
+    );
     let other = compile_with(twiddled_sums, cpu).unwrap();
-    assert!(!other.c_source().unwrap().contains("loops jammed"));
+    let other = other.c_source().unwrap();
+    assert!(!other.contains("loops jammed") && !other.contains(scalar), "{other}");
 
     let xs: Vec<f32> = (0..90).map(|k| (k as f32 * 0.37).sin()).collect();
     let tw: Vec<f32> = (0..64).map(|k| (k as f32 * 0.1).cos()).collect();

@@ -1019,6 +1019,27 @@ impl<'a> ExpGen<'a> {
         states.pop().expect("one lane has one state")
     }
 
+    // Note [Jammed float chains stay scalar]
+    // A counted loop that carries a float sum (a fold inside an element's
+    // function, in order as the semantics ask) can be vectorised by GCC
+    // only as an in-order ("fold-left") reduction: the reads, products and
+    // index arithmetic of 8 or 16 steps in vector registers, then every
+    // lane extracted and added to the sum one at a time. With one element
+    // a loop, the adds are one chain of dependent additions and the
+    // extractions run in its shadow. With 4 elements jammed (Note [Jammed
+    // loops] in `cpu/generate.rs`) the scalar loop's 8 chains already fill
+    // the core's adders, and the extractions (4 shuffles a lane) become the
+    // bound: GCC 12 on the AMD EPYC guest vectorised the audio program's
+    // jammed bins' loop with 64-bit gathers and shuffles, and the program
+    // took 172 to 189 ms against 84 to 93 ms for the scalar loop
+    // (`accelerate-bench audio --size large`, two runs each, alternating).
+    // So a jammed loop whose state has a float leaf starts with an empty
+    // `asm volatile`, which no vectoriser looks through (GCC 12 has no
+    // `#pragma GCC novector`, and the function's other loops must stay
+    // vectorised) and which costs no instruction. Single loops keep their
+    // vectorised form: SMVM's sequence of rows (`accelerate-seq`) was 2 ms
+    // faster with it.
+
     /// The loop `while cond body` of several elements at once (Note
     /// [Jammed loops] in `cpu/generate.rs`): lane `q` starts from
     /// `inits[q]` in the environment `envs[q]`; a leaf of the state that
@@ -1096,8 +1117,15 @@ impl<'a> ExpGen<'a> {
             Some(flag) => counted::version(&code, &vars, &first, &flag, &stop, &mut |b| self.fresh(b)),
             None => None,
         };
+        // Note [Jammed float chains stay scalar]
+        let scalar = inits.len() > 1 && leaves.iter().any(|t| t.is_float());
         let write_loop = |g: &mut Self, step: &str| {
             g.line("for (;;) {");
+            if scalar {
+                g.line(
+                    "__asm__ volatile(\"\"); /* not vectorised: Note [Jammed float chains stay scalar] */",
+                );
+            }
             g.push_code(step);
             g.line("}");
         };
