@@ -275,9 +275,12 @@ pub fn blocks(
 pub fn link_block(from: Vec<i64>, to: Vec<i64>) -> Vector<(i64, i64)> {
     assert_eq!(from.len(), to.len(), "a link's two ends");
     let shape = vec![from.len()];
-    let data =
-        ArrayData::from_buffers(shape, <(i64, i64)>::elt_ty(), vec![Buffer::I64(from), Buffer::I64(to)])
-            .expect("two i64 buffers of one length are a vector of pairs");
+    let data = ArrayData::from_buffers(
+        shape,
+        <(i64, i64)>::elt_ty(),
+        vec![Buffer::I64(from.into()), Buffer::I64(to.into())],
+    )
+    .expect("two i64 buffers of one length are a vector of pairs");
     Vector::from_arrays_val(ArraysVal::Array(Arc::new(data))).expect("an array of its own type")
 }
 

@@ -202,18 +202,18 @@ pub fn prim_type(s: ScalarTy) -> PrimType {
 /// cannot fail.
 fn buffer_of(ty: ScalarTy) -> Buffer {
     match ty {
-        ScalarTy::Bool => Buffer::Bool(Vec::new()),
-        ScalarTy::I8 => Buffer::I8(Vec::new()),
-        ScalarTy::I16 => Buffer::I16(Vec::new()),
-        ScalarTy::I32 => Buffer::I32(Vec::new()),
-        ScalarTy::I64 => Buffer::I64(Vec::new()),
-        ScalarTy::U8 => Buffer::U8(Vec::new()),
-        ScalarTy::U16 => Buffer::U16(Vec::new()),
-        ScalarTy::U32 => Buffer::U32(Vec::new()),
-        ScalarTy::U64 => Buffer::U64(Vec::new()),
-        ScalarTy::F16 => Buffer::F16(Vec::new()),
-        ScalarTy::F32 => Buffer::F32(Vec::new()),
-        ScalarTy::F64 => Buffer::F64(Vec::new()),
+        ScalarTy::Bool => Buffer::Bool(Default::default()),
+        ScalarTy::I8 => Buffer::I8(Default::default()),
+        ScalarTy::I16 => Buffer::I16(Default::default()),
+        ScalarTy::I32 => Buffer::I32(Default::default()),
+        ScalarTy::I64 => Buffer::I64(Default::default()),
+        ScalarTy::U8 => Buffer::U8(Default::default()),
+        ScalarTy::U16 => Buffer::U16(Default::default()),
+        ScalarTy::U32 => Buffer::U32(Default::default()),
+        ScalarTy::U64 => Buffer::U64(Default::default()),
+        ScalarTy::F16 => Buffer::F16(Default::default()),
+        ScalarTy::F32 => Buffer::F32(Default::default()),
+        ScalarTy::F64 => Buffer::F64(Default::default()),
     }
 }
 

@@ -19,8 +19,11 @@ fn exp(kind: ExpKind) -> OpenExp {
 }
 
 fn f32s(n: usize) -> OpenAcc {
-    let data =
-        ArrayData::from_buffers(vec![n], EltTy::Scalar(ScalarTy::F32), vec![Buffer::F32(vec![0.0; n])]);
+    let data = ArrayData::from_buffers(
+        vec![n],
+        EltTy::Scalar(ScalarTy::F32),
+        vec![Buffer::F32(vec![0.0; n].into())],
+    );
     acc(AccKind::Use(Arc::new(data.unwrap())))
 }
 
@@ -208,6 +211,6 @@ fn use_of_data_inconsistent_with_its_shape_is_rejected() {
     // a well-formed array reshaped behind the verifier's back cannot be
     // built (ArrayData::from_buffers checks sizes), so check the
     // constructor refuses it instead
-    let bad = ArrayData::from_buffers(vec![3], F32, vec![Buffer::F32(vec![0.0; 2])]);
+    let bad = ArrayData::from_buffers(vec![3], F32, vec![Buffer::F32(vec![0.0; 2].into())]);
     assert!(bad.is_none());
 }

@@ -162,7 +162,7 @@ pub(super) fn launch(
         let copies = launch.workers * stride;
         let mut tmp = alloc(&k.elt, &[copies], k.loc)?;
         if !unmarked {
-            tmp.push(Buffer::U8(vec![0u8; copies]));
+            tmp.push(Buffer::U8(std::iter::repeat_n(0u8, copies).collect()));
         }
         let params =
             [launch.workers as i64, piece as i64, stride as i64, results as i64, BLOCK.len(results) as i64];

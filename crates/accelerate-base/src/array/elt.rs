@@ -5,6 +5,7 @@
 //! and from the untyped [`Val`]. Tuples nest up to arity 8; an array of
 //! tuples is stored as one buffer per primitive leaf.
 
+use super::column::Column;
 use super::ty::{EltTy, ScalarTy};
 use super::value::{Buffer, ScalarVal, Val};
 use std::fmt::Debug;
@@ -45,6 +46,9 @@ pub trait PrimElt: Elt + Copy {
     fn from_scalar(s: ScalarVal) -> Self;
     /// The elements of a buffer of this type, in place.
     fn slice(b: &Buffer) -> Option<&[Self]>;
+    /// The buffer holding a column of this type (the column itself; for
+    /// `f16`, a copy of its bits).
+    fn buffer(c: Column<Self>) -> Buffer;
 }
 
 macro_rules! prim_elt {
@@ -63,17 +67,20 @@ macro_rules! prim_elt {
                 }
             }
             fn into_buffers(items: Vec<Self>) -> Vec<Buffer> {
-                vec![Buffer::$variant(items)]
+                vec![Buffer::$variant(items.into())]
             }
             fn from_buffers(buffers: &[Buffer], _len: usize, _ty: &EltTy) -> Vec<Self> {
                 match &buffers[0] {
-                    Buffer::$variant(v) => v.clone(),
+                    Buffer::$variant(v) => v.to_vec(),
                     other => panic!("expected a {} buffer, found {}", stringify!($t), other.ty()),
                 }
             }
         }
         impl PrimElt for $t {
             const TY: ScalarTy = ScalarTy::$variant;
+            fn buffer(c: Column<Self>) -> Buffer {
+                Buffer::$variant(c)
+            }
             fn slice(b: &Buffer) -> Option<&[Self]> {
                 match b {
                     Buffer::$variant(v) => Some(v),
@@ -197,6 +204,9 @@ mod binary16 {
 
     impl PrimElt for f16 {
         const TY: ScalarTy = ScalarTy::F16;
+        fn buffer(c: Column<Self>) -> Buffer {
+            Buffer::F16(c.iter().map(|x| x.to_bits()).collect())
+        }
         fn slice(b: &Buffer) -> Option<&[Self]> {
             use half::slice::HalfBitsSliceExt;
             match b {

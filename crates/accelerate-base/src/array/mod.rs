@@ -1,6 +1,7 @@
 //! Arrays: shapes, element types, struct-of-arrays storage and the typed
 //! `Array<Sh, E>` users hold.
 
+pub mod column;
 pub mod elt;
 #[cfg(feature = "ndarray")]
 pub mod ndarray_conv;
@@ -10,6 +11,7 @@ pub mod ty;
 pub mod typed;
 pub mod value;
 
+pub use column::Column;
 pub use elt::{Elt, PrimElt};
 pub use shape::{
     dim1, dim2, dim3, dim4, dim5, All, Any, IxTuple, Shape, SliceDim, SliceIx, SliceSpec, Snoc, SnocAll,

@@ -38,7 +38,9 @@ fn checked_size<E: Elt>(loc: SrcLoc, dims: &[i64]) -> Result<Vec<usize>, Error> 
 
 impl<Sh: Shape, E: Elt> Array<Sh, E> {
     /// An array of the given shape from its elements in row-major order.
-    /// Fails if the number of elements is not the shape's size.
+    /// Fails if the number of elements is not the shape's size. The
+    /// elements are copied, once, into buffers that start a cache line
+    /// (Note [Buffers start a cache line] in `array/column.rs`).
     #[track_caller]
     pub fn from_vec(shape: Sh, items: Vec<E>) -> Result<Self, Error> {
         Self::from_vec_at(shape, items, SrcLoc::caller())

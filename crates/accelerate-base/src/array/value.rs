@@ -1,6 +1,7 @@
 //! Untyped run-time values: scalars, element values (tuples of scalars) and
 //! struct-of-arrays array data. Every backend exchanges arrays in this form.
 
+use super::column::Column;
 use super::ty::{ArrayTy, ArraysTy, EltTy, ScalarTy};
 use std::fmt;
 use std::sync::Arc;
@@ -204,21 +205,22 @@ impl fmt::Display for Val {
     }
 }
 
-/// One column of a struct-of-arrays array: a vector of one primitive type.
+/// One column of a struct-of-arrays array: a vector of one primitive type,
+/// starting a cache line (Note [Buffers start a cache line]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Buffer {
-    Bool(Vec<bool>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
-    U64(Vec<u64>),
-    F16(Vec<u16>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+    Bool(Column<bool>),
+    I8(Column<i8>),
+    I16(Column<i16>),
+    I32(Column<i32>),
+    I64(Column<i64>),
+    U8(Column<u8>),
+    U16(Column<u16>),
+    U32(Column<u32>),
+    U64(Column<u64>),
+    F16(Column<u16>),
+    F32(Column<f32>),
+    F64(Column<f64>),
 }
 
 macro_rules! each_buffer {
@@ -244,10 +246,8 @@ impl Buffer {
     /// An empty buffer with room for `n` elements, or `None` if that much
     /// memory cannot be had (never a panic or an abort).
     pub fn try_with_capacity(ty: ScalarTy, n: usize) -> Option<Buffer> {
-        fn reserve<T>(n: usize) -> Option<Vec<T>> {
-            let mut v = Vec::new();
-            v.try_reserve_exact(n).ok()?;
-            Some(v)
+        fn reserve<T>(n: usize) -> Option<Column<T>> {
+            Column::try_with_capacity(n)
         }
         Some(match ty {
             ScalarTy::Bool => Buffer::Bool(reserve(n)?),
@@ -306,7 +306,7 @@ impl Buffer {
         // SAFETY: every element type is plain data without padding, and
         // the slice covers exactly the vector's initialised elements.
         each_buffer!(self, v => unsafe {
-            std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v.as_slice()))
+            std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(&v[..]))
         })
     }
 

@@ -104,7 +104,7 @@ fn decode(ty: ScalarTy, bytes: &[u8], at: usize) -> Result<Buffer, DataError> {
         ScalarTy::I16 => Buffer::I16(le!(i16)),
         ScalarTy::I32 => Buffer::I32(le!(i32)),
         ScalarTy::I64 => Buffer::I64(le!(i64)),
-        ScalarTy::U8 => Buffer::U8(bytes.to_vec()),
+        ScalarTy::U8 => Buffer::U8(bytes.into()),
         ScalarTy::U16 => Buffer::U16(le!(u16)),
         ScalarTy::U32 => Buffer::U32(le!(u32)),
         ScalarTy::U64 => Buffer::U64(le!(u64)),

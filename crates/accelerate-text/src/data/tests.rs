@@ -481,12 +481,12 @@ fn values_hold_their_array_and_type() {
     let pairs = ArrayData::from_buffers(
         vec![1],
         EltTy::Tuple(vec![EltTy::Scalar(ScalarTy::I32), EltTy::Scalar(ScalarTy::I32)]),
-        vec![Buffer::I32(vec![1]), Buffer::I32(vec![2])],
+        vec![Buffer::I32(vec![1].into()), Buffer::I32(vec![2].into())],
     )
     .unwrap();
     assert!(Value::new(pairs).is_none());
-    assert!(Value::from_buffer(vec![2], Buffer::I32(vec![1])).is_none());
-    assert!(Value::from_buffer(vec![1; 256], Buffer::I32(vec![1])).is_none());
+    assert!(Value::from_buffer(vec![2], Buffer::I32(vec![1].into())).is_none());
+    assert!(Value::from_buffer(vec![1; 256], Buffer::I32(vec![1].into())).is_none());
     for p in PrimType::ALL {
         assert_eq!(prim_type(scalar_ty(p)), p);
         assert_eq!(scalar_ty(p).name(), p.name());

@@ -27,7 +27,7 @@
 //! the rows only count their own kept elements.
 
 use super::sort_native::{chunk_len, MIN_CHUNK};
-use accelerate_base::array::{ArrayData, ArraysVal, Buffer, EltTy, ScalarTy};
+use accelerate_base::array::{ArrayData, ArraysVal, Buffer, Column, EltTy, ScalarTy};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -95,9 +95,12 @@ fn compact_rows(
     }
     let data =
         ArrayData::from_buffers(vec![total], elt.clone(), out).ok_or("the kept elements lost their type")?;
-    let counts =
-        ArrayData::from_buffers(outer.to_vec(), EltTy::Scalar(ScalarTy::I64), vec![Buffer::I64(row_counts)])
-            .ok_or("the counts lost their shape")?;
+    let counts = ArrayData::from_buffers(
+        outer.to_vec(),
+        EltTy::Scalar(ScalarTy::I64),
+        vec![Buffer::I64(row_counts.into())],
+    )
+    .ok_or("the counts lost their shape")?;
     Ok((ArraysVal::Array(Arc::new(data)), ArraysVal::Array(Arc::new(counts))))
 }
 
@@ -133,7 +136,7 @@ fn copy_chunks<T: Copy + Send + Sync>(
     flags: &[bool],
     len: usize,
     counts: &[usize],
-    out: &mut Vec<T>,
+    out: &mut Column<T>,
 ) {
     let total: usize = counts.iter().sum();
     // each chunk's places: the run after the places of the chunks before it

@@ -121,8 +121,9 @@ impl<K: SortKey> Acc<Vector<K>> {
     #[track_caller]
     pub fn sort(&self) -> Acc<Vector<K>> {
         let native = Foreign::<Vector<K>, Vector<K>>::new("sort").host(|keys: Vector<K>| {
-            let sorted = sort_native::radix_sort(keys.as_slice().to_vec(), K::BITS, |k| k.radix_of());
-            Ok(Vector::from_elems(sorted))
+            let sorted = sort_native::radix_sort(keys.as_slice().into(), K::BITS, |k| k.radix_of())
+                .ok_or("no memory for the sorted keys")?;
+            sort_native::vector_of(sorted)
         });
         native.call(|keys| keys.sort_in_language(), self)
     }

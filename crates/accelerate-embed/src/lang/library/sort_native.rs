@@ -28,7 +28,7 @@
 //! same digit is skipped.
 
 use super::sort::SortKey;
-use accelerate_base::array::{ArrayData, Arrays, ArraysVal, Buffer, Elt, Vector};
+use accelerate_base::array::{ArrayData, Arrays, ArraysVal, Buffer, Column, Elt, Vector};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -44,18 +44,19 @@ pub(super) fn chunk_len(n: usize) -> usize {
 /// Digit bits a pass.
 const DIGIT: u32 = 8;
 
-/// `items` ordered by the low `bits` bits of `radix`, stably.
+/// `items` ordered by the low `bits` bits of `radix`, stably; `None` if
+/// the memory for a second copy cannot be had.
 pub(super) fn radix_sort<T: Copy + Send + Sync>(
-    mut items: Vec<T>,
+    mut items: Column<T>,
     bits: u32,
     radix: impl Fn(&T) -> u64 + Sync,
-) -> Vec<T> {
+) -> Option<Column<T>> {
     let n = items.len();
     if n < 2 {
-        return items;
+        return Some(items);
     }
     let len = chunk_len(n);
-    let mut spare: Vec<T> = Vec::with_capacity(n);
+    let mut spare: Column<T> = Column::try_with_capacity(n)?;
     let mut shift = 0;
     while shift < bits {
         // the last pass takes only the bits below `bits`
@@ -104,7 +105,14 @@ pub(super) fn radix_sort<T: Copy + Send + Sync>(
         }
         shift += DIGIT;
     }
-    items
+    Some(items)
+}
+
+/// The vector whose elements a column holds (no copy).
+pub(super) fn vector_of<K: SortKey>(c: Column<K>) -> Result<Vector<K>, String> {
+    let data = ArrayData::from_buffers(vec![c.len()], K::elt_ty(), vec![K::buffer(c)])
+        .ok_or("the sorted keys do not fit their type")?;
+    Vector::from_arrays_val(ArraysVal::Array(Arc::new(data))).map_err(|e| e.to_string())
 }
 
 /// The keys in order, each with the position it came from (equal keys in
@@ -115,16 +123,16 @@ pub(super) fn with_positions<K: SortKey>(keys: &[K]) -> Result<Vector<(K, i64)>,
     fn split<K: SortKey, P: Copy + Send + Sync + Into<u64>>(
         keys: &[K],
         position: impl Fn(usize) -> P,
-    ) -> (Vec<K>, Vec<i64>) {
+    ) -> Option<(Column<K>, Column<i64>)> {
         let pairs = keys.iter().enumerate().map(|(i, &k)| (k, position(i))).collect();
-        let sorted = radix_sort(pairs, K::BITS, |(k, _)| k.radix_of());
-        sorted.into_iter().map(|(k, p)| (k, p.into() as i64)).unzip()
+        let sorted = radix_sort(pairs, K::BITS, |(k, _)| k.radix_of())?;
+        Some(sorted.iter().map(|&(k, p)| (k, p.into() as i64)).unzip())
     }
     let (sorted, positions) =
-        if u32::try_from(keys.len()).is_ok() { split(keys, |i| i as u32) } else { split(keys, |i| i as u64) };
+        if u32::try_from(keys.len()).is_ok() { split(keys, |i| i as u32) } else { split(keys, |i| i as u64) }
+            .ok_or("no memory for the sorted keys")?;
     let n = sorted.len();
-    let mut buffers = K::into_buffers(sorted);
-    buffers.push(Buffer::I64(positions));
+    let buffers = vec![K::buffer(sorted), Buffer::I64(positions)];
     let data = ArrayData::from_buffers(vec![n], <(K, i64)>::elt_ty(), buffers)
         .ok_or("the sorted pairs do not fit their type")?;
     Vector::from_arrays_val(ArraysVal::Array(Arc::new(data))).map_err(|e| e.to_string())
@@ -147,7 +155,7 @@ mod tests {
             (0..n).map(|i| ((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40, i)).collect();
         let mut want = items.clone();
         want.sort_by_key(|&(k, _)| k & 0xfff);
-        assert_eq!(radix_sort(items, 12, |&(k, _)| k), want);
+        assert_eq!(radix_sort(items.into(), 12, |&(k, _)| k).unwrap(), want);
     }
 
     #[test]
@@ -155,7 +163,7 @@ mod tests {
         let items: Vec<u64> = (0..1000).map(|i| (7 << 8) | ((999 - i) % 256)).collect();
         let mut want = items.clone();
         want.sort();
-        assert_eq!(radix_sort(items, 16, |&k| k), want);
-        assert_eq!(radix_sort(Vec::<u64>::new(), 64, |&k| k), Vec::<u64>::new());
+        assert_eq!(radix_sort(items.into(), 16, |&k| k).unwrap(), want);
+        assert_eq!(radix_sort(Column::<u64>::new(), 64, |&k| k).unwrap(), Vec::<u64>::new());
     }
 }
