@@ -48,10 +48,6 @@ pub struct Column<T> {
     len: usize,
 }
 
-// SAFETY: a column owns its elements as a `Vec<T>` would.
-unsafe impl<T: Send> Send for Column<T> {}
-unsafe impl<T: Sync> Sync for Column<T> {}
-
 impl<T> Column<T> {
     pub fn new() -> Column<T> {
         Column { buf: Vec::new(), off: 0, len: 0 }
