@@ -74,6 +74,10 @@ impl<T> Column<T> {
     /// starting a cache line where `T`'s size allows; `None` without the
     /// memory (the column is then unchanged).
     fn grow_to(&mut self, n: usize) -> Option<()> {
+        if n == 0 && self.buf.is_empty() {
+            // nothing to hold: no allocation, as `Vec::new`
+            return Some(());
+        }
         let mut buf: Vec<MaybeUninit<T>> = Vec::new();
         buf.try_reserve_exact(n.checked_add(Self::pad())?).ok()?;
         // SAFETY: `MaybeUninit` needs no initialisation.

@@ -123,7 +123,7 @@ impl<K: SortKey> Acc<Vector<K>> {
         let native = Foreign::<Vector<K>, Vector<K>>::new("sort").host(|keys: Vector<K>| {
             let sorted = sort_native::radix_sort(keys.as_slice().into(), K::BITS, |k| k.radix_of())
                 .ok_or("no memory for the sorted keys")?;
-            sort_native::vector_of(sorted)
+            sort_native::vector_of(sorted.len(), vec![K::buffer(sorted)])
         });
         native.call(|keys| keys.sort_in_language(), self)
     }

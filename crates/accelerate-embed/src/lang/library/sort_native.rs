@@ -108,10 +108,10 @@ pub(super) fn radix_sort<T: Copy + Send + Sync>(
     Some(items)
 }
 
-/// The vector whose elements a column holds (no copy).
-pub(super) fn vector_of<K: SortKey>(c: Column<K>) -> Result<Vector<K>, String> {
-    let data = ArrayData::from_buffers(vec![c.len()], K::elt_ty(), vec![K::buffer(c)])
-        .ok_or("the sorted keys do not fit their type")?;
+/// The vector of `n` elements these buffers hold (no copy).
+pub(super) fn vector_of<E: Elt>(n: usize, buffers: Vec<Buffer>) -> Result<Vector<E>, String> {
+    let data = ArrayData::from_buffers(vec![n], E::elt_ty(), buffers)
+        .ok_or("the sorted elements do not fit their type")?;
     Vector::from_arrays_val(ArraysVal::Array(Arc::new(data))).map_err(|e| e.to_string())
 }
 
@@ -131,11 +131,7 @@ pub(super) fn with_positions<K: SortKey>(keys: &[K]) -> Result<Vector<(K, i64)>,
     let (sorted, positions) =
         if u32::try_from(keys.len()).is_ok() { split(keys, |i| i as u32) } else { split(keys, |i| i as u64) }
             .ok_or("no memory for the sorted keys")?;
-    let n = sorted.len();
-    let buffers = vec![K::buffer(sorted), Buffer::I64(positions)];
-    let data = ArrayData::from_buffers(vec![n], <(K, i64)>::elt_ty(), buffers)
-        .ok_or("the sorted pairs do not fit their type")?;
-    Vector::from_arrays_val(ArraysVal::Array(Arc::new(data))).map_err(|e| e.to_string())
+    vector_of(sorted.len(), vec![K::buffer(sorted), Buffer::I64(positions)])
 }
 
 /// The destination of a pass, written by every chunk at its own places.
