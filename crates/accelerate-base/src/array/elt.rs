@@ -49,6 +49,9 @@ pub trait PrimElt: Elt + Copy {
     /// The buffer holding a column of this type (the column itself; for
     /// `f16`, a copy of its bits).
     fn buffer(c: Column<Self>) -> Buffer;
+    /// The column a buffer of this type holds (the buffer itself), or
+    /// `None` for another type or for `f16`, whose buffer holds bits.
+    fn column(b: Buffer) -> Option<Column<Self>>;
 }
 
 macro_rules! prim_elt {
@@ -80,6 +83,12 @@ macro_rules! prim_elt {
             const TY: ScalarTy = ScalarTy::$variant;
             fn buffer(c: Column<Self>) -> Buffer {
                 Buffer::$variant(c)
+            }
+            fn column(b: Buffer) -> Option<Column<Self>> {
+                match b {
+                    Buffer::$variant(c) => Some(c),
+                    _ => None,
+                }
             }
             fn slice(b: &Buffer) -> Option<&[Self]> {
                 match b {
@@ -206,6 +215,9 @@ mod binary16 {
         const TY: ScalarTy = ScalarTy::F16;
         fn buffer(c: Column<Self>) -> Buffer {
             Buffer::F16(c.iter().map(|x| x.to_bits()).collect())
+        }
+        fn column(_: Buffer) -> Option<Column<Self>> {
+            None
         }
         fn slice(b: &Buffer) -> Option<&[Self]> {
             use half::slice::HalfBitsSliceExt;

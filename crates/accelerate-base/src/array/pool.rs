@@ -20,7 +20,7 @@
 //! before the buffer's length covers it (`Buffer::set_len`).
 
 use super::value::Buffer;
-use super::ScalarTy;
+use super::{Column, PrimElt, ScalarTy};
 use std::collections::VecDeque;
 use std::sync::{Mutex, OnceLock};
 
@@ -93,6 +93,22 @@ pub(crate) fn take(ty: ScalarTy, n: usize) -> Option<Buffer> {
     Some(b)
 }
 
+/// An empty column with room for `n` elements of `T`, recycled if one
+/// fits (as `take`), else new; `None` if the memory cannot be had. For
+/// the library's host code that fills columns itself, as the native sort.
+pub fn column<T: PrimElt>(n: usize) -> Option<Column<T>> {
+    take(T::TY, n).and_then(T::column).or_else(|| Column::try_with_capacity(n))
+}
+
+/// Keeps a column that is no longer used for a later `column` or kernel
+/// output (as `give`); an `f16` column, whose buffer would be a copy, is
+/// dropped.
+pub fn recycle<T: PrimElt>(c: Column<T>) {
+    if T::TY != ScalarTy::F16 {
+        give(T::buffer(c));
+    }
+}
+
 /// The bytes the pool holds now.
 pub fn pooled_bytes() -> usize {
     pool().lock().map(|p| p.bytes).unwrap_or(0)
@@ -119,5 +135,27 @@ mod tests {
         assert_eq!(second.as_ptr(), o, "then the older one, before the larger");
         assert!(take(ScalarTy::U16, n).unwrap().capacity() >= n + 1000);
         assert!(take(ScalarTy::U16, n).is_none());
+    }
+
+    #[test]
+    fn a_recycled_column_is_taken_again() {
+        // a type and size no other test of this crate pools
+        let n = (5 << 20) + 3;
+        let c: Column<i16> = column(n).unwrap();
+        assert!(c.capacity() >= n && c.is_empty());
+        let at = c.as_ptr();
+        recycle(c);
+        let again: Column<i16> = column(n).unwrap();
+        assert_eq!(again.as_ptr(), at, "the recycled storage");
+        assert!(again.is_empty());
+    }
+
+    #[cfg(feature = "f16")]
+    #[test]
+    fn an_f16_column_is_dropped_not_copied_into_the_pool() {
+        // a type and size no other test of this crate pools
+        let n = (5 << 20) + 5;
+        recycle(column::<half::f16>(n).unwrap());
+        assert!(take(ScalarTy::F16, n).is_none());
     }
 }

@@ -21,7 +21,7 @@ use super::sort_native;
 use crate::lang::acc::{generate, Acc, AsAcc};
 use crate::lang::exp::{constant, index1, just, lift, unindex1, Exp};
 use crate::lang::foreign::Foreign;
-use accelerate_base::array::{Elt, PrimElt, Snoc, Vector, Z};
+use accelerate_base::array::{pool, Elt, PrimElt, Snoc, Vector, Z};
 
 /// Key types a radix sort can order: the primitive numeric types.
 pub trait SortKey: PrimElt + Copy + Send + Sync {
@@ -121,8 +121,14 @@ impl<K: SortKey> Acc<Vector<K>> {
     #[track_caller]
     pub fn sort(&self) -> Acc<Vector<K>> {
         let native = Foreign::<Vector<K>, Vector<K>>::new("sort").host(|keys: Vector<K>| {
-            let sorted = sort_native::radix_sort(keys.as_slice().into(), K::BITS, |k| k.radix_of())
-                .ok_or("no memory for the sorted keys")?;
+            let (sorted, spares) = sort_native::radix_sort(
+                sort_native::Items::Borrowed(keys.as_slice()),
+                K::BITS,
+                |k| k.radix_of(),
+                pool::column,
+            )
+            .ok_or("no memory for the sorted keys")?;
+            spares.into_iter().for_each(pool::recycle);
             sort_native::vector_of(sorted.len(), vec![K::buffer(sorted)])
         });
         native.call(|keys| keys.sort_in_language(), self)

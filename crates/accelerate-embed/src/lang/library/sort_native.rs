@@ -26,6 +26,14 @@
 //! key of each digit; each chunk then moves its keys there in order (in
 //! parallel), so the pass is stable. A pass in which every key has the
 //! same digit is skipped.
+//!
+//! The first pass that moves the keys reads them where they are, and the
+//! passes write into two columns that `sort` takes from the pool of
+//! recycled buffers and gives back (Note [Recycled buffers]): copying
+//! the keys into a new column first, and a new second column, had the
+//! sort of 2^24 `i32`s at 145 ms against the rayon sort's 105 to 111
+//! (pages faulted in, a pass more); without them it took 93 to 105 ms
+//! (docs/benchmarks.md, the fourteenth session on issue 21).
 
 use super::sort::SortKey;
 use accelerate_base::array::{ArrayData, Arrays, ArraysVal, Buffer, Column, Elt, Vector};
@@ -44,25 +52,42 @@ pub(super) fn chunk_len(n: usize) -> usize {
 /// Digit bits a pass.
 const DIGIT: u32 = 8;
 
-/// `items` ordered by the low `bits` bits of `radix`, stably; `None` if
-/// the memory for a second copy cannot be had.
+/// The elements a sort starts from: the caller's, read by the first pass
+/// that moves them, or a column of its own, whose storage later passes
+/// reuse.
+pub(super) enum Items<'a, T> {
+    Borrowed(&'a [T]),
+    Owned(Column<T>),
+}
+
+/// `items` ordered by the low `bits` bits of `radix`, stably, and the
+/// columns the sort used and no longer needs (for the caller to recycle).
+/// `column(n)` gives an empty column with room for `n` elements: two at
+/// most, the first pass that moves the items reading them where they
+/// are (Note [A native sort]). `None` if the memory cannot be had.
 pub(super) fn radix_sort<T: Copy + Send + Sync>(
-    mut items: Column<T>,
+    items: Items<'_, T>,
     bits: u32,
     radix: impl Fn(&T) -> u64 + Sync,
-) -> Option<Column<T>> {
-    let n = items.len();
-    if n < 2 {
-        return Some(items);
-    }
+    mut column: impl FnMut(usize) -> Option<Column<T>>,
+) -> Option<(Column<T>, Vec<Column<T>>)> {
+    let n = match &items {
+        Items::Borrowed(xs) => xs.len(),
+        Items::Owned(c) => c.len(),
+    };
     let len = chunk_len(n);
-    let mut spare: Column<T> = Column::try_with_capacity(n)?;
+    let mut items = items;
+    let mut spares: Vec<Column<T>> = Vec::new();
     let mut shift = 0;
-    while shift < bits {
+    while shift < bits && n > 1 {
         // the last pass takes only the bits below `bits`
         let mask = (1u64 << DIGIT.min(bits - shift)) - 1;
         let digit = |x: &T| ((radix(x) >> shift) & mask) as usize;
-        let counts: Vec<[usize; 1 << DIGIT]> = items
+        let src: &[T] = match &items {
+            Items::Borrowed(xs) => xs,
+            Items::Owned(c) => c,
+        };
+        let counts: Vec<[usize; 1 << DIGIT]> = src
             .par_chunks(len)
             .map(|c| {
                 let mut h = [0usize; 1 << DIGIT];
@@ -83,29 +108,49 @@ pub(super) fn radix_sort<T: Copy + Send + Sync>(
                     next += h[d];
                 }
             }
-            let out = Out(spare.as_mut_ptr());
-            items.par_chunks(len).zip(places.par_iter_mut()).for_each(|(c, p)| {
+            let mut dst = match spares.pop() {
+                Some(c) => c,
+                None => column(n)?,
+            };
+            if dst.capacity() < n {
+                return None;
+            }
+            let out = Out(dst.as_mut_ptr());
+            src.par_chunks(len).zip(places.par_iter_mut()).for_each(|(c, p)| {
                 let out = &out;
                 for x in c {
                     let d = digit(x);
                     // SAFETY: the places partition 0 .. n: chunk c's keys of
                     // digit d go to the run of `counts[c][d]` places that
                     // starts at `places[c][d]`, which no other chunk or
-                    // digit shares, and `spare` has room for n.
+                    // digit shares, and `dst` has room for n (checked).
                     unsafe { out.0.add(p[d]).write(*x) };
                     p[d] += 1;
                 }
             });
             // SAFETY: every one of the n places was written above (`T`
             // is `Copy`: nothing to drop in the old contents).
-            unsafe { spare.set_len(n) };
-            std::mem::swap(&mut items, &mut spare);
-            // SAFETY: length 0 is always valid; the storage is reused.
-            unsafe { spare.set_len(0) };
+            unsafe { dst.set_len(n) };
+            if let Items::Owned(mut old) = std::mem::replace(&mut items, Items::Owned(dst)) {
+                old.clear();
+                spares.push(old);
+            }
         }
         shift += DIGIT;
     }
-    Some(items)
+    let sorted = match items {
+        Items::Owned(c) => c,
+        // no pass moved anything: the items were in order
+        Items::Borrowed(xs) => {
+            let mut c = match spares.pop() {
+                Some(c) => c,
+                None => column(n)?,
+            };
+            c.extend_from_slice(xs);
+            c
+        }
+    };
+    Some((sorted, spares))
 }
 
 /// The vector of `n` elements these buffers hold (no copy).
@@ -125,7 +170,8 @@ pub(super) fn with_positions<K: SortKey>(keys: &[K]) -> Result<Vector<(K, i64)>,
         position: impl Fn(usize) -> P,
     ) -> Option<(Column<K>, Column<i64>)> {
         let pairs = keys.iter().enumerate().map(|(i, &k)| (k, position(i))).collect();
-        let sorted = radix_sort(pairs, K::BITS, |(k, _)| k.radix_of())?;
+        let (sorted, _) =
+            radix_sort(Items::Owned(pairs), K::BITS, |(k, _)| k.radix_of(), Column::try_with_capacity)?;
         Some(sorted.iter().map(|&(k, p)| (k, p.into() as i64)).unzip())
     }
     let (sorted, positions) =
@@ -151,7 +197,9 @@ mod tests {
             (0..n).map(|i| ((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40, i)).collect();
         let mut want = items.clone();
         want.sort_by_key(|&(k, _)| k & 0xfff);
-        assert_eq!(radix_sort(items.into(), 12, |&(k, _)| k).unwrap(), want);
+        let (sorted, _) =
+            radix_sort(Items::Borrowed(&items), 12, |&(k, _)| k, Column::try_with_capacity).unwrap();
+        assert_eq!(sorted, want);
     }
 
     #[test]
@@ -159,7 +207,33 @@ mod tests {
         let items: Vec<u64> = (0..1000).map(|i| (7 << 8) | ((999 - i) % 256)).collect();
         let mut want = items.clone();
         want.sort();
-        assert_eq!(radix_sort(items.into(), 16, |&k| k).unwrap(), want);
-        assert_eq!(radix_sort(Column::<u64>::new(), 64, |&k| k).unwrap(), Vec::<u64>::new());
+        let (sorted, _) =
+            radix_sort(Items::Owned(items.into()), 16, |&k| k, Column::try_with_capacity).unwrap();
+        assert_eq!(sorted, want);
+        let (sorted, _) =
+            radix_sort(Items::Borrowed(&[] as &[u64]), 64, |&k| k, Column::try_with_capacity).unwrap();
+        assert_eq!(sorted, Vec::<u64>::new());
+    }
+
+    #[test]
+    fn borrowed_items_are_read_in_place_and_copied_when_no_pass_moves_them() {
+        let mut made = 0;
+        let mut column = |n| {
+            made += 1;
+            Column::try_with_capacity(n)
+        };
+        // every key has one digit in every pass: nothing moves, one copy
+        let same = vec![5u64; 3000];
+        let (sorted, spares) = radix_sort(Items::Borrowed(&same), 32, |&k| k, &mut column).unwrap();
+        assert_eq!((sorted, spares.len()), (same.clone().into(), 0));
+        // four passes that move: two columns, one left over
+        let keys: Vec<u64> = (0..3000u64).map(|i| i.wrapping_mul(0x9e37_79b9) & 0xffff_ffff).collect();
+        let mut want = keys.clone();
+        want.sort();
+        let (sorted, spares) = radix_sort(Items::Borrowed(&keys), 32, |&k| k, &mut column).unwrap();
+        assert_eq!(sorted, want);
+        assert_eq!(spares.len(), 1);
+        assert!(spares[0].is_empty());
+        assert_eq!(made, 3, "one copy, then two columns for four passes");
     }
 }
