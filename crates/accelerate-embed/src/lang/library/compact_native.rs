@@ -104,9 +104,30 @@ fn compact_rows(
     Ok((ArraysVal::Array(Arc::new(data)), ArraysVal::Array(Arc::new(counts))))
 }
 
-/// How many of `flags` are `true` (a vectorised count).
+/// How many of `flags` are `true`: eight flags a word, added bytewise
+/// (each byte is 0 or 1, so a byte lane holds the count of up to 255
+/// words), then the lanes summed. The loop over the words is a vector
+/// add on any x86-64; a sum of the flags one at a time, which LLVM left
+/// scalar for the baseline target, took a fifth of the compaction's time
+/// (a profile of `accelerate-bench filter --size large`).
 fn kept(flags: &[bool]) -> usize {
-    flags.iter().map(|&b| usize::from(b)).sum()
+    // SAFETY: a `bool` is one byte, 0 or 1, a valid `u8`; the slice
+    // covers the same memory for the same lifetime.
+    let bytes = unsafe { std::slice::from_raw_parts(flags.as_ptr().cast::<u8>(), flags.len()) };
+    const LANES: u64 = 0x00ff_00ff_00ff_00ff;
+    bytes
+        .chunks(255 * 8)
+        .map(|block| {
+            let words = block.chunks_exact(8);
+            let tail: usize = words.remainder().iter().map(|&b| usize::from(b)).sum();
+            let lanes =
+                words.map(|w| w.try_into().map_or(0, u64::from_le_bytes)).fold(0u64, u64::wrapping_add);
+            // four 16-bit lanes of at most 510, then their sum (at most
+            // 2040) in the top 16 bits
+            let pairs = (lanes & LANES) + ((lanes >> 8) & LANES);
+            (pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48) as usize + tail
+        })
+        .sum()
 }
 
 /// The elements of `leaf` whose flag is set, in order, into `out` (empty,
@@ -161,4 +182,30 @@ fn copy_chunks<T: Copy + Send + Sync>(
     // before k advances past it, and k reaches the chunk's count (the
     // number of its flags set), so all `total` places hold a value of `xs`.
     unsafe { out.set_len(total) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept;
+
+    #[test]
+    fn kept_counts_every_flag_at_every_length_and_at_the_lanes_limit() {
+        let naive = |f: &[bool]| f.iter().filter(|&&b| b).count();
+        // all set: every byte lane reaches 255 in a block of 255 words
+        let all = vec![true; 255 * 8 * 3 + 13];
+        assert_eq!(kept(&all), all.len());
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mixed: Vec<bool> = (0..100_003)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % 3 == 0
+            })
+            .collect();
+        for n in [0, 1, 7, 8, 9, 2039, 2040, 2041, 4080, 100_003] {
+            assert_eq!(kept(&mixed[..n]), naive(&mixed[..n]), "{n} flags");
+            assert_eq!(kept(&all[..n.min(all.len())]), n.min(all.len()), "{n} set flags");
+        }
+    }
 }
