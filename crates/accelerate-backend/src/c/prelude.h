@@ -61,6 +61,25 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
 #define ACC_SCALAR_FLOAT(x) ((void)0)
 #endif
 
+/* Waits until a flag another worker sets is set (the chained scan of
+ * backend/cpu/scan.rs, Note [Chained scans]): a pause between reads, as
+ * spinning loops do, and after a thousand of them the processor given
+ * up, so that a worker waiting on one the system has descheduled does not
+ * keep it from running. The acquire load makes what the other worker
+ * wrote before setting the flag visible after it. */
+#include <sched.h>
+static inline void acc_wait_flag(const int32_t *flag) {
+    for (int spins = 0; !__atomic_load_n(flag, __ATOMIC_ACQUIRE); spins++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if (spins >= 1000) {
+            sched_yield();
+            spins = 0;
+        }
+    }
+}
+
 /* The lanes of two vectors of type M picked by constant indices (the
  * first vector's lanes, then the second's): for the vector scans of
  * backend/cpu/scan.rs (Note [Vector scans]). Clang and GCC 12 have

@@ -802,7 +802,15 @@ fn fold_in_order(
 
 /// The reduction of the non-empty range `base + lo .. base + hi`, with
 /// `LANES` accumulators when it is long enough and `lanes` allows them.
-fn reduce1(g: &mut ExpGen<'_>, f: &Fun, src: &Source, row: &Row, lo: &str, hi: &str, loc: SrcLoc) -> CVal {
+pub(crate) fn reduce1(
+    g: &mut ExpGen<'_>,
+    f: &Fun,
+    src: &Source,
+    row: &Row,
+    lo: &str,
+    hi: &str,
+    loc: SrcLoc,
+) -> CVal {
     let x0 = row.read(g, src, lo, loc);
     let acc = declare(g, "acc", &x0);
     if !in_lanes(g, f, &acc.ty, src) {
