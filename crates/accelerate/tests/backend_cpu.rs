@@ -216,12 +216,13 @@ fn scans_of_short_and_long_rows_agree_in_both_directions() {
 }
 
 /// Rows long enough to be scanned in one pass, piece by piece in scan
-/// order (Note [Chained scans] in `backend/cpu/scan.rs`: from 2^20
-/// elements), in both directions, with a seed and without, of integers
-/// and of pairs (a prefix of two leaves passed between the pieces).
+/// order (Note [Chained scans] in `backend/cpu/scan.rs`: from 16 MiB a
+/// row, 2^21 `i64`s), in both directions, with a seed and without, of
+/// integers and of pairs (a prefix of two leaves passed between the
+/// pieces).
 #[test]
 fn chained_scans_of_long_rows_agree_in_both_directions() {
-    for (rows, n) in [(1, (1 << 20) + 12_345), (2, (1 << 20) + 7)] {
+    for (rows, n) in [(1, (1 << 21) + 12_345), (2, (1 << 21) + 7)] {
         let data: Vec<i64> = (0..rows * n).map(|i| (i as i64 * 31) % 17 - 8).collect();
         let arr = Array::from_vec(dim2(rows, n), data).unwrap();
         agree(
@@ -302,12 +303,13 @@ fn an_error_in_a_piece_of_a_chained_scan_fails_the_run() {
             include_str!("backend_cpu.rs").lines().position(|l| l.ends_with("// the doubled read")).unwrap();
         for r in results {
             assert!(r.starts_with(&format!("crates/accelerate/tests/backend_cpu.rs:{}:", line + 1)), "{r}");
-            assert!(r.contains("is out of bounds for an array of shape [2097155]"), "{r}");
+            assert!(r.contains("is out of bounds for an array of shape [4194307]"), "{r}");
         }
         return;
     }
     let Some(cpu) = cpu() else { return };
-    let n = (1i64 << 21) + 3;
+    // 16 MiB of `i32`s and more: a chained scan
+    let n = (1i64 << 22) + 3;
     let xs: Vec<i32> = (0..n).map(|i| (i % 7) as i32).collect();
     for (left, fusion) in [(true, true), (false, true), (true, false), (false, false)] {
         let xs = use_array(Vector::from_elems(xs.clone()));

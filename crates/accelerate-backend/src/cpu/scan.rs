@@ -68,7 +68,7 @@ pub(super) fn launch(
     if rows >= 2 * launch.workers || n < 2 * grain {
         let grain = (grain / n.max(1)).max(1);
         launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
-    } else if n >= CHAINED_ROW {
+    } else if n.saturating_mul(elt_bytes(&k.elt)) >= CHAINED_ROW_BYTES {
         // Note [Chained scans]
         let piece = (CHAINED_PIECE_BYTES / elt_bytes(&k.elt)).max(MIN_CHAINED_PIECE);
         let m = n.div_ceil(piece);
@@ -97,7 +97,7 @@ pub(super) fn launch(
 // by `+` of 2^26 `i32`s on the two-core EPYC of docs/benchmarks.md took
 // 23 to 24 ms on two workers against sequential Rust's 21 (one core
 // streams at three quarters of both cores' bandwidth). So a row of at
-// least `CHAINED_ROW` elements is scanned in one pass, as CUB's
+// least `CHAINED_ROW_BYTES` is scanned in one pass, as CUB's
 // single-pass scan does on a GPU: the pieces, of `CHAINED_PIECE_BYTES`
 // each, small enough to stay in the second-level cache, are taken in scan
 // order from a shared ticket by every worker; a worker reduces its piece,
@@ -109,10 +109,15 @@ pub(super) fn launch(
 // total and its predecessor's prefix were known. Nothing waits on a piece
 // that no worker holds, and a piece that raises an error still publishes
 // (a prefix of no meaning, the launch fails), so no worker waits forever.
+// A row that the last-level cache holds gains nothing from it: at 2^20
+// `i32`s (4 MiB) the chained scan took 0.365 to 0.407 ms against the three
+// phases' 0.331 to 0.349 (`accelerate-bench scan --size small`, the two
+// forms' binaries alternating), so it starts at half of this machine's
+// 32 MiB L3.
 
-/// Elements of a row from which it is scanned in one pass (Note [Chained
-/// scans]): 4 MiB of `i32`s, more than a core's second-level cache.
-const CHAINED_ROW: usize = 1 << 20;
+/// The bytes of a row's elements from which it is scanned in one pass
+/// (Note [Chained scans]).
+const CHAINED_ROW_BYTES: usize = 16 << 20;
 
 /// Bytes of elements of a piece of a chained scan, and its fewest
 /// elements.
