@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#include <sched.h>
 
 /* Vector variants of the transcendental functions (glibc's libmvec), so
  * that a loop calling them vectorises: each is declared an OpenMP
@@ -67,7 +68,6 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
  * up, so that a worker waiting on one the system has descheduled does not
  * keep it from running. The acquire load makes what the other worker
  * wrote before setting the flag visible after it. */
-#include <sched.h>
 static inline void acc_wait_flag(const int32_t *flag) {
     for (int spins = 0; !__atomic_load_n(flag, __ATOMIC_ACQUIRE); spins++) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -359,7 +359,7 @@ const TILE_RUNS: usize = 4;
 /// dimension]): a block of `COLUMN_LANES` columns of elements of `elt`'s
 /// size in 32 KiB, at least 16.
 fn shared_block(elt: &EltTy) -> usize {
-    let bytes = elt.leaves().iter().map(|t| t.size_bytes()).sum::<usize>().max(1);
+    let bytes = elt.size_bytes().max(1);
     (32 * 1024 / (COLUMN_LANES * bytes)).max(16)
 }
 

@@ -68,9 +68,9 @@ pub(super) fn launch(
     if rows >= 2 * launch.workers || n < 2 * grain {
         let grain = (grain / n.max(1)).max(1);
         launch.run("_rows", &mut out, &mut [], &ext, &[], &launch.uniform(rows, grain))?;
-    } else if n.saturating_mul(elt_bytes(&k.elt)) >= CHAINED_ROW_BYTES {
+    } else if n.saturating_mul(k.elt.size_bytes().max(1)) >= CHAINED_ROW_BYTES {
         // Note [Chained scans]
-        let piece = (CHAINED_PIECE_BYTES / elt_bytes(&k.elt)).max(MIN_CHAINED_PIECE);
+        let piece = (CHAINED_PIECE_BYTES / k.elt.size_bytes().max(1)).max(MIN_CHAINED_PIECE);
         let m = n.div_ceil(piece);
         let pieces = rows * m;
         let mut tmp = alloc(&k.elt, &[pieces], k.loc)?;
@@ -123,11 +123,6 @@ const CHAINED_ROW_BYTES: usize = 16 << 20;
 /// elements.
 const CHAINED_PIECE_BYTES: usize = 128 * 1024;
 const MIN_CHAINED_PIECE: usize = 1024;
-
-/// The bytes of an element of type `elt`, at least 1.
-fn elt_bytes(elt: &EltTy) -> usize {
-    elt.leaves().iter().map(|t| t.size_bytes()).sum::<usize>().max(1)
-}
 
 /// The C functions of a scan kernel.
 pub(crate) fn scan(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Scan) {

@@ -60,33 +60,37 @@ pub(super) enum Items<'a, T> {
     Owned(Column<T>),
 }
 
+impl<T> Items<'_, T> {
+    fn as_slice(&self) -> &[T] {
+        match self {
+            Items::Borrowed(xs) => xs,
+            Items::Owned(c) => c,
+        }
+    }
+}
+
 /// `items` ordered by the low `bits` bits of `radix`, stably, and the
 /// columns the sort used and no longer needs (for the caller to recycle).
 /// `column(n)` gives an empty column with room for `n` elements: two at
 /// most, the first pass that moves the items reading them where they
 /// are (Note [A native sort]). `None` if the memory cannot be had.
 pub(super) fn radix_sort<T: Copy + Send + Sync>(
-    items: Items<'_, T>,
+    mut items: Items<'_, T>,
     bits: u32,
     radix: impl Fn(&T) -> u64 + Sync,
     mut column: impl FnMut(usize) -> Option<Column<T>>,
 ) -> Option<(Column<T>, Vec<Column<T>>)> {
-    let n = match &items {
-        Items::Borrowed(xs) => xs.len(),
-        Items::Owned(c) => c.len(),
-    };
+    let n = items.as_slice().len();
     let len = chunk_len(n);
-    let mut items = items;
     let mut spares: Vec<Column<T>> = Vec::new();
+    // a spare column, else a new one
+    let mut room = |spares: &mut Vec<Column<T>>| spares.pop().or_else(|| column(n));
     let mut shift = 0;
     while shift < bits && n > 1 {
         // the last pass takes only the bits below `bits`
         let mask = (1u64 << DIGIT.min(bits - shift)) - 1;
         let digit = |x: &T| ((radix(x) >> shift) & mask) as usize;
-        let src: &[T] = match &items {
-            Items::Borrowed(xs) => xs,
-            Items::Owned(c) => c,
-        };
+        let src = items.as_slice();
         let counts: Vec<[usize; 1 << DIGIT]> = src
             .par_chunks(len)
             .map(|c| {
@@ -108,10 +112,7 @@ pub(super) fn radix_sort<T: Copy + Send + Sync>(
                     next += h[d];
                 }
             }
-            let mut dst = match spares.pop() {
-                Some(c) => c,
-                None => column(n)?,
-            };
+            let mut dst = room(&mut spares)?;
             if dst.capacity() < n {
                 return None;
             }
@@ -142,10 +143,7 @@ pub(super) fn radix_sort<T: Copy + Send + Sync>(
         Items::Owned(c) => c,
         // no pass moved anything: the items were in order
         Items::Borrowed(xs) => {
-            let mut c = match spares.pop() {
-                Some(c) => c,
-                None => column(n)?,
-            };
+            let mut c = room(&mut spares)?;
             c.extend_from_slice(xs);
             c
         }
