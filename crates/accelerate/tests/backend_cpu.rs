@@ -484,6 +484,50 @@ fn privatised_permutes_by_blocks_drop_skip_and_raise_as_the_interpreter_does() {
     assert_eq!(run_with(&p, &cpu).unwrap().to_vec(), want);
 }
 
+/// A permute whose index function is `if c then just .. else nothing`
+/// with a test `c` of shapes alone runs its loop under one test of `c`
+/// (Note [Invariant guards] in `backend/src/cpu/permute.rs`): with `c`
+/// true, the sums, dropped sources, and a destination past the result
+/// (the interpreter's error) agree with the interpreter, by blocks (an
+/// index function that computes) and one at a time (one that only reads),
+/// privatised and on one worker; with `c` false, nothing is combined and
+/// no source is read, though every one would read past an array's end.
+#[test]
+fn permutes_under_a_test_of_shapes_agree_with_the_interpreter() {
+    let Some(cpu) = cpu() else { return };
+    let n = 60_001usize;
+    let xs: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 1009).collect();
+    // `width` bins; every source reads `src[i + shift]`; the test holds
+    // where `src` is longer than `need`
+    let program = |bins: i64, need: i64, shift: i64, computes: bool, past: bool| {
+        let (x, y) = (use_array(Vector::from_elems(xs.clone())), use_array(Vector::from_elems(xs.clone())));
+        generate(index1(n as i64), move |ix| x.index(index1(unindex1(ix) + shift))).permute(
+            |a, b| a + b,
+            fill(index1(bins), 0i64),
+            move |ix| {
+                let i = unindex1(ix);
+                let bin = if computes { (y.index(ix) * 31i64) % bins } else { y.index(ix) % 1000i64 };
+                // one source (where `past`) goes past the bins
+                let bin = if past { cond(i.eq(777i64), constant(bins), bin) } else { bin };
+                let kept = cond((&i % 7i64).eq(0i64), nothing(), just(index1(bin)));
+                cond(y.length().gt(need), kept, nothing())
+            },
+        )
+    };
+    for computes in [true, false] {
+        for past in [false, true] {
+            for bins in [1000i64, 5000] {
+                agree(|| program(bins, 10, 0, computes, past), eq);
+            }
+        }
+        // the test fails: the defaults, though every read is past the end
+        for config in [cpu.clone(), cpu.clone().with_parallel_work(usize::MAX)] {
+            let p = program(1000, n as i64, n as i64, computes, true);
+            assert_eq!(run_with(&p, &config).unwrap().to_vec(), vec![0i64; 1000], "computes {computes}");
+        }
+    }
+}
+
 #[test]
 fn private_copies_start_from_identities_and_from_defaults() {
     let n = 100_000i64;
