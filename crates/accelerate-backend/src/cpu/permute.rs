@@ -472,11 +472,11 @@ fn one_loop(g: &mut ExpGen<'_>, u: &Updates<'_>) {
 // (`max-unswitch-insns`, 50), and inside the test's branch it did not
 // share the index function's reads and checks with the source
 // function's. On the two-core EPYC of docs/benchmarks.md, a C model of
-// k-means' private sums (2^19 points, one thread; the kernel called
-// through a pointer, so that the compiler cannot specialise it on the
-// driver's constants, which had made an earlier model twice as fast as
-// the library) took 2.05 ns a point with the test inside the loop and
-// 1.46 with it outside.
+// k-means' private sums (2^19 points, one thread; the kernel declared
+// `noipa`, so that GCC cannot specialise it on the driver's constants,
+// which had made a first model twice as fast as the library) took 2.05
+// ns a point with the test inside the loop and 1.46 with it outside;
+// the benchmark's best run, 58 ms against 49 (docs/benchmarks.md).
 
 /// The guard of `index` (Note [Invariant guards]), if it has one: its
 /// test, evaluated here and opened as `if (test) {` for the caller to
