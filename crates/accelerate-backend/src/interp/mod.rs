@@ -717,6 +717,7 @@ pub(crate) fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
         (_, Some(&last)) if last != n as i64 => bad(format!(
             "the segments cover {last} elements but the rows have {n} (segment lengths must sum to the row length)"
         )),
+        _ if !decreases(offs) => Ok(()),
         _ => match offs.windows(2).position(|w| w[1] < w[0]) {
             // the offsets are the lengths' running sum, in wrapping
             // arithmetic: a decrease is a negative length, or a sum past
@@ -738,8 +739,67 @@ pub(crate) fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
     }
 }
 
+/// Whether some offset is less than the one before it: without a branch
+/// per offset, so that the loop vectorises for the baseline x86-64 target
+/// that the library is compiled for, whose SSE2 has no 64-bit comparison
+/// (`windows(2).position(..)` stopped to test each pair: 11 µs of a
+/// sparse product's 230 at 20 000 rows, and as much per 20 000 segments
+/// of a segmented sum). `b < a` is the sign of `b - a` computed exactly:
+/// the wrapping difference's sign, flipped where the subtraction
+/// overflowed (`a` and `b` of different signs, and the difference's
+/// sign not `b`'s).
+fn decreases(offs: &[i64]) -> bool {
+    let next = offs.get(1..).unwrap_or_default();
+    let signs = offs.iter().zip(next).fold(0i64, |signs, (&a, &b)| {
+        let d = b.wrapping_sub(a);
+        signs | (d ^ ((b ^ a) & (d ^ b)))
+    });
+    signs < 0
+}
+
 /// The outer extents and the innermost extent of a shape of rank >= 1.
 pub(crate) fn split_inner(shape: &[usize]) -> (Vec<usize>, usize) {
     let (n, outer) = shape.split_last().expect("rank >= 1 checked by the verifier");
     (outer.to_vec(), *n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decreases;
+
+    /// `decreases` against the comparison it replaces: every pair of
+    /// values at the edges of `i64` (where the difference overflows),
+    /// pseudo-random pairs, and long runs that never decrease but for one
+    /// pair, placed anywhere.
+    #[test]
+    fn decreases_is_the_pairwise_comparison() {
+        let edges = [i64::MIN, i64::MIN + 1, -(1 << 62), -2, -1, 0, 1, 2, 1 << 62, i64::MAX - 1, i64::MAX];
+        for &a in &edges {
+            for &b in &edges {
+                assert_eq!(decreases(&[a, b]), b < a, "{a} then {b}");
+            }
+        }
+        // splitmix64
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for _ in 0..100_000 {
+            let (a, b) = (next() as i64, next() as i64);
+            assert_eq!(decreases(&[a, b]), b < a, "{a} then {b}");
+        }
+        for len in [0usize, 1, 2, 3, 17, 1000] {
+            let mut offs: Vec<i64> = (0..len as i64).map(|i| i * 3).collect();
+            assert!(!decreases(&offs), "{len} increasing offsets");
+            if len >= 2 {
+                let at = (next() % (len as u64 - 1)) as usize + 1;
+                offs[at] = offs[at - 1] - 1;
+                assert!(decreases(&offs), "{len} offsets, a decrease at {at}");
+            }
+        }
+    }
 }
