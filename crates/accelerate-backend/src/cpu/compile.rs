@@ -80,18 +80,27 @@ const FAST_MATH: &[&str] = &["-ffast-math", "-fno-finite-math-only", "-ffp-contr
 /// The signature of every kernel function.
 pub(crate) type KernelFn = unsafe extern "C" fn(*const super::exec::AccArgs, i64, i64);
 
-/// A loaded shared object and its kernel functions by name.
+/// A loaded shared object and its kernel functions, sorted by name.
 pub(crate) struct Module {
-    fns: HashMap<String, KernelFn>,
+    fns: Vec<(String, KernelFn)>,
     _lib: Library,
 }
 
 impl Module {
     pub fn get(&self, name: &str) -> Result<KernelFn> {
+        self.function(name, "")
+    }
+
+    /// Function `kernel` followed by `suffix` (`k2` and `_private`): found
+    /// without building the name, since every launch asks (a `format!` and
+    /// a hash of the name were a tenth of the host's time a launch in
+    /// Floyd-Warshall's loop of small kernels).
+    pub fn function(&self, kernel: &str, suffix: &str) -> Result<KernelFn> {
+        let wanted = || kernel.bytes().chain(suffix.bytes());
         self.fns
-            .get(name)
-            .copied()
-            .ok_or_else(|| Error::Internal(format!("kernel function {name} not loaded")))
+            .binary_search_by(|(name, _)| name.bytes().cmp(wanted()))
+            .map(|i| self.fns[i].1)
+            .map_err(|_| Error::Internal(format!("kernel function {kernel}{suffix} not loaded")))
     }
 }
 
@@ -242,7 +251,7 @@ pub(crate) fn load(source: &str, symbols: &[String], options: &CpuOptions) -> Re
 
 /// The kernel functions `symbols` of a loaded object.
 fn module(lib: Library, symbols: &[String]) -> Result<Module> {
-    let mut fns = HashMap::new();
+    let mut fns = Vec::with_capacity(symbols.len());
     for s in symbols {
         // SAFETY: every kernel function is generated with the signature
         // `KernelFn` (kernel.rs, `open_function`).
@@ -251,8 +260,10 @@ fn module(lib: Library, symbols: &[String]) -> Result<Module> {
                 Error::Internal(format!("kernel function {s} missing from the compiled kernels: {e}"))
             })?
         };
-        fns.insert(s.clone(), f);
+        fns.push((s.clone(), f));
     }
+    fns.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    fns.dedup_by(|a, b| a.0 == b.0);
     Ok(Module { fns, _lib: lib })
 }
 

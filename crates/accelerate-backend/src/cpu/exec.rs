@@ -426,7 +426,7 @@ impl Launch<'_> {
         if bounds.len() < 2 || bounds[0] == *bounds.last().expect("non-empty") {
             return Ok(());
         }
-        let f = self.module.get(&format!("{}{suffix}", self.k.name))?;
+        let f = self.module.function(&self.k.name, suffix)?;
         let mut bufs = self.bufs.clone();
         bufs.extend(out.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void));
         bufs.extend(tmp.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void));
