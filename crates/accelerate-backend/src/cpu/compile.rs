@@ -92,9 +92,9 @@ impl Module {
     }
 
     /// Function `kernel` followed by `suffix` (`k2` and `_private`): found
-    /// without building the name, since every launch asks (a `format!` and
-    /// a hash of the name were a tenth of the host's time a launch in
-    /// Floyd-Warshall's loop of small kernels).
+    /// without building the name, since every launch asks (with a
+    /// `format!` and a hash of the name, a loop of three tiny launches an
+    /// iteration took 2.2 to 2.3 µs an iteration; without, 2.1 to 2.2).
     pub fn function(&self, kernel: &str, suffix: &str) -> Result<KernelFn> {
         let wanted = || kernel.bytes().chain(suffix.bytes());
         self.fns
