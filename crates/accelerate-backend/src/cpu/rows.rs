@@ -401,10 +401,10 @@ pub(super) fn launch(
         extents.push(x);
     }
     let f = module.get(&gf.name)?;
-    let args = (0..members.len())
+    let args: Vec<AccArgs> = (0..members.len())
         .map(|t| AccArgs::new(&bufs[t], &extents[t], &[], &gf.consts[t], err_ptr))
         .collect();
-    let call = Call { f, args, stack: KERNEL_STACK };
+    let call = Call { f, args: &args, stack: KERNEL_STACK };
     let bounds = uniform(rows, (GRAIN / n).max(1), workers);
     call.run(pool, &bounds);
     if err.code != 0 {
