@@ -92,7 +92,7 @@ use accelerate_base::array::{ArrayData, Buffer};
 use accelerate_base::array::{EltTy, ScalarTy, ScalarVal};
 use accelerate_base::error::SrcLoc;
 use accelerate_base::error::{Error, Result};
-use accelerate_ir::{visit, ExpKind, Fun, OpenExp};
+use accelerate_ir::{visit, ExpKind, Fun};
 use accelerate_plan as plan;
 use std::sync::Arc;
 
@@ -459,14 +459,14 @@ fn one_loop(g: &mut ExpGen<'_>, u: &Updates<'_>) {
 
 // Note [Invariant guards]
 // An index function of the form `\x -> if c then f else nothing`, whose
-// condition reads neither the source index nor any array's elements
-// (only shapes and constants: one-hot folds turned into permutes
+// condition does not read the source index and cannot raise an error
+// (shapes, constants, rank-0 arrays: one-hot folds turned into permutes
 // (`opt::one_hot`) are guarded by `shape(centroids) >= 1`, say), tests
 // the same value at every source. The loop over the sources then runs
 // under one test of it, with `f` as the index function: when it fails,
 // every source is dropped, no source is read, and the result keeps its
-// defaults, as with the test at each source. Only a test that cannot
-// raise an error moves: the loop's range may be empty.
+// defaults, as with the test at each source. (A test that can raise an
+// error stays inside: the loop's range may be empty.)
 //
 // GCC unswitches such a loop itself only when the loop is small
 // (`max-unswitch-insns`, 50), and inside the test's branch it did not
@@ -487,15 +487,12 @@ fn open_guard(g: &mut ExpGen<'_>, index: &Fun, rank: usize) -> Option<Fun> {
     };
     let nothing = matches!(&otherwise.kind, ExpKind::Tuple(xs)
         if matches!(xs.first().map(|x| &x.kind), Some(ExpKind::Const(ScalarVal::Bool(false)))));
-    let reads = |e: &OpenExp| {
-        visit::any_node(e, |x| matches!(x.kind, ExpKind::Index { .. } | ExpKind::LinearIndex { .. }))
-    };
     // the source index is not read: any atoms stand for it
     let x = CVal::index(vec!["0".to_string(); rank]);
-    // (a test that may raise, dividing by a shape, say, stays inside:
+    // (a test that may raise, by a read or a division, stays inside:
     // there are no sources to raise it for in an empty range)
     let raises = || g.may_raise(test, &[Bound { val: x.clone(), deferred: None }]);
-    if index.params.len() != 1 || !nothing || visit::reads_var(test, 0) || reads(test) || raises() {
+    if index.params.len() != 1 || !nothing || visit::reads_var(test, 0) || raises() {
         return None;
     }
     let test = Fun { params: index.params.clone(), body: (**test).clone() };
