@@ -158,6 +158,70 @@ fn integer_arithmetic_wraps_and_casts_saturate_alike() {
     );
 }
 
+/// The same bits, or both NaN (a NaN's sign and payload are not
+/// specified, `docs/semantics.md`).
+fn same_or_both_nan(a: &[u64], b: &[u64], nan: impl Fn(u64) -> bool) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| x == y || (nan(x) && nan(y)))
+}
+
+macro_rules! float_constants_agree {
+    ($name:ident, $t:ty) => {
+        /// Each of `+ - * /` (both ways round), `min` and `max` of every
+        /// hostile value with constant `c`, as bits.
+        fn $name(c: $t) {
+            let xs: Vec<$t> = vec![
+                <$t>::NAN,
+                -<$t>::NAN,
+                <$t>::INFINITY,
+                <$t>::NEG_INFINITY,
+                0.0,
+                -0.0,
+                <$t>::MIN_POSITIVE / 8.0,
+                -<$t>::MIN_POSITIVE,
+                1.0,
+                -1.0,
+                3.5,
+                -7.25,
+                <$t>::MAX,
+                <$t>::MIN,
+                0.1,
+            ];
+            type Row = ($t, $t, $t, $t, $t, $t, $t, $t);
+            let bits = |v: &Vector<Row>| -> Vec<u64> {
+                v.to_vec()
+                    .iter()
+                    .flat_map(|r| [r.0, r.1, r.2, r.3, r.4, r.5, r.6, r.7])
+                    .map(|x| x.to_bits() as u64)
+                    .collect()
+            };
+            let nan = |b: u64| <$t>::from_bits(b as _).is_nan();
+            agree(
+                || {
+                    use_array(Vector::from_elems(xs.clone()))
+                        .map(move |x| lift((x + c, x - c, c - x, x * c, x / c, c / x, x.min(c), x.max(c))))
+                },
+                |a, b| same_or_both_nan(&bits(a), &bits(b), nan),
+            );
+        }
+    };
+}
+float_constants_agree!(f32_constant_agrees, f32);
+float_constants_agree!(f64_constant_agrees, f64);
+
+/// Zeros, ones and powers of two are written into the C source (Note
+/// [Floats in the source]), where the C compiler may rewrite `x * 1.0`,
+/// `x - 0.0` or `x / 2.0`; the results must stay the strict IEEE ones of
+/// the interpreter, signed zeros, infinities and NaNs included. 3.0 and
+/// 0.1 are hoisted, as before.
+#[test]
+fn arithmetic_with_floats_in_the_source_keeps_the_strict_results() {
+    let powers = [1.0, 2.0, 0.5, 256.0, 1.0 / 256.0, 4.0];
+    for c in [0.0, -0.0, 3.0, 0.1].into_iter().chain(powers).chain(powers.map(|p: f64| -p)) {
+        f32_constant_agrees(c as f32);
+        f64_constant_agrees(c);
+    }
+}
+
 #[test]
 fn division_by_zero_is_the_same_error_naming_the_line() {
     agree(

@@ -108,12 +108,11 @@ pub(crate) fn is_i64_literal(atom: &str) -> bool {
 }
 
 /// Whether a literal is written into the C source (else it is a hoisted
-/// literal, Note [Hoisted literals]): booleans, and the integers -1, 0, 1
+/// literal, Note [Hoisted literals]): booleans; the integers -1, 0, 1
 /// and the powers of two up to 256, whose value the C compiler exploits
 /// (strides that keep a loop contiguous, shifts and masks for divisions
-/// and remainders). Every other integer and every float is hoisted: a
-/// float's value changes no code that the float rules let the compiler
-/// emit.
+/// and remainders); and the floats of `structural_float`. Every other
+/// integer and float is hoisted.
 pub(crate) fn embedded(v: ScalarVal) -> bool {
     let structural = |x: i128| (-1..=1).contains(&x) || (x > 0 && x <= 256 && x & (x - 1) == 0);
     match v {
@@ -126,9 +125,42 @@ pub(crate) fn embedded(v: ScalarVal) -> bool {
         ScalarVal::U16(x) => structural(x.into()),
         ScalarVal::U32(x) => structural(x.into()),
         ScalarVal::U64(x) => structural(x.into()),
-        ScalarVal::F16(_) | ScalarVal::F32(_) | ScalarVal::F64(_) => false,
+        ScalarVal::F16(_) => false,
+        ScalarVal::F32(x) => structural_float(x.into()),
+        ScalarVal::F64(x) => structural_float(x),
     }
 }
+
+/// Whether a float is written into the C source (Note [Floats in the
+/// source]): a zero, or a power of two from 2^-8 to 2^8, either sign.
+fn structural_float(x: f64) -> bool {
+    let bits = x.to_bits();
+    let mantissa = bits & ((1u64 << 52) - 1);
+    let exponent = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    x == 0.0 || (x.is_normal() && mantissa == 0 && (-8..=8).contains(&exponent))
+}
+
+// Note [Floats in the source]
+// Some float values change the code the float rules let the C compiler
+// emit, so they are written into the source rather than hoisted (Note
+// [Hoisted literals]): under the strict rules `x * 1.0` is `x`,
+// `x - 0.0` is `x`, `x / 2.0` is `x * 0.5` (a multiplication in place
+// of a division, which costs several times more) and `x * 2.0` is
+// `x + x`, all exact; in fast-math mode (Note [Fast math] in
+// `cpu/compile.rs`) `x + 0.0` is `x` too, and `1.0 / sqrt(x)` may become
+// an approximate reciprocal square root where the target has one for the
+// vector width (GCC 12 has it for 4 and 8 floats, and for 16 only with
+// AVX512ER, so not on AVX-512 machines without it). These are the values
+// whose rewrites are exact: zeros, and the powers of two whose
+// multiplications and divisions are exact, either sign. Other floats (a
+// time step, a threshold, a coefficient) stay hoisted, so a program
+// rebuilt with another of them still finds its kernels. A map of 32
+// steps `y = (y + 1.0) / 2.0` over 2^16 floats took 46.6 to 51.2 µs (best
+// of 200, two runs), against 115.6 to 117.6 µs with the divisor
+// 2.0000002, which stays hoisted (2-core EPYC guest, 2026-11-30). On the
+// benchmark set (`--size large`, three alternated runs of ten programs)
+// no time moved beyond the noise: none of them is bound by such a
+// division.
 
 /// A literal as the 64-bit word it is passed in: integers sign- or
 /// zero-extended, floats as their bit patterns.
@@ -178,4 +210,24 @@ pub(crate) fn helper_suffix(t: ScalarTy) -> &'static str {
 /// A C identifier-safe comment text (no `*/` can end it early).
 pub(crate) fn comment(s: &str) -> String {
     s.replace("*/", "* /")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeros_ones_and_small_powers_of_two_are_written_into_the_source() {
+        for x in [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 256.0, -256.0, 1.0 / 256.0] {
+            assert!(embedded(ScalarVal::F64(x)), "{x}");
+            assert!(embedded(ScalarVal::F32(x as f32)), "{x}");
+        }
+        for x in [3.0, 0.1, 512.0, 1.0 / 512.0, 0.75, f64::INFINITY, f64::NAN] {
+            assert!(!embedded(ScalarVal::F64(x)), "{x}");
+            assert!(!embedded(ScalarVal::F32(x as f32)), "{x}");
+        }
+        // subnormal powers of two
+        assert!(!embedded(ScalarVal::F64(f64::MIN_POSITIVE / 2.0)));
+        assert!(!embedded(ScalarVal::F32(f32::MIN_POSITIVE / 2.0)));
+    }
 }
