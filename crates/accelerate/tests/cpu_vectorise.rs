@@ -180,11 +180,15 @@ fn the_hot_loops_of_the_benchmark_programs_vectorise() {
     // Note [Lane flags]: every loop over a tile's or block's lanes but
     // those storing the lanes to the output is reported vectorised, and
     // the per-row path's loops over 16 lanes are reported neither way,
-    // unrolled whole; the product runs in 0.7x the time it did)
+    // unrolled whole; the product runs in 0.7x the time it did; 9 since
+    // Note [Floats in the source]: the six loops that start the lanes at
+    // the seed 0.0, now a constant in the source, are no longer reported
+    // (the same source with that zero read from `A->consts` again: 15),
+    // and the product's time did not change)
     let matmul = |a: Acc<Matrix<f32>>, b: Acc<Matrix<f32>>| accelerate_programs::matmul::matmul(&a, &b);
     let r = report(&compile_with(matmul, cpu.clone()).unwrap()).unwrap();
     let fold = r.iter().find(|(f, _)| f == "k0_rows_fast").map(|(_, n)| *n);
-    assert!(fold.is_some_and(|n| n >= 15), "matmul: the column blocks do not vectorise: {r:?}");
+    assert!(fold.is_some_and(|n| n >= 9), "matmul: the column blocks do not vectorise: {r:?}");
 
     // k-means' assignment: every point folds the same centroids, an
     // `sfoldl` whose counter is the same in every lane (Note [Uniform
