@@ -934,6 +934,63 @@ fn sparse_products_with_a_column_out_of_bounds_agree() {
     }
 }
 
+/// A matrix of `rows x cols` distinct integers (as f32, exact).
+fn distinct(rows: usize, cols: usize) -> Matrix<f32> {
+    Array::from_vec(Snoc(Snoc(Z, rows as i64), cols as i64), (0..rows * cols).map(|i| i as f32).collect())
+        .unwrap()
+}
+
+/// Producers that read an array transposed are written a tile at a time
+/// (Note [Tiled rows]): shapes smaller than a tile, crossing tiles'
+/// edges, and large enough that the workers' chunks begin and end inside
+/// rows; a rank-3 array; a transposed read beside a plain one; and a read
+/// out of bounds, whose error the row-major form reports.
+#[test]
+fn transposed_reads_written_in_tiles_agree() {
+    for (rows, cols) in [(1, 1), (3, 5), (17, 33), (64, 16), (300, 257), (129, 1000)] {
+        agree(|| use_array(distinct(rows, cols)).transpose(), eq);
+        agree(
+            || {
+                let a = use_array(distinct(rows, cols));
+                let t = a.transpose();
+                a.transpose().zip_with(t.map(|x| x * 2.0f32), |x, y| x + y)
+            },
+            eq,
+        );
+    }
+    let n = 200;
+    agree(
+        || {
+            let a = use_array(distinct(n, n));
+            let t = a.transpose();
+            a.zip_with(&t, |x, y| x - y)
+        },
+        eq,
+    );
+    let cube = Array::from_vec(Snoc(Snoc(Snoc(Z, 3), 70), 90), (0..3 * 70 * 90).collect()).unwrap();
+    agree(
+        || {
+            let a = use_array(cube.clone());
+            a.backpermute(index3(3i64, 90i64, 70i64), |ix| {
+                let (b, i, j) = unindex3(ix);
+                index3(b, j, i)
+            })
+        },
+        eq,
+    );
+    // one column past the end: the reads of the last output row fail
+    agree_up_to_the_index(
+        || {
+            let a = use_array(distinct(150, 120));
+            a.backpermute(index2(121i64, 150i64), |ix| {
+                let (i, j) = unindex2(ix);
+                index2(j, i)
+            })
+        },
+        eq,
+    );
+}
+
 #[test]
 fn uniform_loops_agree() {
     for (n, k) in [(37usize, 0usize), (1000, 1), (1000, 17), (5, 3)] {

@@ -250,6 +250,13 @@ pub(crate) fn column_blocks_pay(d: &DelayedArray) -> (bool, bool) {
     (blocks, tiles)
 }
 
+/// Whether a producer of rank 2 or more writes its rows better a tile at
+/// a time (Note [Tiled rows] in `cpu/generate.rs`): some read moves by
+/// one element from row to row and far along a row, as a transpose reads.
+pub(crate) fn tiles_pay(d: &DelayedArray) -> bool {
+    steps(d).is_some_and(|reads| reads.iter().any(|[_, j, k]| *k == Step::Far && *j == Step::Contiguous))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

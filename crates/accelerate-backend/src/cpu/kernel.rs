@@ -240,6 +240,32 @@ pub(crate) fn open_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
     ix
 }
 
+/// Rows of a tile (Note [Tiled rows] in `generate.rs`).
+pub(crate) const TILE_ROWS: usize = 16;
+
+/// Columns of a tile (Note [Tiled rows] in `generate.rs`).
+pub(crate) const TILE_COLUMNS: usize = 64;
+
+/// `open_rows`, a tile at a time (Note [Tiled rows] in `generate.rs`):
+/// bands of `TILE_ROWS` rows, each by blocks of `TILE_COLUMNS` columns;
+/// `lo .. hi` is the part of row `r` in the block and in `start .. end`.
+/// Three loops to close.
+pub(crate) fn open_tiled_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
+    let rank = sh.len();
+    let n = &sh[rank - 1];
+    g.open(&format!("for (int64_t r0 = start / {n}; r0 * {n} < end; r0 += {TILE_ROWS}) {{"));
+    g.open(&format!("for (int64_t c0 = 0; c0 < {n}; c0 += {TILE_COLUMNS}) {{"));
+    g.open(&format!("for (int64_t r = r0; r < r0 + {TILE_ROWS} && r * {n} < end; r++) {{"));
+    let ix = unravel(g, "r", &sh[..rank - 1]);
+    g.loop_invariant.push("r".into());
+    g.loop_invariant.extend(ix.iter().cloned());
+    g.line(&format!("const int64_t base = r * {n};"));
+    g.line("const int64_t lo = start > base + c0 ? start - base : c0;");
+    g.line(&format!("const int64_t row_end = end < base + {n} ? end - base : {n};"));
+    g.line(&format!("const int64_t hi = row_end < c0 + {TILE_COLUMNS} ? row_end : c0 + {TILE_COLUMNS};"));
+    ix
+}
+
 /// Where a reduction or scan reads one row of its source: the position of
 /// the row's first element and, for a delayed source whose linear function
 /// would divide, the row's outer index, so that its elements are read by
