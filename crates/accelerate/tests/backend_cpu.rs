@@ -991,6 +991,40 @@ fn transposed_reads_written_in_tiles_agree() {
     );
 }
 
+/// Column reductions (`transpose` then `fold`) go by blocks as wide as
+/// 4 KiB of accumulators allow (Note [Wide column blocks]): 1024 `f32`
+/// columns, 512 `f64` ones, 256 of a tuple of 12 bytes; matrices narrower
+/// than a block, a block and a part, and a column past the end read in
+/// the fast form, which the checked form reports.
+#[test]
+fn wide_column_blocks_agree() {
+    for (rows, cols) in [(37, 2500), (3, 1024), (130, 700), (1, 4099)] {
+        let m = distinct(rows, cols).to_vec().iter().map(|x| x % 97.0).collect::<Vec<f32>>();
+        let m = Array::from_vec(Snoc(Snoc(Z, rows as i64), cols as i64), m).unwrap();
+        agree(|| use_array(m.clone()).transpose().fold(0.0f32, |x, y| x + y), eq);
+        agree(|| use_array(m.clone()).map(|x| x.cast::<f64>()).transpose().fold(1.0f64, |x, y| x + y), eq);
+        agree(
+            || {
+                let t = use_array(m.clone()).transpose();
+                t.imap(|ix, x| lift((x.clone(), x * 2.0f32, unindex2(ix).1.cast::<i32>())))
+                    .fold1(|p, q| cond(q.unlift().0.gt(p.unlift().0), q.clone(), p.clone()))
+            },
+            eq,
+        );
+        agree_up_to_the_index(
+            || {
+                let a = use_array(m.clone());
+                generate(index2(cols as i64 + 1, rows as i64), |ix| {
+                    let (j, i) = unindex2(ix);
+                    a.index(index2(i, j))
+                })
+                .fold(0.0f32, |x, y| x + y)
+            },
+            eq,
+        );
+    }
+}
+
 #[test]
 fn uniform_loops_agree() {
     for (n, k) in [(37usize, 0usize), (1000, 1), (1000, 17), (5, 3)] {

@@ -268,7 +268,8 @@ pub(crate) struct Body {
     pub chunk_depth: usize,
     /// Whether a lane loop recorded failed checks in `LANE_FLAGS` (Note
     /// [Lane flags]), which the function then folds into its flag.
-    pub lane_flags: bool,
+    /// The lane flags the body uses (its widest lane loop), 0 if none.
+    pub lane_flags: usize,
     /// The checks a fast function tests once before its loops (Note
     /// [Checks before the loops]), each a C condition.
     pub before_loops: Vec<String>,
@@ -288,23 +289,23 @@ pub(crate) struct Body {
 // its loop 3.9 ms against 2.4 with the clause removed, the same whether
 // the loop's checks could fail or not. With a flag per lane the loop has
 // no dependence between its iterations, and the model ran 2.4 ms with a
-// check that could fail in every iteration. The function declares the
-// flags (`lane_flags_decl`) and, where its body used them, ORs them into
-// its own flag before it returns (`lane_flags_fold`).
+// check that could fail in every iteration. A function whose body used
+// them declares as many flags as its widest lane loop has lanes
+// (`lane_flags_decl`) and ORs them into its own flag before it returns
+// (`lane_flags_fold`).
 
 /// The lane flags of a fast function (Note [Lane flags]): one per lane
-/// of the widest lane loop (`fold::COLUMN_LANES`).
+/// of its widest lane loop, declared where its body uses them.
 pub(crate) const LANE_FLAGS: &str = "acc_bad_lanes";
-pub(crate) const MAX_LANE_FLAGS: usize = 64;
 
-/// The declaration of a fast function's lane flags, all clear.
-pub(crate) fn lane_flags_decl() -> String {
-    format!("    int {LANE_FLAGS}[{MAX_LANE_FLAGS}] = {{0}};\n")
+/// The declaration of `n` lane flags, all clear.
+pub(crate) fn lane_flags_decl(n: usize) -> String {
+    format!("    int {LANE_FLAGS}[{n}] = {{0}};\n")
 }
 
-/// The lane flags folded into the fast function's own flag.
-pub(crate) fn lane_flags_fold() -> String {
-    format!("    for (int q = 0; q < {MAX_LANE_FLAGS}; q++) acc_bad |= {LANE_FLAGS}[q];\n")
+/// `n` lane flags folded into the fast function's own flag.
+pub(crate) fn lane_flags_fold(n: usize) -> String {
+    format!("    for (int q = 0; q < {n}; q++) acc_bad |= {LANE_FLAGS}[q];\n")
 }
 
 /// The C condition that each component lies inside its extent ("1" for
@@ -350,7 +351,7 @@ pub(crate) struct ExpGen<'a> {
     /// failed check sets instead of raising an error.
     pub optimistic: Option<String>,
     /// Whether a lane loop recorded failed checks in `LANE_FLAGS`.
-    lane_flags: bool,
+    lane_flags: usize,
     /// C atoms that do not change inside the innermost loop being
     /// generated (a row's number and outer index).
     pub loop_invariant: Vec<String>,
@@ -417,7 +418,7 @@ impl<'a> ExpGen<'a> {
             trusted_linear: Trusted::default(),
             trusted_index: Trusted::default(),
             optimistic: None,
-            lane_flags: false,
+            lane_flags: 0,
             loop_invariant: Vec::new(),
             outline: None,
             outlining: outline::State::default(),
@@ -597,17 +598,17 @@ impl<'a> ExpGen<'a> {
         self.close("}");
     }
 
-    /// Opens the loop over lanes `0 <= q < width` (at most
-    /// `MAX_LANE_FLAGS`) of a reduction: in a fast function free of
-    /// dependences, each lane recording a failed check in its own flag
-    /// (Note [Lane flags]); else marked `ACC_LANE_LOOP` (Note [Masked
-    /// loads in lane loops]). Gives what `close_lane_loop` restores.
-    pub fn open_lane_loop(&mut self, width: &str) -> Option<String> {
+    /// Opens the loop over lanes `0 <= q < width` (at most `most`) of a
+    /// reduction: in a fast function free of dependences, each lane
+    /// recording a failed check in its own flag (Note [Lane flags]); else
+    /// marked `ACC_LANE_LOOP` (Note [Masked loads in lane loops]). Gives
+    /// what `close_lane_loop` restores.
+    pub fn open_lane_loop(&mut self, width: &str, most: usize) -> Option<String> {
         let saved = self.optimistic.clone();
         if saved.is_some() {
             self.line("#pragma omp simd");
             self.optimistic = Some(format!("{LANE_FLAGS}[q]"));
-            self.lane_flags = true;
+            self.lane_flags = self.lane_flags.max(most);
         } else {
             self.line("ACC_LANE_LOOP");
         }

@@ -104,6 +104,9 @@ pub(crate) struct Kernel {
     /// The input variable whose array its function `_inplace` writes its
     /// result over (Note [Functions that write in place] in `cpu/generate.rs`).
     pub in_place: Option<usize>,
+    /// The rows a chunk of a reduction's rows should hold (a block of its
+    /// loop's, Note [Wide column blocks] in `cpu/fold.rs`); 1 for any.
+    pub rows_grain: usize,
 }
 
 /// What a backend's kernel generator hands back once a kernel's functions
@@ -114,6 +117,7 @@ pub(crate) struct KernelParts {
     pub consts: Vec<i64>,
     pub chunk_depth: usize,
     pub in_place: Option<usize>,
+    pub rows_grain: usize,
 }
 
 /// Where `open_function` leaves room for the hoisted literals, which
@@ -144,6 +148,8 @@ pub(crate) struct KernelCore {
     pub aliased: Option<usize>,
     /// The input variable the kernel's function `_inplace` writes over.
     pub in_place: Option<usize>,
+    /// `Kernel::rows_grain`.
+    pub rows_grain: usize,
 }
 
 impl KernelCore {
@@ -178,6 +184,7 @@ impl KernelCore {
             input_tys,
             aliased: None,
             in_place: None,
+            rows_grain: 1,
         }
     }
 
@@ -190,6 +197,7 @@ impl KernelCore {
             consts: self.hoisted.words(),
             chunk_depth: self.chunk_depth,
             in_place: self.in_place,
+            rows_grain: self.rows_grain,
         }
     }
 

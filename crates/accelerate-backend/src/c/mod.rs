@@ -33,7 +33,7 @@ pub(crate) mod stencil;
 
 pub(crate) use exp::{
     lane_flags_decl, lane_flags_fold, linear_of, product, project, within_extent, ArraySlot, Body, Bound,
-    CVal, ExpGen, Hoisted, MAX_LANE_FLAGS,
+    CVal, ExpGen, Hoisted,
 };
 
 use accelerate_base::array::{ScalarTy, ScalarVal};

@@ -114,7 +114,9 @@ pub(super) fn launch(
     let ext = dims_i64(&shape);
     let grain = launch.grain();
     if rows * n.max(1) < 2 * grain || rows >= 2 * launch.workers || n < 2 * grain {
-        let grain = (grain / n.max(1)).max(1);
+        // (a chunk holds whole blocks where the workers each get one:
+        // Note [Wide column blocks])
+        let grain = (grain / n.max(1)).max(1).max(k.rows_grain.min(rows / launch.workers.max(1)));
         launch.run("_rows", &mut out, &mut kept, &ext, &[], &launch.uniform(rows, grain))?;
     } else {
         let piece = n.div_ceil(4 * launch.workers).max(grain);
@@ -155,15 +157,28 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let any_order = k.any_order();
-        let mut g = k.exp_gen(1);
-        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         let (columns, tiles) = match src {
             Source::Delayed(d) => column_blocks_pay(d),
             Source::Manifest(_) => (false, false),
         };
+        if columns && !tiles {
+            k.rows_grain = block_lanes(elt);
+        }
+        let mut g = k.exp_gen(1);
+        let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         let first = if any_order && columns {
-            let block =
-                Block { f, seed: z.as_ref(), src, sh: &sh, lanes: &[], obufs: &obufs, elt, keep, loc };
+            let block = Block {
+                f,
+                seed: z.as_ref(),
+                src,
+                sh: &sh,
+                lanes: &[],
+                most: 0,
+                obufs: &obufs,
+                elt,
+                keep,
+                loc,
+            };
             column_blocks(&mut g, block, tiles);
             "r0"
         } else if any_order {
@@ -271,13 +286,13 @@ fn short_rows(
     };
     let from = match seed {
         Some(z) => {
-            let saved = g.open_lane_loop(&ROW_LANES.to_string());
+            let saved = g.open_lane_loop(&ROW_LANES.to_string(), ROW_LANES);
             store(g, &lanes, "q", z);
             g.close_lane_loop(saved);
             "0"
         }
         None => {
-            let saved = g.open_lane_loop(&ROW_LANES.to_string());
+            let saved = g.open_lane_loop(&ROW_LANES.to_string(), ROW_LANES);
             let x = element(g, "0");
             store(g, &lanes, "q", &x);
             g.close_lane_loop(saved);
@@ -286,13 +301,13 @@ fn short_rows(
     };
     let k = g.fresh("k");
     g.open(&format!("for (int64_t {k} = {from}; {k} < {n}; {k}++) {{"));
-    let saved = g.open_lane_loop(&ROW_LANES.to_string());
+    let saved = g.open_lane_loop(&ROW_LANES.to_string(), ROW_LANES);
     let x = element(g, &k);
     let v = g.apply(f, vec![lane("q"), x]);
     store(g, &lanes, "q", &v);
     g.close_lane_loop(saved);
     g.close("}");
-    let saved = g.open_lane_loop(&ROW_LANES.to_string());
+    let saved = g.open_lane_loop(&ROW_LANES.to_string(), ROW_LANES);
     store(g, obufs, "r0 + q", &lane("q"));
     g.close_lane_loop(saved);
     g.close("}");
@@ -310,7 +325,7 @@ fn short_rows(
 // elements: `b[k][j + q]` for row `(i, j + q)`. Where the access analysis
 // (`c/access.rs`) finds that every read of the source is contiguous or
 // invariant across rows, and some read is far along a row, `_rows`
-// reduces blocks of up to `COLUMN_LANES` neighbouring rows (within one
+// reduces blocks of neighbouring rows (Note [Wide column blocks]; within one
 // run of the last outer dimension, so that lane `q`'s row is
 // `(.., j0 + q)`) as short rows are reduced (Note [Short rows]): lane `q`
 // holds its row's accumulator, each step combines element `k` of every
@@ -332,10 +347,33 @@ fn short_rows(
 // A hand-blocked product with its panel of `b` packed and the tile in
 // registers (the benchmark's rayon version) is faster still.
 
-/// Rows in a block of neighbouring rows, and runs of rows in a tile (Note
-/// [Column blocks]).
+/// Rows in a tile's run, and runs of rows in a tile (Note [Column
+/// blocks]); a block outside tiles is wider (Note [Wide column blocks]).
 const COLUMN_LANES: usize = 64;
 const TILE_RUNS: usize = 4;
+
+// Note [Wide column blocks]
+// A reduction down the columns of a matrix (`transpose` then `fold`: a
+// column sum, NumPy's `sum(axis=0)`) takes column blocks without tiles:
+// each step of a block reads one stretch of a row of the matrix, then
+// jumps a row ahead. With 64 lanes the stretch was 256 bytes of `f32`,
+// and each step a new page that the prefetchers do not follow: column
+// sums of a 4096 x 4096 `f32` matrix took 7.8 to 10 ms on one worker.
+// So a block outside tiles holds as many rows as 4 KiB of accumulators
+// do (`block_lanes`: 1024 `f32`, 512 `f64`, 256 of a 12-byte tuple),
+// whose stretches are a page or so; on one worker 4.9 to 6.5 ms, a
+// third less. On two workers the chunks of rows were still 512 rows
+// each (eight chunks), so each block was half as wide, and the same
+// sums took 3.9 to 4.9 ms as before; with chunks of whole blocks
+// (`Kernel::rows_grain`, where the workers each still get one) 2.7 to
+// 3.1 ms, against 2.4 ms for a rayon loop that adds each band of rows
+// into its own sums (best of 21, 2-core EPYC guest, 2026-11-30). The
+// lanes still live in memory, 4 KiB of them in the first-level cache
+// with the stretch they add. A tile keeps its 64 lanes a run (Note
+// [Column blocks]), as do the blocks that take a tiled range's partial
+// runs. Each lane's flag (Note [Lane flags]) is declared with the
+// function's widest lane loop, so that only a function with wide blocks
+// clears and folds 1024 of them.
 
 // Note [Blocks of the shared dimension]
 // A tile's reads of `b` walk down `COLUMN_LANES` columns, a row of `b`
@@ -363,8 +401,14 @@ fn shared_block(elt: &EltTy) -> usize {
     (32 * 1024 / (COLUMN_LANES * bytes)).max(16)
 }
 
-// every lane loop's lanes have a flag each (Note [Lane flags])
-const _: () = assert!(COLUMN_LANES <= crate::c::MAX_LANE_FLAGS && LANES <= crate::c::MAX_LANE_FLAGS);
+/// Rows in a block of neighbouring rows outside tiles (Note [Wide column
+/// blocks]): the power of two of them whose accumulators fill 4 KiB, from
+/// `COLUMN_LANES` to 1024.
+fn block_lanes(elt: &EltTy) -> usize {
+    let fit = 4096 / elt.size_bytes().max(1);
+    let pow2 = if fit.is_power_of_two() { fit } else { fit.next_power_of_two() / 2 };
+    pow2.clamp(COLUMN_LANES, 1024)
+}
 
 /// The blocks of neighbouring rows of `_rows` (Note [Column blocks]), from
 /// `start` to `end`, in tiles of `TILE_RUNS` runs where `tiles` and the
@@ -380,11 +424,14 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     g.loop_invariant.push("r0".into());
     g.loop_invariant.extend(outer.iter().cloned());
     let runs = if tiles { TILE_RUNS } else { 1 };
+    // blocks outside tiles are wide, unless they only take a tiled
+    // range's partial runs (Note [Wide column blocks])
+    let wide = if tiles { COLUMN_LANES } else { block_lanes(elt) };
     let lanes: Vec<String> = elt.leaves().iter().map(|_| g.fresh("lane")).collect();
     for (l, t) in lanes.iter().zip(elt.leaves()) {
-        g.line(&format!("{} {l}[{}];", c_type(t), runs * COLUMN_LANES));
+        g.line(&format!("{} {l}[{}];", c_type(t), (runs * COLUMN_LANES).max(wide)));
     }
-    let block = Block { lanes: &lanes, ..block };
+    let block = Block { lanes: &lanes, most: COLUMN_LANES.max(wide), ..block };
     if tiles {
         // the whole tiles of TILE_RUNS runs from r0, each column block of
         // them in blocks of the shared dimension (Note [Blocks of the
@@ -427,9 +474,9 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
         g.close("}");
     }
     g.line(&format!("const int64_t left = {nj} - {j0} < end - r0 ? {nj} - {j0} : end - r0;"));
-    g.open(&format!("if (left >= {COLUMN_LANES}) {{"));
-    block.write(g, &outer, "r0", &COLUMN_LANES.to_string(), 1, false);
-    g.line(&format!("r0 += {COLUMN_LANES};"));
+    g.open(&format!("if (left >= {wide}) {{"));
+    block.write(g, &outer, "r0", &wide.to_string(), 1, false);
+    g.line(&format!("r0 += {wide};"));
     g.close("} else {");
     g.indent_in();
     block.write(g, &outer, "r0", "left", 1, false);
@@ -445,6 +492,8 @@ struct Block<'a> {
     src: &'a Source,
     sh: &'a [String],
     lanes: &'a [String],
+    /// The most lanes of a block or a tile's run.
+    most: usize,
     obufs: &'a [String],
     elt: &'a EltTy,
     keep: Option<&'a Kept>,
@@ -478,7 +527,7 @@ impl Block<'_> {
             if runs > 1 {
                 g.open(&format!("for (int p = 0; p < {runs}; p++) {{"));
             }
-            let saved = g.open_lane_loop(width);
+            let saved = g.open_lane_loop(width, self.most);
             body(g);
             g.close_lane_loop(saved);
             if runs > 1 {
@@ -827,7 +876,7 @@ pub(crate) fn reduce1(
     }
     let lane_val =
         |q: &str| CVal { ty: acc.ty.clone(), leaves: lanes.iter().map(|l| format!("{l}[{q}]")).collect() };
-    let saved = g.open_lane_loop(&LANES.to_string());
+    let saved = g.open_lane_loop(&LANES.to_string(), LANES);
     let q = g.bind(ScalarTy::I64, &format!("{lo} + q"));
     let x = row.read(g, src, &q, loc);
     for (l, v) in lanes.iter().zip(&x.leaves) {
@@ -836,7 +885,7 @@ pub(crate) fn reduce1(
     g.close_lane_loop(saved);
     g.line(&format!("{k} = {lo} + {LANES};"));
     g.open(&format!("for (; {k} + {LANES} <= {hi}; {k} += {LANES}) {{"));
-    let saved = g.open_lane_loop(&LANES.to_string());
+    let saved = g.open_lane_loop(&LANES.to_string(), LANES);
     let kq = g.bind(ScalarTy::I64, &format!("{k} + q"));
     let x = row.read(g, src, &kq, loc);
     let v = g.apply(f, vec![lane_val("q"), x]);

@@ -723,7 +723,7 @@ impl Lockstep<'_> {
         // and the loop need not stop on it: when it stops depends on
         // uniform leaves only, which the lanes' values never reach
         let saved = if flag.is_some() {
-            g.open_lane_loop(&LANES.to_string())
+            g.open_lane_loop(&LANES.to_string(), LANES)
         } else {
             pragma(g);
             g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));

@@ -78,8 +78,7 @@ pub(crate) fn write_group(
         let over = g.over.is_some_and(|o| o.member == t);
         kg.open_inputs(&mut block, if over { "" } else { "restrict" });
         block.push_str("    int acc_bad = 0;\n");
-        block.push_str(&crate::c::lane_flags_decl());
-        let body = match &spec.skeleton {
+        let mut body = match &spec.skeleton {
             plan::Skeleton::Fold(s) => fold_row(&mut kg, &mut block, spec, s),
             plan::Skeleton::Generate(s) => generate_row(&mut kg, &mut block, spec, s, over),
             _ => return None,
@@ -87,9 +86,12 @@ pub(crate) fn write_group(
         if !body.functions.is_empty() {
             return None;
         }
+        if body.lane_flags > 0 {
+            body.code = format!("{}{}", crate::c::lane_flags_decl(body.lane_flags), body.code);
+        }
         kg.close_body(&mut block, 0, &body);
-        if body.lane_flags {
-            block.push_str(&crate::c::lane_flags_fold());
+        if body.lane_flags > 0 {
+            block.push_str(&crate::c::lane_flags_fold(body.lane_flags));
         }
         let _ = writeln!(
             block,
