@@ -230,15 +230,22 @@ impl KernelGen {
 /// outer coordinates of row `r`; the row's part of the range is
 /// `base + lo .. base + hi`.
 pub(crate) fn open_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
-    let rank = sh.len();
-    let n = &sh[rank - 1];
+    let n = &sh[sh.len() - 1];
     g.open(&format!("for (int64_t r = start / {n}; r * {n} < end; r++) {{"));
+    let ix = row_at(g, sh);
+    g.line("const int64_t lo = start > base ? start - base : 0;");
+    g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
+    ix
+}
+
+/// Inside a loop over rows `r`: row `r`'s outer coordinates, invariant
+/// in the loops inside, and its first position `base`.
+fn row_at(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
+    let rank = sh.len();
     let ix = unravel(g, "r", &sh[..rank - 1]);
     g.loop_invariant.push("r".into());
     g.loop_invariant.extend(ix.iter().cloned());
-    g.line(&format!("const int64_t base = r * {n};"));
-    g.line("const int64_t lo = start > base ? start - base : 0;");
-    g.line(&format!("const int64_t hi = end < base + {n} ? end - base : {n};"));
+    g.line(&format!("const int64_t base = r * {};", sh[rank - 1]));
     ix
 }
 
@@ -253,15 +260,11 @@ pub(crate) const TILE_COLUMNS: usize = 64;
 /// `lo .. hi` is the part of row `r` in the block and in `start .. end`.
 /// Three loops to close.
 pub(crate) fn open_tiled_rows(g: &mut ExpGen<'_>, sh: &[String]) -> Vec<String> {
-    let rank = sh.len();
-    let n = &sh[rank - 1];
+    let n = &sh[sh.len() - 1];
     g.open(&format!("for (int64_t r0 = start / {n}; r0 * {n} < end; r0 += {TILE_ROWS}) {{"));
     g.open(&format!("for (int64_t c0 = 0; c0 < {n}; c0 += {TILE_COLUMNS}) {{"));
     g.open(&format!("for (int64_t r = r0; r < r0 + {TILE_ROWS} && r * {n} < end; r++) {{"));
-    let ix = unravel(g, "r", &sh[..rank - 1]);
-    g.loop_invariant.push("r".into());
-    g.loop_invariant.extend(ix.iter().cloned());
-    g.line(&format!("const int64_t base = r * {n};"));
+    let ix = row_at(g, sh);
     g.line("const int64_t lo = start > base + c0 ? start - base : c0;");
     g.line(&format!("const int64_t row_end = end < base + {n} ? end - base : {n};"));
     g.line(&format!("const int64_t hi = row_end < c0 + {TILE_COLUMNS} ? row_end : c0 + {TILE_COLUMNS};"));
