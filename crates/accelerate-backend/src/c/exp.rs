@@ -291,21 +291,29 @@ pub(crate) struct Body {
 // no dependence between its iterations, and the model ran 2.4 ms with a
 // check that could fail in every iteration. A function whose body used
 // them declares as many flags as its widest lane loop has lanes
-// (`lane_flags_decl`) and ORs them into its own flag before it returns
-// (`lane_flags_fold`).
+// (`Body::declare_lane_flags`) and ORs them into its own flag before it
+// returns (`Body::fold_lane_flags`).
 
 /// The lane flags of a fast function (Note [Lane flags]): one per lane
 /// of its widest lane loop, declared where its body uses them.
 pub(crate) const LANE_FLAGS: &str = "acc_bad_lanes";
 
-/// The declaration of `n` lane flags, all clear.
-pub(crate) fn lane_flags_decl(n: usize) -> String {
-    format!("    int {LANE_FLAGS}[{n}] = {{0}};\n")
-}
+impl Body {
+    /// Declares the lane flags the body uses, all clear, before its code.
+    pub fn declare_lane_flags(&mut self) {
+        if self.lane_flags > 0 {
+            self.code = format!("    int {LANE_FLAGS}[{}] = {{0}};\n{}", self.lane_flags, self.code);
+        }
+    }
 
-/// `n` lane flags folded into the fast function's own flag.
-pub(crate) fn lane_flags_fold(n: usize) -> String {
-    format!("    for (int q = 0; q < {n}; q++) acc_bad |= {LANE_FLAGS}[q];\n")
+    /// The lane flags the body uses folded into the fast function's own
+    /// flag (nothing if it uses none).
+    pub fn fold_lane_flags(&self) -> String {
+        match self.lane_flags {
+            0 => String::new(),
+            n => format!("    for (int q = 0; q < {n}; q++) acc_bad |= {LANE_FLAGS}[q];\n"),
+        }
+    }
 }
 
 /// The C condition that each component lies inside its extent ("1" for

@@ -32,8 +32,7 @@ pub(crate) mod kernel;
 pub(crate) mod stencil;
 
 pub(crate) use exp::{
-    lane_flags_decl, lane_flags_fold, linear_of, product, project, within_extent, ArraySlot, Body, Bound,
-    CVal, ExpGen, Hoisted,
+    linear_of, product, project, within_extent, ArraySlot, Body, Bound, CVal, ExpGen, Hoisted,
 };
 
 use accelerate_base::array::{ScalarTy, ScalarVal};

@@ -161,24 +161,17 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
             Source::Delayed(d) => column_blocks_pay(d),
             Source::Manifest(_) => (false, false),
         };
+        // blocks outside tiles are wide, but those that take a tiled
+        // range's partial runs (Note [Wide column blocks])
+        let wide = if tiles { COLUMN_LANES } else { block_lanes(elt) };
         if columns && !tiles {
-            k.rows_grain = block_lanes(elt);
+            k.rows_grain = wide;
         }
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         let first = if any_order && columns {
-            let block = Block {
-                f,
-                seed: z.as_ref(),
-                src,
-                sh: &sh,
-                lanes: &[],
-                most: 0,
-                obufs: &obufs,
-                elt,
-                keep,
-                loc,
-            };
+            let block =
+                Block { f, seed: z.as_ref(), src, sh: &sh, lanes: &[], wide, obufs: &obufs, elt, keep, loc };
             column_blocks(&mut g, block, tiles);
             "r0"
         } else if any_order {
@@ -405,9 +398,8 @@ fn shared_block(elt: &EltTy) -> usize {
 /// blocks]): the power of two of them whose accumulators fill 4 KiB, from
 /// `COLUMN_LANES` to 1024.
 fn block_lanes(elt: &EltTy) -> usize {
-    let fit = 4096 / elt.size_bytes().max(1);
-    let pow2 = if fit.is_power_of_two() { fit } else { fit.next_power_of_two() / 2 };
-    pow2.clamp(COLUMN_LANES, 1024)
+    let fit = (4096 / elt.size_bytes().max(1)).max(1);
+    (1usize << fit.ilog2()).clamp(COLUMN_LANES, 1024)
 }
 
 /// The blocks of neighbouring rows of `_rows` (Note [Column blocks]), from
@@ -424,14 +416,12 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     g.loop_invariant.push("r0".into());
     g.loop_invariant.extend(outer.iter().cloned());
     let runs = if tiles { TILE_RUNS } else { 1 };
-    // blocks outside tiles are wide, unless they only take a tiled
-    // range's partial runs (Note [Wide column blocks])
-    let wide = if tiles { COLUMN_LANES } else { block_lanes(elt) };
+    let wide = block.wide;
     let lanes: Vec<String> = elt.leaves().iter().map(|_| g.fresh("lane")).collect();
     for (l, t) in lanes.iter().zip(elt.leaves()) {
         g.line(&format!("{} {l}[{}];", c_type(t), (runs * COLUMN_LANES).max(wide)));
     }
-    let block = Block { lanes: &lanes, most: COLUMN_LANES.max(wide), ..block };
+    let block = Block { lanes: &lanes, ..block };
     if tiles {
         // the whole tiles of TILE_RUNS runs from r0, each column block of
         // them in blocks of the shared dimension (Note [Blocks of the
@@ -492,8 +482,9 @@ struct Block<'a> {
     src: &'a Source,
     sh: &'a [String],
     lanes: &'a [String],
-    /// The most lanes of a block or a tile's run.
-    most: usize,
+    /// The rows of a block outside tiles (`COLUMN_LANES` where the
+    /// range is tiled, Note [Wide column blocks]).
+    wide: usize,
     obufs: &'a [String],
     elt: &'a EltTy,
     keep: Option<&'a Kept>,
@@ -527,7 +518,7 @@ impl Block<'_> {
             if runs > 1 {
                 g.open(&format!("for (int p = 0; p < {runs}; p++) {{"));
             }
-            let saved = g.open_lane_loop(width, self.most);
+            let saved = g.open_lane_loop(width, COLUMN_LANES.max(self.wide));
             body(g);
             g.close_lane_loop(saved);
             if runs > 1 {

@@ -206,8 +206,8 @@ impl KernelGen {
                 body.before_loops.iter().map(|ok| format!("    acc_bad |= !{ok};\n")).collect();
             body.code = format!("{tests}    if (acc_bad) return acc_bad;\n{}", body.code);
         }
-        if self.fast && body.lane_flags > 0 {
-            body.code = format!("{}{}", crate::c::lane_flags_decl(body.lane_flags), body.code);
+        if self.fast {
+            body.declare_lane_flags();
         }
         self.raised = body.raised;
         self.outlined = !body.functions.is_empty();
@@ -215,8 +215,8 @@ impl KernelGen {
             self.fast_checks_in_place += body.checks_in_place;
         }
         self.core.close_body(out, self.start, &body);
-        if self.fast && body.lane_flags > 0 {
-            out.push_str(&crate::c::lane_flags_fold(body.lane_flags));
+        if self.fast {
+            out.push_str(&body.fold_lane_flags());
         }
         out.push_str(if self.fast {
             "    return acc_bad;\n}\n"

@@ -86,13 +86,9 @@ pub(crate) fn write_group(
         if !body.functions.is_empty() {
             return None;
         }
-        if body.lane_flags > 0 {
-            body.code = format!("{}{}", crate::c::lane_flags_decl(body.lane_flags), body.code);
-        }
+        body.declare_lane_flags();
         kg.close_body(&mut block, 0, &body);
-        if body.lane_flags > 0 {
-            block.push_str(&crate::c::lane_flags_fold(body.lane_flags));
-        }
+        block.push_str(&body.fold_lane_flags());
         let _ = writeln!(
             block,
             "    if (acc_bad) {{ __atomic_store_n(&G->err->code, {GIVE_UP}, __ATOMIC_RELAXED); return; }}\n  }}"
