@@ -55,14 +55,16 @@ fn agree_up_to_the_index<A: Arrays + std::fmt::Debug>(
     build: impl Fn() -> Acc<A>,
     same: impl Fn(&A, &A) -> bool,
 ) {
-    // "..: index [r, j] is out of bounds for an array of shape [..]"
-    agree_with(build, same, |e| {
-        let m = e.to_string();
-        match (m.find("index ["), m.find("] is out of bounds")) {
-            (Some(a), Some(b)) if a < b => format!("{}index [..{}", &m[..a], &m[b..]),
-            _ => m,
-        }
-    })
+    agree_with(build, same, |e| without_the_index(&e.to_string()))
+}
+
+/// An error's message without the index it names: "..: index [r, j] is
+/// out of bounds for an array of shape [..]".
+fn without_the_index(m: &str) -> String {
+    match (m.find("index ["), m.find("] is out of bounds")) {
+        (Some(a), Some(b)) if a < b => format!("{}index [..{}", &m[..a], &m[b..]),
+        _ => m.to_string(),
+    }
 }
 
 /// `agree`, errors compared as `error` writes them.
@@ -589,6 +591,158 @@ fn permutes_under_a_test_of_shapes_agree_with_the_interpreter() {
             let p = program(1000, n as i64, n as i64, computes, true);
             assert_eq!(run_with(&p, &config).unwrap().to_vec(), vec![0i64; 1000], "computes {computes}");
         }
+    }
+}
+
+/// Values at and around the edges of float arithmetic: NaNs, infinities,
+/// signed zeros, subnormals, the extremes, and the floats next to 0, 1
+/// and the integer types' ends; the others from a ramp over [-0.25, 1.25).
+fn hostile_f32(n: usize) -> Vec<f32> {
+    let edges = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.0,
+        f32::from_bits(1.0f32.to_bits() - 1),
+        f32::from_bits(1.0f32.to_bits() + 1),
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        -f32::from_bits(1),
+        f32::MAX,
+        f32::MIN,
+        255.0,
+        255.5,
+        256.0,
+        -128.0,
+        -129.0,
+        2_147_483_648.0,
+        -2_147_483_904.0,
+        9.223_372e18,
+        -9.223_372e18,
+    ];
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => edges[(i / 7) % edges.len()],
+            _ => -0.25 + 1.5 * ((i * 7919) % 10007) as f32 / 10007.0,
+        })
+        .collect()
+}
+
+/// A histogram's bins computed inside a test of the value's range (Note
+/// [Value ranges] in `backend/c/exp/ranges.rs`): the cast in the test's
+/// branch is a plain conversion and, where the bins' range lies inside
+/// the result, the loop of destinations has no check. On hostile values,
+/// privatised and on one worker, the counts agree with the interpreter;
+/// and into fewer bins than the clamp allows (the range not inside the
+/// result, so the checked loop runs) so does the error.
+#[test]
+fn bins_inside_a_tested_range_agree_with_the_interpreter() {
+    let Some(cpu) = cpu() else { return };
+    let histogram = |xs: Acc<Vector<f32>>, bins: i64, clamp: i64| {
+        let ys = xs.clone();
+        xs.map(|_| constant(1i64)).permute(
+            |a, b| a + b,
+            fill(index1(bins), 0i64),
+            move |ix| {
+                let x = ys.index(ix);
+                let b = (&x * 256.0f32).cast::<i64>().min(clamp);
+                cond(x.ge(0.0f32).and(x.lt(1.0f32)), just(index1(b)), nothing())
+            },
+        )
+    };
+    for n in [1000usize, 100_003] {
+        let xs = Vector::from_elems(hostile_f32(n));
+        for (bins, clamp) in [(256i64, 255i64), (300, 255), (200, 255)] {
+            let f = move |xs: Acc<Vector<f32>>| histogram(xs, bins, clamp);
+            // (which of the bins past the result a parallel backend
+            // reports may differ, docs/semantics.md)
+            let error = |e: accelerate::Error| without_the_index(&e.to_string());
+            let want = compile_with(f, interp()).unwrap().run(&xs).map(|r| r.to_vec()).map_err(error);
+            for config in [cpu.clone(), cpu.clone().with_parallel_work(usize::MAX)] {
+                let p = compile_with(f, config).unwrap();
+                let source = p.c_source().unwrap();
+                if config_is_cpu(&cpu) {
+                    assert!(source.contains("acc_float_to_int64_t_in("), "a plain cast:\n{source}");
+                    assert!(source.contains("ACC_FLOAT_RANGES && 255LL < rs0"), "versioned:\n{source}");
+                }
+                let got = p.run(&xs).map(|r| r.to_vec()).map_err(error);
+                assert_eq!(got, want, "n {n}, {bins} bins");
+            }
+        }
+    }
+}
+
+/// Whether a configuration runs the CPU backend (whose C these tests read).
+fn config_is_cpu(c: &Config) -> bool {
+    c.backend == Backend::Cpu
+}
+
+/// A table read at a byte (`lut[x as i64]`, a gamma curve's), whose index
+/// lies in [0, 255] by its type (Note [Value ranges]): the fast function
+/// tests `255 < extent` once, before its loops, and reads without a
+/// condition; a shorter table fails that test, and the checked function
+/// raises the interpreter's error.
+#[test]
+fn table_reads_at_bytes_agree_with_the_interpreter() {
+    let bytes: Vec<u8> = (0..100_003u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    for len in [256usize, 300, 200, 0] {
+        let lut: Vec<f32> = (0..len).map(|i| (i as f32 / 255.0).powf(2.2)).collect();
+        agree_up_to_the_index(
+            || {
+                let t = use_array(Vector::from_elems(lut.clone()));
+                use_array(Vector::from_elems(bytes.clone())).map(move |x| t.index(index1(x.cast::<i64>())))
+            },
+            bits_f32,
+        );
+    }
+    let Some(cpu) = cpu() else { return };
+    if config_is_cpu(&cpu) {
+        let f = |t: Acc<Vector<f32>>, xs: Acc<Vector<u8>>| xs.map(move |x| t.index(index1(x.cast::<i64>())));
+        let source = compile_with(f, cpu).unwrap().c_source().unwrap().to_string();
+        assert!(source.contains("acc_bad |= !((255LL < a"), "tested before the loops:\n{source}");
+    }
+}
+
+/// Float casts to each integer type of values whose range is known, by a
+/// clamp or by a test (Note [Value ranges]), are plain conversions; they
+/// give what Rust's `as` gives (the interpreter's results), for hostile
+/// values too.
+#[test]
+fn casts_of_values_in_known_ranges_agree_with_the_interpreter() {
+    let xs = Vector::from_elems(hostile_f32(5000));
+    let scaled = |xs: &Acc<Vector<f32>>, k: f32| xs.map(move |x| x * k);
+    agree(|| scaled(&use_array(xs.clone()), 255.0).map(|x| x.max(0.0f32).min(255.0f32).cast::<u8>()), eq);
+    agree(|| use_array(xs.clone()).map(|x| x.max(-128.9f32).min(127.9f32).cast::<i8>()), eq);
+    agree(|| scaled(&use_array(xs.clone()), 1e5).map(|x| x.max(0.0f32).min(65535.5f32).cast::<u16>()), eq);
+    agree(
+        || {
+            scaled(&use_array(xs.clone()), 3e9)
+                .map(|x| cond(x.gt(-2.1e9f32).and(x.lt(2.1e9f32)), x.cast::<i32>(), constant(-1i32)))
+        },
+        eq,
+    );
+    agree(
+        || {
+            scaled(&use_array(xs.clone()), 1e19).map(|x| {
+                let y = x.cast::<f64>() * 0.5f64;
+                cond(y.ge(-4e18f64).and(y.le(4e18f64)), (y + 1.5f64).cast::<i64>(), constant(7i64))
+            })
+        },
+        eq,
+    );
+    // outside the type: saturating, as before
+    agree(|| use_array(xs.clone()).map(|x| x.max(0.0f32).min(300.0f32).cast::<u8>()), eq);
+    let Some(cpu) = cpu() else { return };
+    if config_is_cpu(&cpu) {
+        let f = |xs: Acc<Vector<f32>>| xs.map(|x| x.max(0.0f32).min(255.0f32).cast::<u8>());
+        let source = compile_with(f, cpu.clone()).unwrap().c_source().unwrap().to_string();
+        assert!(source.contains("acc_float_to_uint8_t_in("), "{source}");
+        let f = |xs: Acc<Vector<f32>>| xs.map(|x| x.max(0.0f32).min(300.0f32).cast::<u8>());
+        let source = compile_with(f, cpu).unwrap().c_source().unwrap().to_string();
+        assert!(!source.contains("_in("), "{source}");
     }
 }
 

@@ -59,6 +59,7 @@ use std::rc::Rc;
 
 mod counted;
 mod outline;
+mod ranges;
 
 /// A value in C: its type and one C atom (a variable or a literal) per leaf.
 #[derive(Clone, Debug)]
@@ -399,6 +400,10 @@ pub(crate) struct ExpGen<'a> {
     /// How many branches of the program's conditionals (written as C
     /// branches) enclose the code being generated.
     branches: usize,
+    /// What is known of C atoms' values here (Note [Value ranges]).
+    ranges: HashMap<String, ranges::Known>,
+    /// For a boolean C atom, what its truth says of other atoms.
+    implied: HashMap<String, Vec<(String, ranges::Known)>>,
 }
 
 impl<'a> ExpGen<'a> {
@@ -440,6 +445,8 @@ impl<'a> ExpGen<'a> {
             fixed_extents: None,
             guard: None,
             branches: 0,
+            ranges: HashMap::new(),
+            implied: HashMap::new(),
         }
     }
 
@@ -813,6 +820,7 @@ impl<'a> ExpGen<'a> {
             ExpKind::Const(c) => {
                 let atom = self.hoisted.atom(*c);
                 self.note_literal(&atom);
+                self.set_known(&atom, ranges::literal(*c));
                 CVal::scalar(c.ty(), atom)
             }
             ExpKind::Tuple(es) => self.tuple_exp(es, env),
@@ -892,6 +900,7 @@ impl<'a> ExpGen<'a> {
             let a = self.exp(&args[0], env);
             let b = self.exp(&args[1], env);
             let r = self.bind(ScalarTy::Bool, &format!("{} {sym} {}", a.leaves[0], b.leaves[0]));
+            self.implied_by_both(op, &r, &a.leaves[0], &b.leaves[0]);
             return CVal::scalar(ScalarTy::Bool, r);
         }
         let a = self.exp(&args[0], env);
@@ -902,15 +911,31 @@ impl<'a> ExpGen<'a> {
             let b = self.exp(&args[1], env);
             self.guard = saved;
             let v = self.bind(ScalarTy::Bool, &format!("{r} {sym} {}", b.leaves[0]));
+            self.implied_by_both(op, &v, &a.leaves[0], &b.leaves[0]);
             return CVal::scalar(ScalarTy::Bool, v);
         }
         self.open(&format!("if ({test}) {{"));
         self.branches += 1;
+        // (the second operand of `&&` is computed where the first holds)
+        let facts = if op == PrimFun::LAnd { self.implied_by(&a.leaves[0]) } else { Vec::new() };
+        let undo = self.assume(&facts);
         let b = self.exp(&args[1], env);
+        self.forget(undo);
         self.branches -= 1;
         self.line(&format!("{r} = {};", b.leaves[0]));
         self.close("}");
+        self.implied_by_both(op, &r, &a.leaves[0], &b.leaves[0]);
         CVal::scalar(ScalarTy::Bool, r)
+    }
+
+    /// Records what `r`, the `&&` of `a` and `b`, says: what both do (and
+    /// nothing for `||`).
+    fn implied_by_both(&mut self, op: PrimFun, r: &str, a: &str, b: &str) {
+        if op == PrimFun::LAnd {
+            let mut facts = self.implied_by(a);
+            facts.extend(self.implied_by(b));
+            self.set_implied(r, facts);
+        }
     }
 
     // Note [Both sides in fast functions]
@@ -948,6 +973,15 @@ impl<'a> ExpGen<'a> {
             && self.before_loops.is_some()
             && self.in_loops == 0
             && es.iter().all(|e| small(e, &mut budget))
+    }
+
+    /// Records that each result `rs` of a conditional lies in the union
+    /// of the ranges of its branches' values `tv` and `fv`.
+    fn either_known(&mut self, rs: &[String], tv: &CVal, fv: &CVal) {
+        for (r, (a, b)) in rs.iter().zip(tv.leaves.iter().zip(&fv.leaves)) {
+            let either = self.known(a).zip(self.known(b)).and_then(|(a, b)| ranges::union(a, b));
+            self.set_known(r, either);
+        }
     }
 
     /// Makes the guard `cond` and the current guard (Note [Both sides in
@@ -988,11 +1022,12 @@ impl<'a> ExpGen<'a> {
             let fv = self.exp(f, env);
             self.guard = saved;
             let leaves = tv.ty.leaves();
-            let rs = leaves
+            let rs: Vec<String> = leaves
                 .iter()
                 .zip(tv.leaves.iter().zip(&fv.leaves))
                 .map(|(ty, (a, b))| self.bind(*ty, &format!("{c} ? {a} : {b}")))
                 .collect();
+            self.either_known(&rs, &tv, &fv);
             return CVal { ty: tv.ty, leaves: rs };
         }
         // the results are declared once the branches' values are known
@@ -1000,12 +1035,17 @@ impl<'a> ExpGen<'a> {
         let hole = self.hole();
         self.open(&format!("if ({}) {{", c.leaves[0]));
         self.branches += 1;
+        // Note [Value ranges]
+        let facts = self.implied_by(&c.leaves[0]);
+        let undo = self.assume(&facts);
         let tv = self.exp(t, env);
         let leaves = tv.ty.leaves();
         let rs: Vec<String> = leaves.iter().map(|_| self.fresh("v")).collect();
         for (r, v) in rs.iter().zip(&tv.leaves) {
             self.line(&format!("{r} = {v};"));
         }
+        let then_known: Vec<Option<ranges::Known>> = tv.leaves.iter().map(|v| self.known(v)).collect();
+        self.forget(undo);
         self.close("} else {");
         self.indent += 1;
         let ev = self.exp(f, env);
@@ -1014,6 +1054,10 @@ impl<'a> ExpGen<'a> {
             self.line(&format!("{r} = {v};"));
         }
         self.close("}");
+        for ((r, k), v) in rs.iter().zip(then_known).zip(&ev.leaves) {
+            let either = k.zip(self.known(v)).and_then(|(a, b)| ranges::union(a, b));
+            self.set_known(r, either);
+        }
         let declarations: String =
             rs.iter().zip(&leaves).map(|(r, t)| self.indented(&format!("{} {r};", c_type(*t)))).collect();
         self.fill(hole, declarations);
@@ -1361,6 +1405,10 @@ impl<'a> ExpGen<'a> {
             Powf => format!("{}({a}, {b})", libm("pow")),
             LogBase => format!("{l}({a}) / {l}({b})", l = libm("log")),
             Powi => format!("acc_powi_{sfx}({a}, {b})"),
+            // Note [Value ranges]
+            Cast(to) if float && self.known(&a).is_some_and(|k| ranges::casts_within(k, to)) => {
+                format!("acc_{sfx}_to_{}_in({a})", c_type(to))
+            }
             Cast(to) => cast(t, to, &a),
             BitCast(to) => {
                 let src = self.bind(t, &a);
@@ -1373,7 +1421,9 @@ impl<'a> ExpGen<'a> {
                 unreachable!("handled above")
             }
         };
-        CVal::scalar(rt, self.bind(rt, &expr))
+        let r = self.bind(rt, &expr);
+        self.note_prim(op, t, rt, &args, &r);
+        CVal::scalar(rt, r)
     }
 
     fn shape_prim(&mut self, op: PrimFun, args: Vec<CVal>, loc: SrcLoc) -> CVal {
@@ -1498,12 +1548,20 @@ impl<'a> ExpGen<'a> {
             } else {
                 within.unwrap_or_default().into_iter().find(|e| self.fixed(e))
             };
-            match bound {
-                Some(e) => {
+            // a component known to lie in [0, hi] (Note [Value ranges])
+            let range =
+                self.known(&x).and_then(|k| Some((k.int_bounds().filter(|&(lo, _)| lo >= 0)?.1, k.floats)));
+            match (bound, range) {
+                (Some(e), _) => {
                     tests.push(format!("{e} <= {d}"));
                     operands.extend([e, d]);
                 }
-                None => {
+                (None, Some((hi, floats))) if !self.fixed(&x) => {
+                    let floats = if floats { "ACC_FLOAT_RANGES && " } else { "" };
+                    tests.push(format!("({floats}{hi}LL < {d})"));
+                    operands.push(d);
+                }
+                (None, _) => {
                     tests.push(within_extent(&x, &d));
                     operands.extend([x, d]);
                 }

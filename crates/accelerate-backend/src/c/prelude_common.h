@@ -198,16 +198,28 @@ ACC_FN int acc_isnan_double(double x) { return isnan(x); }
 ACC_FN int acc_isnan_float(float x) { return isnan(x); }
 #endif
 
+/* Whether the ranges the generator found by following float arithmetic
+ * hold (Note [Value ranges], backend/c/exp/ranges.rs): not under
+ * fast-math, where the C compiler may regroup that arithmetic. */
+#ifdef ACC_FAST_MATH
+#define ACC_FLOAT_RANGES 0
+#else
+#define ACC_FLOAT_RANGES 1
+#endif
+
 /* Float to integer, saturating, NaN to 0 (Rust's `as`). LO and HI are the
  * integer type's range as doubles: LO is exact, HI is 2^BITS(-1), the
- * first value above the range. */
+ * first value above the range. The `_in` form is for a value the
+ * generator knows to lie strictly between LO - 1 and HI, where both
+ * convert alike: a plain conversion. */
 #define ACC_SAT(F, T, LO, HI, TMIN, TMAX)                                                         \
     ACC_FN T acc_##F##_to_##T(F x) {                                                               \
         if (acc_isnan_##F(x)) return 0;                                                             \
         if ((double)x <= (LO)) return TMIN;                                                         \
         if ((double)x >= (HI)) return TMAX;                                                         \
         return (T)x;                                                                                \
-    }
+    }                                                                                              \
+    ACC_FN T acc_##F##_to_##T##_in(F x) { return ACC_FLOAT_RANGES ? (T)x : acc_##F##_to_##T(x); }
 #define ACC_SAT_ALL(F)                                                                             \
     ACC_SAT(F, int8_t, -128.0, 128.0, INT8_MIN, INT8_MAX)                                           \
     ACC_SAT(F, int16_t, -32768.0, 32768.0, INT16_MIN, INT16_MAX)                                    \

@@ -302,7 +302,10 @@ impl Blocks {
 // read of the source, say), for a dropped source's update must not be
 // evaluated (docs/semantics.md, "Fusion and errors"); then the second
 // loop skips it. An index outside the result is marked and raised by
-// the second loop, in order. On the two-core EPYC of docs/benchmarks.md,
+// the second loop, in order. (Where what the generator knows of the
+// destinations' values puts each in `[0, hi]` for a literal `hi`, the
+// first loop is written twice, and the copy without the check runs when
+// every `hi` is below its extent, Note [Value ranges].) On the two-core EPYC of docs/benchmarks.md,
 // a scratch C program of the histogram benchmark's kernel (2^24 values
 // into 256 bins of a count, a minimum and a maximum, one value in 16
 // dropped, one thread) took 40 ms as one loop, 29 ms by blocks with
@@ -379,15 +382,22 @@ fn blocked_updates(g: &mut ExpGen<'_>, u: &Updates<'_>) {
     g.line(&format!("const int64_t e = b + block < {last} ? b + block : {last};"));
     g.line(&format!("int64_t dst[{}];", BLOCK.large.max(BLOCK.small)));
     // destinations: the position, -2 outside the result, or the spare
-    // place (-1 when the update is skipped) for a dropped source
-    g.open("for (int64_t i = b; i < e; i++) {");
-    let ix = unravel(g, "i", sh);
-    let (keep, to) = destination(g, index, src, &ix);
-    let inside = g.in_bounds(&to, rsh);
+    // place (-1 when the update is skipped) for a dropped source (`@`
+    // until the updates say which); versioned where their ranges allow
+    // (Note [Value ranges])
     let hole = g.hole();
-    let write =
-        g.indented(&format!("dst[i - b] = {keep} ? ({inside} ? {} : -2) : DROPPED;", linear_of(&to, rsh)));
-    g.close("}");
+    let (checked, proven) = g.aside(|g| destinations(g, index, u, true));
+    let first = match proven {
+        Some(test) => {
+            let open = g.indented(&format!("if ({test}) {{"));
+            g.indent_in();
+            let (unchecked, _) = g.aside(|g| destinations(g, index, u, false));
+            g.indent_out();
+            let checked: String = checked.lines().map(|l| format!("    {l}\n")).collect();
+            format!("{open}{unchecked}{}{checked}{}", g.indented("} else {"), g.indented("}"))
+        }
+        None => checked,
+    };
     g.line("if (e0.code) break;");
     // updates, in order
     g.open("for (int64_t i = b; i < e; i++) {");
@@ -426,7 +436,34 @@ fn blocked_updates(g: &mut ExpGen<'_>, u: &Updates<'_>) {
     if guarded.is_some() {
         g.close("}");
     }
-    g.fill(hole, write.replace("DROPPED", if to_spare { "spare" } else { "-1" }));
+    g.fill(hole, first.replace('@', if to_spare { "spare" } else { "-1" }));
+}
+
+/// The loop that computes a block's destinations into `dst`, where a
+/// dropped source's is `@`: each checked against the result's extents,
+/// or not (`checked`, for the version of the loop where their ranges
+/// prove them inside); and that test, where the destinations have
+/// ranges that can prove them inside (Note [Value ranges]).
+fn destinations(g: &mut ExpGen<'_>, index: &Fun, u: &Updates<'_>, checked: bool) -> Option<String> {
+    g.open("for (int64_t i = b; i < e; i++) {");
+    let ix = unravel(g, "i", u.sh);
+    let (keep, to) = destination(g, index, u.src, &ix);
+    let inside = if checked { g.in_bounds(&to, u.rsh) } else { "1".to_string() };
+    g.line(&format!("dst[i - b] = {keep} ? ({inside} ? {} : -2) : @;", linear_of(&to, u.rsh)));
+    g.close("}");
+    // each destination in [0, hi], for a literal hi below the extent
+    let mut floats = false;
+    let mut tests = Vec::new();
+    for (x, d) in to.iter().zip(u.rsh) {
+        let k = g.known(x)?;
+        let (_, hi) = k.int_bounds().filter(|&(lo, _)| lo >= 0)?;
+        floats |= k.floats;
+        tests.push(format!("{hi}LL < {d}"));
+    }
+    if floats {
+        tests.insert(0, "ACC_FLOAT_RANGES".to_string());
+    }
+    (!tests.is_empty()).then(|| tests.join(" && "))
 }
 
 /// The sources `first .. last` combined one at a time into `tbufs` (at
