@@ -55,6 +55,9 @@ use accelerate_ir::PrimFun;
 // `ACC_FAST_MATH` is defined, so that fast-math code keeps its checks and
 // saturating casts.
 
+/// The most facts a boolean atom's truth is recorded to say.
+const MOST_FACTS: usize = 8;
+
 /// What is known of a value: it lies between two bounds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Range {
@@ -409,8 +412,11 @@ impl ExpGen<'_> {
         }
     }
 
-    /// Records what the truth of the boolean atom `b` says of other atoms.
-    pub(super) fn set_implied(&mut self, b: &str, facts: Vec<(String, Known)>) {
+    /// Records what the truth of the boolean atom `b` says of other atoms
+    /// (at most `MOST_FACTS` of it, the first, so that a chain of 10^5
+    /// `&&`s does not copy its facts 10^5 times).
+    pub(super) fn set_implied(&mut self, b: &str, mut facts: Vec<(String, Known)>) {
+        facts.truncate(MOST_FACTS);
         if !facts.is_empty() {
             self.implied.insert(b.to_string(), facts);
         }
