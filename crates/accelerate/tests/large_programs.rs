@@ -89,6 +89,19 @@ fn conds(backend: Backend, n: usize) {
     });
 }
 
+/// A conditional on a chain of `n` comparisons joined by `&&`, each of
+/// which bounds `x` (what each says is recorded, Note [Value ranges]).
+fn conjunctions(backend: Backend, n: usize) {
+    let xs = input(n);
+    let want = xs.iter().map(|&x| if x >= 0 { x } else { -1 }).collect();
+    check(backend, xs, Vector::from_elems(want), move |xs| {
+        xs.map(move |x| {
+            let all = (0..n as i64).fold(constant(true), |b, k| b.and(x.gt(-1 - k)));
+            cond(all, x.clone(), constant(-1i64))
+        })
+    });
+}
+
 /// The sum of `n` input arrays, by a chain of `zip_with`s.
 fn zip_inputs(backend: Backend, n: usize) {
     let elem = |k: usize, i: usize| ((i * 31 + k * 7) % 1000) as i64;
@@ -174,6 +187,7 @@ fn family(name: &str) -> fn(Backend, usize) {
         "maps" => maps,
         "reverses" => reverses,
         "conds" => conds,
+        "conjunctions" => conjunctions,
         "zip_inputs" => zip_inputs,
         "scalar_chain" => scalar_chain,
         "zips" => zips,
@@ -231,6 +245,11 @@ fn a_chain_of_reverses_compiles_in_linear_time() {
 #[test]
 fn nested_conditionals_compile_in_linear_time() {
     family_in_a_child("nested_conditionals_compile_in_linear_time", "conds");
+}
+
+#[test]
+fn a_chain_of_conjunctions_compiles_in_linear_time() {
+    family_in_a_child("a_chain_of_conjunctions_compiles_in_linear_time", "conjunctions");
 }
 
 #[test]
