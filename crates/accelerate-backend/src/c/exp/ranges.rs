@@ -142,43 +142,35 @@ fn or_whole(x: Option<Known>, t: ScalarTy) -> Option<Known> {
     })
 }
 
-/// What both ranges say (`None` where they disagree: code that cannot
-/// run, for which the first is kept).
+/// What both ranges say; where they disagree (code that cannot run), the
+/// first.
 pub(crate) fn intersect(a: Known, b: Known) -> Known {
-    let floats = a.floats || b.floats;
-    let range = match (a.range, b.range) {
-        (Range::Float { lo: l1, hi: h1 }, Range::Float { lo: l2, hi: h2 }) => {
-            Range::Float { lo: l1.max(l2), hi: h1.min(h2) }
-        }
-        (Range::Int { lo: l1, hi: h1 }, Range::Int { lo: l2, hi: h2 }) => {
-            Range::Int { lo: l1.max(l2), hi: h1.min(h2) }
-        }
-        _ => return a,
-    };
-    let empty = match range {
+    let empty = |k: &Known| match k.range {
         Range::Float { lo, hi } => lo > hi,
         Range::Int { lo, hi } => lo > hi,
     };
-    if empty {
-        a
-    } else {
-        Known { range, floats }
-    }
+    join(a, b, true).filter(|k| !empty(k)).unwrap_or(a)
 }
 
 /// A range holding both.
 pub(crate) fn union(a: Known, b: Known) -> Option<Known> {
-    let floats = a.floats || b.floats;
+    join(a, b, false)
+}
+
+/// The tighter bounds of two ranges of one kind (`tighter`), or the looser.
+fn join(a: Known, b: Known, tighter: bool) -> Option<Known> {
     let range = match (a.range, b.range) {
-        (Range::Float { lo: l1, hi: h1 }, Range::Float { lo: l2, hi: h2 }) => {
-            Range::Float { lo: l1.min(l2), hi: h1.max(h2) }
-        }
-        (Range::Int { lo: l1, hi: h1 }, Range::Int { lo: l2, hi: h2 }) => {
-            Range::Int { lo: l1.min(l2), hi: h1.max(h2) }
-        }
+        (Range::Float { lo: l1, hi: h1 }, Range::Float { lo: l2, hi: h2 }) => match tighter {
+            true => Range::Float { lo: l1.max(l2), hi: h1.min(h2) },
+            false => Range::Float { lo: l1.min(l2), hi: h1.max(h2) },
+        },
+        (Range::Int { lo: l1, hi: h1 }, Range::Int { lo: l2, hi: h2 }) => match tighter {
+            true => Range::Int { lo: l1.max(l2), hi: h1.min(h2) },
+            false => Range::Int { lo: l1.min(l2), hi: h1.max(h2) },
+        },
         _ => return None,
     };
-    Some(Known { range, floats })
+    Some(Known { range, floats: a.floats || b.floats })
 }
 
 /// `op` of type `t` on floats, as the generated code computes it.
