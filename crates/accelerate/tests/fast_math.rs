@@ -126,6 +126,34 @@ fn a_nan_cast_to_an_integer_is_still_zero_and_defined() {
     assert_eq!(got, vec![0, 0, 3, i32::MIN, i32::MAX]);
 }
 
+/// What the generator proves by following float arithmetic (Note [Value
+/// ranges] in `backend/c/exp/ranges.rs`) is not relied on in fast-math
+/// mode, where the C compiler may regroup that arithmetic: `(x + 1e8) -
+/// 1e8` is 0 for every `x` clamped to [-3, 3] under the strict rules
+/// (each sum rounds to 1e8), so a table of one element may be read there
+/// without a check; regrouped, it is `x`, and a read at -3 must still be
+/// checked.
+#[test]
+fn ranges_proved_through_float_arithmetic_are_not_trusted_in_fast_math_mode() {
+    if !cpu_available() {
+        return;
+    }
+    let xs = Vector::from_elems(vec![-3.0f32, -2.5, -1.0, -0.0, 0.0, 1.0, 2.9, 3.0]);
+    let f = |t: Acc<Vector<f32>>, xs: Acc<Vector<f32>>| {
+        xs.map(move |x| t.index(index1(((x.max(-3.0f32).min(3.0f32) + 1e8f32) - 1e8f32).cast::<i64>())))
+    };
+    let table = Vector::from_elems(vec![42.0f32]);
+    let strict_p = accelerate::compile_with(f, strict(Backend::Cpu)).unwrap();
+    let source = strict_p.c_source().unwrap().to_string();
+    assert!(source.contains("acc_bad |= !((ACC_FLOAT_RANGES && 0LL < a"), "the range is used:\n{source}");
+    assert_eq!(strict_p.run((&table, &xs)).unwrap().to_vec(), vec![42.0; 8]);
+    // regrouped or not, never a read outside the table
+    match accelerate::compile_with(f, fast(Backend::Cpu)).unwrap().run((&table, &xs)) {
+        Ok(v) => assert_eq!(v.to_vec(), vec![42.0; 8]),
+        Err(e) => assert!(e.to_string().contains("out of bounds for an array of shape [1]"), "{e}"),
+    }
+}
+
 #[test]
 fn the_interpreter_keeps_the_strict_rules_in_fast_math_mode() {
     let (_, acc) = inverse_roots();
