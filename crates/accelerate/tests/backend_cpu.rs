@@ -675,6 +675,53 @@ fn bins_inside_a_tested_range_agree_with_the_interpreter() {
     }
 }
 
+/// Integer keys kept where a test's failing branch bounds them (Note
+/// [Value ranges]: an integer comparison that fails says the opposite,
+/// `a || b` failing says both fail): dropped below 0 and clamped to 255
+/// (whose destinations' check is left out where 255 is inside the
+/// result, with no float in the proof), or dropped outside [0, 255]; into
+/// fewer bins the error is the interpreter's.
+#[test]
+fn keys_bounded_by_failing_tests_agree_with_the_interpreter() {
+    let Some(cpu) = cpu() else { return };
+    let edges = [i64::MIN, i64::MIN + 1, -256, -1, 0, 1, 199, 200, 254, 255, 256, 1 << 40, i64::MAX];
+    let keys: Vec<i64> = (0..50_001usize)
+        .map(|i| if i % 5 == 0 { edges[(i / 5) % edges.len()] } else { ((i * 7919) % 300) as i64 - 20 })
+        .collect();
+    let keys = Vector::from_elems(keys);
+    for clamped in [true, false] {
+        for bins in [256i64, 200] {
+            let f = move |ks: Acc<Vector<i64>>| {
+                let ks2 = ks.clone();
+                ks.map(|_| constant(1i64)).permute(
+                    |a, b| a + b,
+                    fill(index1(bins), 0i64),
+                    move |ix| {
+                        let k = ks2.index(ix);
+                        match clamped {
+                            true => cond(k.lt(0i64), nothing(), just(index1(k.min(255i64)))),
+                            false => cond(k.lt(0i64).or(k.gt(255i64)), nothing(), just(index1(k))),
+                        }
+                    },
+                )
+            };
+            let error = |e: accelerate::Error| without_the_index(&e.to_string());
+            let want = compile_with(f, interp()).unwrap().run(&keys).map(|r| r.to_vec()).map_err(error);
+            for config in [cpu.clone(), cpu.clone().with_parallel_work(usize::MAX)] {
+                let p = compile_with(f, config).unwrap();
+                let source = p.c_source().unwrap();
+                // (the keys only compared, not computed, go one at a
+                // time, Note [Destinations by blocks])
+                if config_is_cpu(&cpu) && clamped {
+                    assert!(source.contains("if (255LL < rs0) {"), "versioned without floats:\n{source}");
+                }
+                let got = p.run(&keys).map(|r| r.to_vec()).map_err(error);
+                assert_eq!(got, want, "clamped {clamped}, {bins} bins");
+            }
+        }
+    }
+}
+
 /// Whether a configuration runs the CPU backend (whose C these tests read).
 fn config_is_cpu(c: &Config) -> bool {
     c.backend == Backend::Cpu

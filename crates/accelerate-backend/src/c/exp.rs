@@ -403,7 +403,7 @@ pub(crate) struct ExpGen<'a> {
     /// What is known of C atoms' values here (Note [Value ranges]).
     ranges: HashMap<String, ranges::Known>,
     /// For a boolean C atom, what its truth says of other atoms.
-    implied: HashMap<String, Vec<(String, ranges::Known)>>,
+    implied: HashMap<(String, bool), Vec<(String, ranges::Known)>>,
 }
 
 impl<'a> ExpGen<'a> {
@@ -916,8 +916,9 @@ impl<'a> ExpGen<'a> {
         }
         self.open(&format!("if ({test}) {{"));
         self.branches += 1;
-        // (the second operand of `&&` is computed where the first holds)
-        let facts = if op == PrimFun::LAnd { self.implied_by(&a.leaves[0]) } else { Vec::new() };
+        // (the second operand of `&&` is computed where the first holds,
+        // of `||` where it fails)
+        let facts = self.implied_by(&a.leaves[0], op == PrimFun::LAnd);
         let undo = self.assume(&facts);
         let b = self.exp(&args[1], env);
         self.forget(undo);
@@ -928,14 +929,13 @@ impl<'a> ExpGen<'a> {
         CVal::scalar(ScalarTy::Bool, r)
     }
 
-    /// Records what `r`, the `&&` of `a` and `b`, says: what both do (and
-    /// nothing for `||`).
+    /// Records what `r`, the `&&` or `||` of `a` and `b`, says: holding,
+    /// what both do for `&&`; failing, what both failing do for `||`.
     fn implied_by_both(&mut self, op: PrimFun, r: &str, a: &str, b: &str) {
-        if op == PrimFun::LAnd {
-            let mut facts = self.implied_by(a);
-            facts.extend(self.implied_by(b));
-            self.set_implied(r, facts);
-        }
+        let truth = op == PrimFun::LAnd;
+        let mut facts = self.implied_by(a, truth);
+        facts.extend(self.implied_by(b, truth));
+        self.set_implied(r, truth, facts);
     }
 
     // Note [Both sides in fast functions]
@@ -1036,7 +1036,7 @@ impl<'a> ExpGen<'a> {
         self.open(&format!("if ({}) {{", c.leaves[0]));
         self.branches += 1;
         // Note [Value ranges]
-        let facts = self.implied_by(&c.leaves[0]);
+        let facts = self.implied_by(&c.leaves[0], true);
         let undo = self.assume(&facts);
         let tv = self.exp(t, env);
         let leaves = tv.ty.leaves();
@@ -1048,14 +1048,18 @@ impl<'a> ExpGen<'a> {
         self.forget(undo);
         self.close("} else {");
         self.indent += 1;
+        let facts = self.implied_by(&c.leaves[0], false);
+        let undo = self.assume(&facts);
         let ev = self.exp(f, env);
+        let else_known: Vec<Option<ranges::Known>> = ev.leaves.iter().map(|v| self.known(v)).collect();
+        self.forget(undo);
         self.branches -= 1;
         for (r, v) in rs.iter().zip(&ev.leaves) {
             self.line(&format!("{r} = {v};"));
         }
         self.close("}");
-        for ((r, k), v) in rs.iter().zip(then_known).zip(&ev.leaves) {
-            let either = k.zip(self.known(v)).and_then(|(a, b)| ranges::union(a, b));
+        for ((r, k), e) in rs.iter().zip(then_known).zip(else_known) {
+            let either = k.zip(e).and_then(|(a, b)| ranges::union(a, b));
             self.set_known(r, either);
         }
         let declarations: String =

@@ -17,12 +17,15 @@ use accelerate_ir::PrimFun;
 //
 // - a literal is its own value;
 // - a comparison that holds bounds both of its operands (`x < 1` puts a
-//   float `x` in [-inf, 1], not NaN), and `a && b`, computed without a
-//   branch, holds what both do; inside the branch of a conditional (a C
-//   branch, not a fast function's selection of both sides, Note [Both
-//   sides in fast functions]), what its test holds is known of those
-//   operands, and so is what the first operand of a `&&` holds while its
-//   second is computed. No atom the generator has written is assigned
+//   float `x` in [-inf, 1], not NaN); an integer comparison that fails
+//   holds its opposite (a float one that fails may have a NaN operand,
+//   and says nothing); `a && b` holding, and `a || b` failing, say what
+//   both operands do, and `!a` says what `a` does, turned round. Inside
+//   the branches of a conditional (C branches, not a fast function's
+//   selection of both sides, Note [Both sides in fast functions]), what
+//   its test says, holding or failing, is known of those operands, and so
+//   is what the first operand of `&&` holding (of `||` failing) says
+//   while the second is computed. No atom the generator has written is assigned
 //   again inside a branch it writes later (a loop's state is assigned
 //   after its step's code, a conditional's results after its branches),
 //   so what holds where the branch starts holds throughout it;
@@ -404,19 +407,19 @@ impl ExpGen<'_> {
         }
     }
 
-    /// Records what the truth of the boolean atom `b` says of other atoms
+    /// Records what the boolean atom `b` being `truth` says of other atoms
     /// (at most `MOST_FACTS` of it, the first, so that a chain of 10^5
     /// `&&`s does not copy its facts 10^5 times).
-    pub(super) fn set_implied(&mut self, b: &str, mut facts: Vec<(String, Known)>) {
+    pub(super) fn set_implied(&mut self, b: &str, truth: bool, mut facts: Vec<(String, Known)>) {
         facts.truncate(MOST_FACTS);
         if !facts.is_empty() {
-            self.implied.insert(b.to_string(), facts);
+            self.implied.insert((b.to_string(), truth), facts);
         }
     }
 
-    /// What the truth of the boolean atom `b` says.
-    pub(super) fn implied_by(&self, b: &str) -> Vec<(String, Known)> {
-        self.implied.get(b).cloned().unwrap_or_default()
+    /// What the boolean atom `b` being `truth` says.
+    pub(super) fn implied_by(&self, b: &str, truth: bool) -> Vec<(String, Known)> {
+        self.implied.get(&(b.to_string(), truth)).cloned().unwrap_or_default()
     }
 
     /// Assumes `facts` (inside a branch taken when they hold), returning
@@ -449,14 +452,27 @@ impl ExpGen<'_> {
             args.iter().map(|a| a.leaves.first().and_then(|l| self.known(l))).collect();
         match op {
             PrimFun::Lt | PrimFun::Le | PrimFun::Gt | PrimFun::Ge | PrimFun::Eq | PrimFun::Ne => {
-                let [ka, kb] = implied(op, t, ks[0], ks[1]);
-                let facts = args
-                    .iter()
-                    .zip([ka, kb])
-                    .filter_map(|(a, k)| Some((a.leaves[0].clone(), k?)))
-                    .filter(|(atom, _)| is_variable(atom))
-                    .collect();
-                self.set_implied(r, facts);
+                // (a float comparison that fails may have a NaN operand:
+                // only an integer one says anything failing)
+                let negated = if t.is_float() { None } else { negation(op) };
+                for (truth, op) in [(true, Some(op)), (false, negated)] {
+                    let Some(op) = op else { continue };
+                    let [ka, kb] = implied(op, t, ks[0], ks[1]);
+                    let facts = args
+                        .iter()
+                        .zip([ka, kb])
+                        .filter_map(|(a, k)| Some((a.leaves[0].clone(), k?)))
+                        .filter(|(atom, _)| is_variable(atom))
+                        .collect();
+                    self.set_implied(r, truth, facts);
+                }
+            }
+            PrimFun::LNot => {
+                let a = &args[0].leaves[0];
+                for truth in [true, false] {
+                    let facts = self.implied_by(a, !truth);
+                    self.set_implied(r, truth, facts);
+                }
             }
             _ => {
                 let k = result(op, t, rt, &ks);
@@ -464,6 +480,19 @@ impl ExpGen<'_> {
             }
         }
     }
+}
+
+/// The comparison that holds where `op` fails, for integers.
+fn negation(op: PrimFun) -> Option<PrimFun> {
+    use PrimFun::*;
+    Some(match op {
+        Lt => Ge,
+        Le => Gt,
+        Gt => Le,
+        Ge => Lt,
+        Ne => Eq,
+        _ => return None,
+    })
 }
 
 /// Whether a C atom names a variable (not a literal, whose range is its
