@@ -305,10 +305,10 @@ impl Blocks {
 // the second loop, in order. (Where what the generator knows of the
 // destinations' values puts each in `[0, hi]` for a literal `hi`, the
 // first loop is written twice, and the copy without the check runs when
-// every `hi` is below its extent, Note [Value ranges].) On the two-core EPYC of docs/benchmarks.md,
-// a scratch C program of the histogram benchmark's kernel (2^24 values
-// into 256 bins of a count, a minimum and a maximum, one value in 16
-// dropped, one thread) took 40 ms as one loop, 29 ms by blocks with
+// every `hi` is below its extent, Note [Value ranges].) On the two-core
+// EPYC of docs/benchmarks.md, a scratch C program of the histogram
+// benchmark's kernel (2^24 values into 256 bins of a count, a minimum
+// and a maximum, one value in 16 dropped, one thread) took 40 ms as one loop, 29 ms by blocks with
 // the branch, and 22 ms by blocks into the spare place. A block is
 // longer into a larger result: there the updates miss the cache, and
 // short blocks cost overlap between them; the same scratch program's
