@@ -308,8 +308,9 @@ impl Blocks {
 // every `hi` is below its extent, Note [Value ranges].) On the two-core
 // EPYC of docs/benchmarks.md, a scratch C program of the histogram
 // benchmark's kernel (2^24 values into 256 bins of a count, a minimum
-// and a maximum, one value in 16 dropped, one thread) took 40 ms as one loop, 29 ms by blocks with
-// the branch, and 22 ms by blocks into the spare place. A block is
+// and a maximum, one value in 16 dropped, one thread) took 40 ms as one
+// loop, 29 ms by blocks with the branch, and 22 ms by blocks into the
+// spare place. A block is
 // longer into a larger result: there the updates miss the cache, and
 // short blocks cost overlap between them; the same scratch program's
 // count of 2^24 random links into 2^20 bins took 14 ms as one loop, 27 ms
