@@ -26,7 +26,7 @@ use std::ops::{Deref, DerefMut};
 
 /// The declaration of a function's error context, after which a checked
 /// function calls its fast form (Note [Optimistic checks]).
-const ERROR_CONTEXT: &str = "    acc_err e0; e0.code = ACC_ERR_NONE;\n";
+const ERROR_CONTEXT: &str = "    acc_err e0; e0.code = ACC_ERR_NONE; int e0_stop = 0;\n";
 
 /// The code generation state of one kernel: the shared core (`KernelCore`,
 /// which it dereferences to) and the state of its fast forms.
@@ -116,6 +116,9 @@ impl KernelGen {
         let mut g = self.core.exp_gen(indent);
         if fast {
             g.optimistic = Some("acc_bad".into());
+        } else {
+            // Note [A stop flag beside the error context]
+            g.stop = Some(("e0".into(), "e0_stop".into()));
         }
         g.outline = Some(if fast { format!("{name}_fast") } else { name });
         if self.checks_before {

@@ -283,6 +283,17 @@ impl ExpGen<'_> {
         args.extend(chunk.args);
         args.extend(outs.iter().map(|o| format!("&{o}")));
         self.line(&format!("{name}({});", args.join(", ")));
+        // (a chunk raises into its caller's contexts through pointers:
+        // Note [A stop flag beside the error context])
+        let stops: Vec<String> = self
+            .contexts
+            .iter()
+            .filter_map(|c| self.stop_flag(c).map(|f| (c.clone(), f)))
+            .map(|(c, f)| format!("{f} |= {c}.code != ACC_ERR_NONE;"))
+            .collect();
+        for l in stops {
+            self.line(&l);
+        }
         CVal { ty: val.ty, leaves: outs }
     }
 
