@@ -404,9 +404,10 @@ pub(crate) struct ExpGen<'a> {
     ranges: HashMap<String, ranges::Known>,
     /// For a boolean C atom, what its truth says of other atoms.
     implied: HashMap<(String, bool), Vec<(String, ranges::Known)>>,
-    /// The function's error context and a local flag set wherever an
-    /// error reaches it (Note [A stop flag beside the error context]).
-    pub stop: Option<(String, String)>,
+    /// The function's error context, where it has a local flag `{ctx}_stop`
+    /// set wherever an error reaches it (Note [A stop flag beside the
+    /// error context]).
+    pub stop: Option<String>,
 }
 
 impl<'a> ExpGen<'a> {
@@ -804,7 +805,15 @@ impl<'a> ExpGen<'a> {
     /// The flag to set where an error reaches the context `ctx`, if `ctx`
     /// is the function's own and the backend keeps one.
     fn stop_flag(&self, ctx: &str) -> Option<String> {
-        self.stop.as_ref().filter(|(c, _)| c == ctx).map(|(_, flag)| flag.clone())
+        self.stop.as_deref().filter(|c| *c == ctx).map(|c| format!("{c}_stop"))
+    }
+
+    /// Leaves the loop over elements if an element has raised an error
+    /// into the function's context: by its stop flag where it has one.
+    pub fn break_on_error(&mut self) {
+        let ctx = self.contexts[0].clone();
+        let failed = self.stop_flag(&ctx).unwrap_or_else(|| format!("{ctx}.code"));
+        self.line(&format!("if ({failed}) break;"));
     }
 
     /// `f` applied to arguments, in a scope of its own.
@@ -1006,12 +1015,21 @@ impl<'a> ExpGen<'a> {
             && es.iter().all(|e| small(e, &mut budget))
     }
 
+    /// What is known of each leaf of `v` here.
+    fn known_leaves(&self, v: &CVal) -> Vec<Option<ranges::Known>> {
+        v.leaves.iter().map(|l| self.known(l)).collect()
+    }
+
     /// Records that each result `rs` of a conditional lies in the union
-    /// of the ranges of its branches' values `tv` and `fv`.
-    fn either_known(&mut self, rs: &[String], tv: &CVal, fv: &CVal) {
-        for (r, (a, b)) in rs.iter().zip(tv.leaves.iter().zip(&fv.leaves)) {
-            let either = self.known(a).zip(self.known(b)).and_then(|(a, b)| ranges::union(a, b));
-            self.set_known(r, either);
+    /// of the ranges of its branches' values, `then` and `other`.
+    fn either_known(
+        &mut self,
+        rs: &[String],
+        then: Vec<Option<ranges::Known>>,
+        other: Vec<Option<ranges::Known>>,
+    ) {
+        for (r, (a, b)) in rs.iter().zip(then.into_iter().zip(other)) {
+            self.set_known(r, a.zip(b).and_then(|(a, b)| ranges::union(a, b)));
         }
     }
 
@@ -1058,7 +1076,8 @@ impl<'a> ExpGen<'a> {
                 .zip(tv.leaves.iter().zip(&fv.leaves))
                 .map(|(ty, (a, b))| self.bind(*ty, &format!("{c} ? {a} : {b}")))
                 .collect();
-            self.either_known(&rs, &tv, &fv);
+            let (then, other) = (self.known_leaves(&tv), self.known_leaves(&fv));
+            self.either_known(&rs, then, other);
             return CVal { ty: tv.ty, leaves: rs };
         }
         // the results are declared once the branches' values are known
@@ -1075,24 +1094,21 @@ impl<'a> ExpGen<'a> {
         for (r, v) in rs.iter().zip(&tv.leaves) {
             self.line(&format!("{r} = {v};"));
         }
-        let then_known: Vec<Option<ranges::Known>> = tv.leaves.iter().map(|v| self.known(v)).collect();
+        let then_known = self.known_leaves(&tv);
         self.forget(undo);
         self.close("} else {");
         self.indent += 1;
         let facts = self.implied_by(&c.leaves[0], false);
         let undo = self.assume(&facts);
         let ev = self.exp(f, env);
-        let else_known: Vec<Option<ranges::Known>> = ev.leaves.iter().map(|v| self.known(v)).collect();
+        let else_known = self.known_leaves(&ev);
         self.forget(undo);
         self.branches -= 1;
         for (r, v) in rs.iter().zip(&ev.leaves) {
             self.line(&format!("{r} = {v};"));
         }
         self.close("}");
-        for ((r, k), e) in rs.iter().zip(then_known).zip(else_known) {
-            let either = k.zip(e).and_then(|(a, b)| ranges::union(a, b));
-            self.set_known(r, either);
-        }
+        self.either_known(&rs, then_known, else_known);
         let declarations: String =
             rs.iter().zip(&leaves).map(|(r, t)| self.indented(&format!("{} {r};", c_type(*t)))).collect();
         self.fill(hole, declarations);

@@ -189,12 +189,12 @@ fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s
             let v = read_ix(&mut g, src, &ix, loc);
             store(&mut g, &obufs, "base + j", &v);
             if g.raised {
-                g.line("if (e0_stop) break;");
+                g.break_on_error();
             }
             g.close("}");
             for _ in 0..if tiled { 3 } else { 1 } {
                 if g.raised {
-                    g.line("if (e0_stop) break;");
+                    g.break_on_error();
                 }
                 g.close("}");
             }
@@ -218,7 +218,7 @@ fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s
             let v = read_at(&mut g, src, "i", loc);
             store(&mut g, &obufs, "i", &v);
             if g.raised {
-                g.line("if (e0_stop) break;");
+                g.break_on_error();
             }
             g.close("}");
         }

@@ -118,7 +118,7 @@ impl KernelGen {
             g.optimistic = Some("acc_bad".into());
         } else {
             // Note [A stop flag beside the error context]
-            g.stop = Some(("e0".into(), "e0_stop".into()));
+            g.stop = Some("e0".into());
         }
         g.outline = Some(if fast { format!("{name}_fast") } else { name });
         if self.checks_before {

@@ -261,7 +261,7 @@ fn plain(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: &plan::Per
     }
     g.close("}");
     g.close("}");
-    g.line("if (e0_stop) break;");
+    g.break_on_error();
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
@@ -399,7 +399,7 @@ fn blocked_updates(g: &mut ExpGen<'_>, u: &Updates<'_>) {
         }
         None => checked,
     };
-    g.line("if (e0_stop) break;");
+    g.break_on_error();
     // updates, in order
     g.open("for (int64_t i = b; i < e; i++) {");
     g.line("const int64_t j = dst[i - b];");
@@ -432,7 +432,7 @@ fn blocked_updates(g: &mut ExpGen<'_>, u: &Updates<'_>) {
         update(g);
     }
     g.close("}");
-    g.line("if (e0_stop) break;");
+    g.break_on_error();
     g.close("}");
     if guarded.is_some() {
         g.close("}");
@@ -488,7 +488,7 @@ fn one_loop(g: &mut ExpGen<'_>, u: &Updates<'_>) {
     store(g, tbufs, &at, &v);
     g.close("}");
     g.close("}");
-    g.line("if (e0_stop) break;");
+    g.break_on_error();
     g.close("}");
     if guarded.is_some() {
         g.close("}");
@@ -620,11 +620,11 @@ fn private(
             g.close("}");
             g.close("}");
             g.close("}");
-            g.line("if (e0_stop) break;");
+            g.break_on_error();
             g.close("}");
         }
     }
-    g.line("if (e0_stop) break;");
+    g.break_on_error();
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);
@@ -653,7 +653,7 @@ fn private(
     }
     g.close("}");
     store(&mut g, &obufs, "j", &acc);
-    g.line("if (e0_stop) break;");
+    g.break_on_error();
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);

@@ -97,12 +97,12 @@ pub(crate) fn stencil(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
             let v = g.apply(f, vals);
             store(&mut g, &obufs, "base + j", &v);
             if g.raised {
-                g.line("if (e0_stop) break;");
+                g.break_on_error();
             }
             g.close("}");
         }
         if g.raised {
-            g.line("if (e0_stop) break;");
+            g.break_on_error();
         }
         g.close("}");
         let parts = g.into_parts();

@@ -70,7 +70,7 @@ pub(crate) fn generate(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel,
     };
     store(&mut g, &obufs, "i", &v);
     if g.raised {
-        g.line("if (e0.code) break;");
+        g.break_on_error();
     }
     g.close("}");
     let parts = g.into_parts();

@@ -156,7 +156,7 @@ pub(crate) fn permute(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
     }
     g.close("}");
     g.close("}");
-    g.line("if (e0.code) break;");
+    g.break_on_error();
     g.close("}");
     let parts = g.into_parts();
     k.close_function(out, parts);

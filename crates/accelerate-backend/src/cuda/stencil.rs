@@ -99,7 +99,7 @@ pub(crate) fn stencil(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, 
     let v = g.apply(f, vals);
     store(&mut g, &obufs, "i", &v);
     if g.raised {
-        g.line("if (e0.code) break;");
+        g.break_on_error();
     }
     g.close("}");
     let parts = g.into_parts();

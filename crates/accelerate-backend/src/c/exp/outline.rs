@@ -285,14 +285,9 @@ impl ExpGen<'_> {
         self.line(&format!("{name}({});", args.join(", ")));
         // (a chunk raises into its caller's contexts through pointers:
         // Note [A stop flag beside the error context])
-        let stops: Vec<String> = self
-            .contexts
-            .iter()
-            .filter_map(|c| self.stop_flag(c).map(|f| (c.clone(), f)))
-            .map(|(c, f)| format!("{f} |= {c}.code != ACC_ERR_NONE;"))
-            .collect();
-        for l in stops {
-            self.line(&l);
+        let ctx = self.contexts[0].clone();
+        if let Some(flag) = self.stop_flag(&ctx) {
+            self.line(&format!("{flag} |= {ctx}.code != ACC_ERR_NONE;"));
         }
         CVal { ty: val.ty, leaves: outs }
     }
