@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod cse;
 pub mod debruijn;
 pub mod fusion;
+pub mod gathers;
 pub mod hoist;
 pub mod lift;
 pub mod lines;

@@ -5,4 +5,6 @@
 //! fusion thesis; the optimiser's, `accelerate_opt`).
 
 pub use accelerate_embed::{convert, sharing, SharingOptions};
-pub use accelerate_opt::{avars, cluster, cse, debruijn, fusion, hoist, lift, lines, one_hot, simplify};
+pub use accelerate_opt::{
+    avars, cluster, cse, debruijn, fusion, gathers, hoist, lift, lines, one_hot, simplify,
+};

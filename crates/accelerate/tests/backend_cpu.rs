@@ -594,6 +594,70 @@ fn permutes_under_a_test_of_shapes_agree_with_the_interpreter() {
     }
 }
 
+/// A push-style scatter of values gathered at positions read from another
+/// array (PageRank's `step`): on the CPU its values are computed before
+/// the scatter where the arrays gathered from hold more than
+/// `gathers::LARGE` bytes, and fused into it otherwise (Note [Gathers before scatters]
+/// in `opt/src/gathers.rs`). Both forms agree with the interpreter, with
+/// fusion on and off; so does a link whose source is past the vertices
+/// (the interpreter's error); a scatter that may drop elements, or that
+/// reads at its own index only, is left as fusion made it.
+#[test]
+fn scatters_of_values_gathered_from_large_arrays_agree_with_the_interpreter() {
+    // the ranks and degrees of `large` vertices: 12 bytes each, 8 MiB
+    let large = accelerate::trafo::gathers::LARGE as usize / 6;
+    let links = 200_003usize;
+    for vertices in [1000usize, large] {
+        let from: Vec<i64> = (0..links as i64).map(|i| (i * 7919 + 13) % vertices as i64).collect();
+        let to: Vec<i64> = (0..links as i64).map(|i| (i * 104_729 + 7) % vertices as i64).collect();
+        // small integers: every sum exact, in any order
+        let rank: Vec<f32> = (0..vertices).map(|v| (v % 17) as f32).collect();
+        let degree: Vec<i64> = (0..vertices as i64).map(|v| v % 5 + 1).collect();
+        let push = |from: Vec<i64>| {
+            let (from, to) = (use_array(Vector::from_elems(from)), use_array(Vector::from_elems(to.clone())));
+            let (rank, degree) =
+                (use_array(Vector::from_elems(rank.clone())), use_array(Vector::from_elems(degree.clone())));
+            let zeros = fill(index1(vertices as i64), 0.0f32);
+            from.map(move |f| {
+                let at = index1(f);
+                rank.index(&at) * 2.0f32 + degree.index(&at).cast::<f32>()
+            })
+            .permute(|a, b| a + b, zeros, move |ix| just(index1(to.index(ix))))
+        };
+        agree(|| push(from.clone()), bits_f32);
+        let mut past = from.clone();
+        past[links / 3] = vertices as i64;
+        agree_up_to_the_index(|| push(past.clone()), bits_f32);
+        let Some(cpu) = cpu() else { return };
+        if config_is_cpu(&cpu) {
+            let phases = accelerate::explain_with(&push(from.clone()), &cpu).unwrap();
+            assert!(phases.contains("== gathers"), "split by the gathered arrays' sizes:\n{phases}");
+        }
+    }
+    let Some(cpu) = cpu() else { return };
+    if config_is_cpu(&cpu) {
+        // read at the element's own index, or sent only where a test holds
+        let n = large as i64;
+        let xs = use_array(Vector::from_elems((0..n).map(|i| i % 1000).collect::<Vec<i64>>()));
+        let ys = xs.clone();
+        let own = xs.map(|x| x * 2i64).permute(
+            |a, b| a + b,
+            fill(index1(1000i64), 0i64),
+            move |ix| just(index1(ys.index(ix))),
+        );
+        let (table, keys) = (xs.clone(), xs.clone());
+        let dropping = keys.map(move |k| table.index(index1(k))).permute(
+            |a, b| a + b,
+            fill(index1(1000i64), 0i64),
+            move |ix| cond(unindex1(ix).lt(10i64), just(index1(unindex1(ix))), nothing()),
+        );
+        for p in [own, dropping] {
+            let phases = accelerate::explain_with(&p, &cpu).unwrap();
+            assert!(!phases.contains("== gathers"), "left fused:\n{phases}");
+        }
+    }
+}
+
 /// Values at and around the edges of float arithmetic: NaNs, infinities,
 /// signed zeros, subnormals, the extremes, and the floats next to 0, 1
 /// and the integer types' ends; the others from a ramp over [-0.25, 1.25).

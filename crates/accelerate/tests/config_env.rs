@@ -57,7 +57,7 @@ fn bad_values_in_the_environment_are_config_errors() {
         (
             "ACCELERATE_DUMP",
             "plan,fusoin",
-            "sharing, text, lift, simplify, fusion, cluster, lines, ilp, plan, all, c, cuda",
+            "sharing, text, lift, simplify, fusion, cluster, gathers, lines, ilp, plan, all, c, cuda",
         ),
         ("ACCELERATE_BACKEND", "gpu", "the backends are"),
         ("ACCELERATE_FLAGS", "no-fusoin", "no-fusion"),

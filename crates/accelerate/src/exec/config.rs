@@ -24,7 +24,7 @@
 //!   (`Config::with_fast_math`): the CPU backend relaxes the float rules
 //!   as docs/semantics.md says ("Fast-math mode").
 //! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `text` (the text front end's lowered program), `lift`, `simplify`,
-//!   `fusion`, `cluster`, `lines` (the CPU backend's copies of lines read while written, where a
+//!   `fusion`, `cluster`, `gathers` (the CPU backend's values gathered before a scatter, where a program has them), `lines` (the CPU backend's copies of lines read while written, where a
 //!   program has them), `plan`, or `all`) whose IR (or plan) is printed to standard error;
 //!   `ilp` prints each clustering problem's size, solve time and outcome; `schedule` each
 //!   sequence chunk's size, time and the scheduler's decision; `c` prints
@@ -223,8 +223,8 @@ const SEQ_CHUNK: (&str, &str) = ("ACCELERATE_SEQ_CHUNK", "a fixed chunk size for
 const CUDA_DEVICE: (&str, &[&str]) = ("ACCELERATE_CUDA_DEVICE", &["gpu", "emulator"]);
 const CACHE: (&str, &[&str]) = ("ACCELERATE_CACHE", &["on", "off"]);
 const DUMPS: &[&str] = &[
-    "sharing", "text", "lift", "simplify", "fusion", "cluster", "lines", "ilp", "plan", "all", "c", "cuda",
-    "schedule",
+    "sharing", "text", "lift", "simplify", "fusion", "cluster", "gathers", "lines", "ilp", "plan", "all",
+    "c", "cuda", "schedule",
 ];
 
 /// Checks every variable of the module docs that holds a number or a

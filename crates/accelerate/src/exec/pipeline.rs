@@ -146,6 +146,16 @@ pub(crate) fn optimise(mut phases: Vec<Phase>, mut prog: ir::Program, config: &C
             finish(&mut phases, "cluster", prog, t, config)?;
         }
     }
+    if config.fusion && config.backend == super::config::Backend::Cpu {
+        // values gathered from large arrays computed before the scatter
+        // that sends them (Note [Gathers before scatters])
+        let t = Instant::now();
+        let prog = phases.last().map(|p| p.ir.clone()).expect("fusion ran");
+        let (prog, rewritten) = crate::trafo::gathers::rewrite_program(prog);
+        if rewritten > 0 {
+            finish(&mut phases, "gathers", prog, t, config)?;
+        }
+    }
     if config.fusion && config.simplify && config.backend == super::config::Backend::Cpu {
         // lines read while written copied out, so that the kernel may
         // write over its array (Note [Lines read while written])
