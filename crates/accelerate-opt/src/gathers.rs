@@ -23,15 +23,16 @@
 //! gathered arrays stay in the caches and writing the values out and
 //! reading them back is the larger cost.
 //!
-//! In the library, on two workers (`accelerate-bench pagerank` and a
-//! scratch program of the same step, best runs): 2^18 vertices (3 MiB
-//! gathered, the ranks and the `i64` degrees) took 290 to 300 ms fused
-//! against about 340 as two loops; 2^19 (6 MiB) 444 to 494 fused against
-//! 372 to 406; 2^20, 965 to 1047 against 489 to 540. A transposed sparse
-//! product in coordinate form (`y[col[k]] += val[k] * x[row[k]]`, 2^24
-//! non-zeros, one gathered `f32` vector) took 20 to 23 ms fused against 23
-//! for 2 MiB of `x`, 26 either way for 4 MiB, and 123 to 129 against 111
-//! to 113 for 16 MiB. The bytes gathered from, not the elements, decide.
+//! In the library, on two workers (scratch programs of PageRank's step,
+//! ten iterations, five runs a process; `docs/benchmarks.md`): 2^18
+//! vertices (3 MiB gathered, the ranks and the `i64` degrees) took 283 to
+//! 336 ms fused against 337 to 426 unfused; 2^19 (6 MiB) 444 to 520
+//! fused against 351 to 516 as two loops; 2^20 1032 to 1355 against 520
+//! to 716. A transposed sparse product in coordinate form (`y[col[k]] +=
+//! val[k] * x[row[k]]`, 2^24 non-zeros, one gathered `f32` vector) took
+//! 20 to 23 ms fused against 23 for 2 MiB of `x`, 26 either way for 4
+//! MiB, and 123 to 129 against 111 to 113 for 16 MiB. The bytes gathered
+//! from, not the elements, decide.
 //!
 //! So, on the CPU backend, after fusion and clustering, a permute whose
 //! source is delayed and reads some array at a position read from another
@@ -44,19 +45,19 @@
 //!
 //! where `g1, ..` are the arrays so read (rank-0 reads are one value for
 //! every element and do not count), `bytes` an array's elements times its
-//! element's size, and `LARGE` 4 MiB, between the crossovers above. Only
-//! a permute whose index function sends
-//! every element somewhere (`Just`, as a literal `true` flag) is
-//! rewritten: the manifest `generate` computes every source element, which
-//! the fused permute does only for elements sent somewhere
-//! (`docs/semantics.md`, "Fusion and errors"), so with an index function
-//! that may drop elements a failure in a dropped one would be raised. With
-//! every element sent, the two forms compute the same values and combine
-//! them in the same order; only which of several failures is reported may
-//! differ, as between fusion on and off.
+//! element's size, and `LARGE` 4 MiB, between the crossovers above.
+//! Only a permute whose index function sends every element somewhere
+//! (`Just`, as a literal `true` flag) is rewritten: the manifest
+//! `generate` computes every source element, which the fused permute does
+//! only for elements sent somewhere (`docs/semantics.md`, "Fusion and
+//! errors"), so with an index function that may drop elements a failure
+//! in a dropped one would be raised. With every element sent, the two
+//! forms compute the same values and combine them in the same order; only
+//! which of several failures is reported may differ, as between fusion on
+//! and off.
 //!
-//! The pass is linear in the program: one traversal, and each permute's
-//! source function walked once.
+//! The pass is linear in the program: one traversal, each permute's
+//! source function walked once, and each binder's term typed once.
 
 use crate::avars::{exp_arrays_shift, parts_mut, shift_acc, Part};
 use crate::fusion::prim;
