@@ -125,7 +125,12 @@ fn rewrite(a: &mut OpenAcc, aenv: &mut Vec<ArraysTy>, n: &mut usize) {
 fn split(a: &OpenAcc, aenv: &[ArraysTy]) -> Option<OpenAcc> {
     let AccKind::Permute { combine, defaults, index, source } = &a.kind else { return None };
     let AccKind::Delayed(d) = &source.kind else { return None };
-    if !sends_every_element(&index.body) {
+    // both branches hold a copy of the defaults: only a term with no array
+    // term inside it (fusion's manifest arguments are variables, a fill a
+    // `generate`), so that permutes nested in defaults are not copied at
+    // every level, exponentially
+    let leaf = matches!(defaults.kind, AccKind::Var(_) | AccKind::Use(_) | AccKind::Generate { .. });
+    if !leaf || !sends_every_element(&index.body) {
         return None;
     }
     let mut gathered = Vec::new();
@@ -311,6 +316,16 @@ mod tests {
         let body = read(0, read(1, own()));
         assert!(split(&permute(body.clone(), true), &env()).is_some());
         assert!(split(&permute(body, false), &env()).is_none());
+    }
+
+    #[test]
+    fn defaults_that_hold_array_terms_are_not_copied() {
+        let body = read(0, read(1, own()));
+        let inner = permute(body.clone(), true);
+        let mut outer = permute(body, true);
+        let AccKind::Permute { defaults, .. } = &mut outer.kind else { unreachable!() };
+        **defaults = inner;
+        assert!(split(&outer, &env()).is_none());
     }
 
     #[test]
