@@ -23,9 +23,12 @@
 //!   sharing recovery, shared work is repeated. And `fast-math`
 //!   (`Config::with_fast_math`): the CPU backend relaxes the float rules
 //!   as docs/semantics.md says ("Fast-math mode").
-//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`, `text` (the text front end's lowered program), `lift`, `simplify`,
-//!   `fusion`, `cluster`, `gathers` (the CPU backend's values gathered before a scatter, where a program has them), `lines` (the CPU backend's copies of lines read while written, where a
-//!   program has them), `plan`, or `all`) whose IR (or plan) is printed to standard error;
+//! - `ACCELERATE_DUMP` is a comma-separated list of phases (`sharing`,
+//!   `text` (the text front end's lowered program), `lift`, `simplify`,
+//!   `fusion`, `cluster`, `gathers` (the CPU backend's values gathered
+//!   before a scatter, where a program has them), `lines` (the CPU
+//!   backend's copies of lines read while written, where a program has
+//!   them), `plan`, or `all`) whose IR (or plan) is printed to standard error;
 //!   `ilp` prints each clustering problem's size, solve time and outcome; `schedule` each
 //!   sequence chunk's size, time and the scheduler's decision; `c` prints
 //!   the C source the CPU backend generates, `cuda` the CUDA backend's.
