@@ -597,11 +597,12 @@ fn permutes_under_a_test_of_shapes_agree_with_the_interpreter() {
 /// A push-style scatter of values gathered at positions read from another
 /// array (PageRank's `step`): on the CPU its values are computed before
 /// the scatter where the arrays gathered from hold more than
-/// `gathers::LARGE` bytes, and fused into it otherwise (Note [Gathers before scatters]
-/// in `opt/src/gathers.rs`). Both forms agree with the interpreter, with
-/// fusion on and off; so does a link whose source is past the vertices
-/// (the interpreter's error); a scatter that may drop elements, or that
-/// reads at its own index only, is left as fusion made it.
+/// `gathers::LARGE` bytes, and fused into it otherwise (Note [Gathers
+/// before scatters] in `opt/src/gathers.rs`). Both forms agree with the
+/// interpreter, with fusion on and off; so does a link whose source is
+/// past the vertices (the interpreter's error); a scatter that may drop
+/// elements, or that reads at its own index only, is left as fusion made
+/// it.
 #[test]
 fn scatters_of_values_gathered_from_large_arrays_agree_with_the_interpreter() {
     // the ranks and degrees of `large` vertices: 12 bytes each, 8 MiB
