@@ -76,10 +76,27 @@ const COUNTED: i64 = 1 << 32;
 /// Rewrites every permute of `p` whose source gathers (Note [Gathers
 /// before scatters]); also how many it rewrote.
 pub fn rewrite_program(mut p: Program) -> (Program, usize) {
+    // the binders are typed only for a program that has such a permute
+    if !has_candidate(&p.body) {
+        return (p, 0);
+    }
     let mut n = 0;
     let mut aenv = p.params.clone();
     rewrite(&mut p.body, &mut aenv, &mut n);
     (p, n)
+}
+
+/// Whether some permute of `a` is rewritten, given the sizes: one that
+/// `gathered_from` answers.
+fn has_candidate(a: &OpenAcc) -> bool {
+    let mut stack = vec![a];
+    while let Some(x) = stack.pop() {
+        if gathered_from(x).is_some() {
+            return true;
+        }
+        stack.extend(accelerate_ir::visit::acc_children(x));
+    }
+    false
 }
 
 /// Rewrites the permutes of `a`, whose free array variables have the
@@ -123,21 +140,9 @@ fn rewrite(a: &mut OpenAcc, aenv: &mut Vec<ArraysTy>, n: &mut usize) {
 /// The two forms of permute `a`, chosen by the sizes of the arrays its
 /// source gathers from, where it has such a source.
 fn split(a: &OpenAcc, aenv: &[ArraysTy]) -> Option<OpenAcc> {
+    let gathered = gathered_from(a)?;
     let AccKind::Permute { combine, defaults, index, source } = &a.kind else { return None };
     let AccKind::Delayed(d) = &source.kind else { return None };
-    // both branches hold a copy of the defaults: only a term with no array
-    // term inside it (fusion's manifest arguments are variables, a fill a
-    // `generate`), so that permutes nested in defaults are not copied at
-    // every level, exponentially
-    let leaf = matches!(defaults.kind, AccKind::Var(_) | AccKind::Use(_) | AccKind::Generate { .. });
-    if !leaf || !sends_every_element(&index.body) {
-        return None;
-    }
-    let mut gathered = Vec::new();
-    let mut env = vec![false; d.index.params.len()];
-    read_derived(&d.index.body, &mut env, &mut gathered);
-    gathered.sort_unstable();
-    gathered.dedup();
     let loc = a.loc;
     let e = |kind| OpenExp::new(kind, loc);
     let int = |x: i64| e(ExpKind::Const(ScalarVal::I64(x)));
@@ -170,6 +175,28 @@ fn split(a: &OpenAcc, aenv: &[ArraysTy]) -> Option<OpenAcc> {
     let choice =
         AccKind::Acond { cond: large, then_: Box::new(OpenAcc::new(apart, loc)), else_: Box::new(a.clone()) };
     Some(OpenAcc::new(choice, loc))
+}
+
+/// The arrays that permute `a` gathers from, where it is one that the
+/// pass rewrites (Note [Gathers before scatters]): its source delayed and
+/// gathering, its index function sending every element, and its defaults
+/// a term with no array term inside. Both branches hold a copy of the
+/// defaults; fusion's manifest arguments are variables and a fill is a
+/// `generate`, and a permute nested in defaults is not copied at every
+/// level, exponentially.
+fn gathered_from(a: &OpenAcc) -> Option<Vec<usize>> {
+    let AccKind::Permute { defaults, index, source, .. } = &a.kind else { return None };
+    let AccKind::Delayed(d) = &source.kind else { return None };
+    let leaf = matches!(defaults.kind, AccKind::Var(_) | AccKind::Use(_) | AccKind::Generate { .. });
+    if !leaf || !sends_every_element(&index.body) {
+        return None;
+    }
+    let mut gathered = Vec::new();
+    let mut env = vec![false; d.index.params.len()];
+    read_derived(&d.index.body, &mut env, &mut gathered);
+    gathered.sort_unstable();
+    gathered.dedup();
+    (!gathered.is_empty()).then_some(gathered)
 }
 
 /// Whether an index function's body (under its lets) is a pair whose flag

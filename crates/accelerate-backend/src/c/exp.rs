@@ -808,6 +808,15 @@ impl<'a> ExpGen<'a> {
         self.stop.as_deref().filter(|c| *c == ctx).map(|c| format!("{c}_stop"))
     }
 
+    /// Sets the stop flag of context `ctx`, where it has one, if an error
+    /// has reached `ctx` by a way the generator does not see: handed on from
+    /// a deferred binding, or raised by an outlined chunk through a pointer.
+    pub(super) fn stop_if_failed(&mut self, ctx: &str) {
+        if let Some(flag) = self.stop_flag(ctx) {
+            self.line(&format!("{flag} |= {ctx}.code != ACC_ERR_NONE;"));
+        }
+    }
+
     /// Leaves the loop over elements if an element has raised an error
     /// into the function's context: by its stop flag where it has one.
     pub fn break_on_error(&mut self) {
@@ -915,9 +924,7 @@ impl<'a> ExpGen<'a> {
             self.errors += 1;
             let ctx = self.contexts.last().expect("a context").clone();
             self.line(&format!("acc_propagate(&{ctx}, &{d});"));
-            if let Some(flag) = self.stop_flag(&ctx) {
-                self.line(&format!("{flag} |= {ctx}.code != ACC_ERR_NONE;"));
-            }
+            self.stop_if_failed(&ctx);
         }
         b.val
     }

@@ -286,9 +286,7 @@ impl ExpGen<'_> {
         // (a chunk raises into its caller's contexts through pointers:
         // Note [A stop flag beside the error context])
         let ctx = self.contexts[0].clone();
-        if let Some(flag) = self.stop_flag(&ctx) {
-            self.line(&format!("{flag} |= {ctx}.code != ACC_ERR_NONE;"));
-        }
+        self.stop_if_failed(&ctx);
         CVal { ty: val.ty, leaves: outs }
     }
 
