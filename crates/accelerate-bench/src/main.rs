@@ -136,6 +136,8 @@ fn run(args: &Args) -> Result<(), String> {
         notes.extend(bench.notes.iter().map(|n| format!("- {}: {n}", b.name)));
     }
     println!("{}", report::markdown(&rows));
+    println!("Our main variant's median against the others' (larger is slower than theirs):\n");
+    println!("{}", report::targets(&rows));
     if !notes.is_empty() {
         println!("{}\n", notes.join("\n"));
     }

@@ -1,7 +1,9 @@
-//! What a run prints: the Markdown table of medians (with each variant's
-//! time relative to the hand-written rayon version, and for memory-bound
-//! programs the bandwidth as a fraction of the triad's), the compile-time
-//! tables, and the JSON file of `--json`.
+//! What a run prints: a Markdown table per program (each variant's median
+//! and fastest sample, its time relative to the hand-written rayon
+//! version's and to sequential Rust's, and for memory-bound programs the
+//! bandwidth as a fraction of the triad's), the targets at a glance (our
+//! main variant against rayon, sequential Rust and each Python peer), the
+//! compile-time tables, and the JSON file of `--json`.
 
 use crate::compile_time::CompileTimes;
 use crate::harness::{Bench, Measurement, Size};
@@ -55,28 +57,109 @@ pub fn triad_bandwidth(rows: &[Row]) -> Option<f64> {
         .max_by(f64::total_cmp)
 }
 
-/// The table of medians.
+/// The sequential reference every program has.
+pub const SEQUENTIAL: &str = "rust-seq";
+
+/// Each program's name and problem, in the order of the rows.
+fn programs(rows: &[Row]) -> Vec<(&'static str, &str)> {
+    let mut seen: Vec<(&'static str, &str)> = Vec::new();
+    for r in rows {
+        if !seen.iter().any(|(b, _)| *b == r.benchmark) {
+            seen.push((r.benchmark, &r.problem));
+        }
+    }
+    seen
+}
+
+/// One table per program: each variant's median and fastest sample, its
+/// median relative to the rayon version's and to sequential Rust's, and,
+/// where the program counts them, its bandwidth (at the median, and its
+/// fastest sample's as a fraction of the triad's fastest, as STREAM
+/// compares best with best) and its GFLOP/s at the median.
 pub fn markdown(rows: &[Row]) -> String {
     let triad = triad_bandwidth(rows);
     let mut s = String::new();
-    s.push_str("| Benchmark | Input | Variant | Median (ms) | Time / rayon | GB/s | Of triad | GFLOP/s |\n");
-    s.push_str("|---|---|---|---:|---:|---:|---:|---:|\n");
-    let mut last = "";
-    for r in rows {
-        let baseline = rows.iter().find(|b| b.benchmark == r.benchmark && b.variant == BASELINE);
-        let ratio = baseline.map(|b| format!("{:.2}×", r.median_s / b.median_s)).unwrap_or_default();
-        let bw = r.bytes.filter(|_| r.memory_bound).map(|b| b / r.median_s);
-        let gbs = bw.map(|b| format!("{:.1}", b / 1e9)).unwrap_or_default();
-        let of_triad = bw.zip(triad).map(|(b, t)| format!("{:.0}%", 100.0 * b / t)).unwrap_or_default();
-        let gflops = r.flops.map(|f| format!("{:.2}", f / r.median_s / 1e9)).unwrap_or_default();
-        let (name, problem) = if r.benchmark == last { ("", "") } else { (r.benchmark, r.problem.as_str()) };
-        last = r.benchmark;
-        let _ = writeln!(
-            s,
-            "| {name} | {problem} | {} | {:.3} | {ratio} | {gbs} | {of_triad} | {gflops} |",
-            r.variant,
-            r.median_s * 1e3
-        );
+    for (name, problem) in programs(rows) {
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.benchmark == name).collect();
+        let median_of = |v: &str| mine.iter().find(|r| r.variant == v).map(|r| r.median_s);
+        let (rayon, seq) = (median_of(BASELINE), median_of(SEQUENTIAL));
+        let bytes = mine.iter().any(|r| r.bytes.is_some() && r.memory_bound);
+        let flops = mine.iter().any(|r| r.flops.is_some());
+        let _ = writeln!(s, "**{name}** ({problem})\n");
+        s.push_str("| Variant | Median (ms) | Best (ms) | Time / rayon | Time / rust-seq |");
+        let mut rule = String::from("|---|---:|---:|---:|---:|");
+        if bytes {
+            s.push_str(" GB/s | Of triad |");
+            rule.push_str("---:|---:|");
+        }
+        if flops {
+            s.push_str(" GFLOP/s |");
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(s, "\n{rule}");
+        let ratio = |m: f64, of: Option<f64>| of.map(|b| format!("{:.2}×", m / b)).unwrap_or_default();
+        for r in mine {
+            let (median, best) = (r.median_s, r.best_s);
+            let _ = write!(
+                s,
+                "| {} | {:.3} | {:.3} | {} | {} |",
+                r.variant,
+                median * 1e3,
+                best * 1e3,
+                ratio(median, rayon),
+                ratio(median, seq)
+            );
+            if bytes {
+                let gbs = r.bytes.map(|b| format!("{:.1}", b / median / 1e9)).unwrap_or_default();
+                let of_triad = r
+                    .bytes
+                    .zip(triad)
+                    .map(|(b, t)| format!("{:.0}%", 100.0 * b / best / t))
+                    .unwrap_or_default();
+                let _ = write!(s, " {gbs} | {of_triad} |");
+            }
+            if flops {
+                let gflops = r.flops.map(|f| format!("{:.2}", f / median / 1e9)).unwrap_or_default();
+                let _ = write!(s, " {gflops} |");
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The Python peers of the targets table: each tool's name and its
+/// variant's (Numba's `fastmath=True` variant is compared apart, with our
+/// fast-math mode).
+const PEERS: [(&str, &str); 4] = [("NumPy", "numpy"), ("SciPy", "scipy"), ("JAX", "jax"), ("Numba", "numba")];
+
+/// One line per program: our main variant's median (`accelerate`, else
+/// the first variant of ours the program has) relative to rayon's,
+/// sequential Rust's and each peer's median, so that the targets read at
+/// a glance (above 1, ours is the slower).
+pub fn targets(rows: &[Row]) -> String {
+    let mut s = String::from("| Program | Ours | Ours / rayon | Ours / rust-seq |");
+    PEERS.iter().for_each(|(tool, _)| {
+        let _ = write!(s, " Ours / {tool} |");
+    });
+    let _ = writeln!(s, "\n|---|---|---:|---:|{}", "---:|".repeat(PEERS.len()));
+    for (name, _) in programs(rows).into_iter().filter(|(b, _)| *b != "triad") {
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.benchmark == name).collect();
+        let main = mine.iter().find(|r| r.variant == "accelerate");
+        let Some(ours) = main.or_else(|| mine.iter().find(|r| r.variant.starts_with("accelerate"))) else {
+            continue;
+        };
+        let against = |variant: &str| {
+            mine.iter()
+                .find(|r| r.variant == variant)
+                .map_or_else(|| "n/a".to_string(), |r| format!("{:.2}", ours.median_s / r.median_s))
+        };
+        let _ = write!(s, "| {name} | {} | {} | {} |", ours.variant, against(BASELINE), against(SEQUENTIAL));
+        for (_, variant) in PEERS {
+            let _ = write!(s, " {} |", against(variant));
+        }
+        s.push('\n');
     }
     s
 }
@@ -200,7 +283,24 @@ mod tests {
         let rows =
             [row("triad", "rust-rayon", 0.5), row("dotp", "rust-rayon", 1.0), row("dotp", "accelerate", 2.0)];
         let t = markdown(&rows);
-        assert!(t.contains("| accelerate | 2000.000 | 2.00× | 0.5 | 25% |"), "{t}");
+        assert!(t.contains("**dotp** (n)"), "{t}");
+        assert!(t.contains("| accelerate | 2000.000 | 2000.000 | 2.00× |  | 0.5 | 25% |"), "{t}");
+    }
+
+    #[test]
+    fn targets_compare_our_main_variant_with_each_peer() {
+        let rows = [
+            row("dotp", "rust-rayon", 1.0),
+            row("dotp", "rust-seq", 4.0),
+            row("dotp", "accelerate-no-fusion", 8.0),
+            row("dotp", "accelerate", 2.0),
+            row("dotp", "numpy", 0.5),
+            row("audio", "accelerate-seq", 3.0),
+            row("audio", "rust-rayon", 2.0),
+        ];
+        let t = targets(&rows);
+        assert!(t.contains("| dotp | accelerate | 2.00 | 0.50 | 4.00 | n/a | n/a | n/a |"), "{t}");
+        assert!(t.contains("| audio | accelerate-seq | 1.50 | n/a | n/a | n/a | n/a | n/a |"), "{t}");
     }
 
     #[test]
