@@ -44,6 +44,11 @@
 //! thread's time running on another core only at a tick or a switch, so
 //! a libgomp worker spinning for 6 ms after its region showed no growth
 //! over a millisecond's window, while its state read `R` throughout.
+//! The Python peers' processes (`peers.rs`) count too: each registers
+//! its process with `watch`, and their threads must be quiet as well. An
+//! idle Numba process's libgomp team, or JAX's thread pool, spinning on
+//! the second core made the next sample share it: Numba's n-body took
+//! 32 ms in a whole run where it takes 3 alone (2026-11-30).
 
 use std::time::{Duration, Instant};
 
@@ -293,8 +298,23 @@ fn shuffle(order: &mut [usize], rng: &mut accelerate_programs::rng::Rng) {
     }
 }
 
-/// Waits until no thread of this process but the caller is running
-/// (Note [Quiet gap between samples]), at most `limit`.
+/// Other processes of the run (the Python peers') whose threads a quiet
+/// gap waits for too (Note [Quiet gap between samples]).
+static WATCHED: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Makes the quiet gaps wait for process `pid`'s threads too.
+pub fn watch(pid: u32) {
+    WATCHED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+}
+
+/// Stops watching process `pid` (it is about to end).
+pub fn unwatch(pid: u32) {
+    WATCHED.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != pid);
+}
+
+/// Waits until no thread of this process but the caller, and none of the
+/// watched processes', is running (Note [Quiet gap between samples]), at
+/// most `limit`.
 pub fn wait_until_quiet(limit: Duration) {
     const WINDOW: Duration = Duration::from_millis(1);
     let start = Instant::now();
@@ -313,11 +333,24 @@ pub fn wait_until_quiet(limit: Duration) {
     }
 }
 
-/// How many threads of this process are running or runnable (state `R`),
-/// the caller among them; `None` where `/proc` cannot tell.
+/// How many threads of this process and of the watched ones are running
+/// or runnable (state `R`), the caller among them; `None` where `/proc`
+/// cannot tell.
 fn running_threads() -> Option<usize> {
+    let mut running = running_in("/proc/self/task")?;
+    let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for pid in watched {
+        // a process that has ended runs nothing
+        running += running_in(&format!("/proc/{pid}/task")).unwrap_or(0);
+    }
+    Some(running)
+}
+
+/// How many of the threads listed in `tasks` (a `/proc/PID/task`) are
+/// running or runnable.
+fn running_in(tasks: &str) -> Option<usize> {
     let mut running = 0;
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
+    for task in std::fs::read_dir(tasks).ok()? {
         // a thread that exits between the listing and the read is not running
         let Ok(stat) = std::fs::read_to_string(task.ok()?.path().join("stat")) else { continue };
         // `pid (comm) state ...`: the name may hold spaces and parentheses
@@ -377,6 +410,23 @@ mod tests {
         spinner.join().unwrap();
         // while the other thread spins, the wait runs to its limit
         assert!(waited >= Duration::from_millis(30), "{waited:?}");
+    }
+
+    #[test]
+    fn a_watched_process_spinning_is_not_quiet() {
+        let mut spinner =
+            std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        watch(spinner.id());
+        let start = Instant::now();
+        wait_until_quiet(Duration::from_millis(30));
+        let waited = start.elapsed();
+        unwatch(spinner.id());
+        spinner.kill().unwrap();
+        spinner.wait().unwrap();
+        // while the other process spins, the wait runs to its limit
+        assert!(waited >= Duration::from_millis(30), "{waited:?}");
+        // one that has ended runs nothing
+        assert_eq!(running_in(&format!("/proc/{}/task", spinner.id())), None);
     }
 
     #[test]

@@ -109,6 +109,8 @@ impl Peer {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err("the peer's pipes".into());
         };
+        // Note [Quiet gap between samples]: its threads count too
+        crate::harness::watch(child.id());
         let mut peer = Peer { variant, child, stdin, stdout: BufReader::new(stdout), data: data.clone() };
         let dir = data.path().display().to_string();
         let reply = peer.ask(&format!("setup {bench} {variant} {dir} {}", args.join(" ")))?;
@@ -151,6 +153,7 @@ impl Peer {
 
 impl Drop for Peer {
     fn drop(&mut self) {
+        crate::harness::unwatch(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
