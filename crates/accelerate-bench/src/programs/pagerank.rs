@@ -29,6 +29,13 @@
 //!   parallel, the dangling sum as a parallel reduction, and each target's
 //!   sum over its sources sequentially (no atomics, no write conflicts),
 //!   blocks of targets in parallel.
+//! - the Python peers (`peers/bench_pagerank.py`), from the links' two
+//!   columns: NumPy (push: `bincount` of the shares gathered per link)
+//!   and JAX (push: `segment_sum`), the out-degrees counted in the timed
+//!   run as `rust-seq` does; Numba (pull: a `prange` over the targets)
+//!   and SciPy (pull: the graph by target as a sparse matrix times the
+//!   shares), the graph grouped by target outside the timing as
+//!   `rust-rayon` has it.
 //!
 //! Checked against the plain-Rust reference with its per-vertex bound
 //! (Note [Bounding a reordered PageRank] in `accelerate_programs::pagerank`):
@@ -37,7 +44,12 @@
 //! dangling sum, carried through the damping and into the next iteration.
 //! The CPU backend's `permute (+)` adds a target's contributions in the
 //! order its threads reach it and rayon's reduction reassociates the
-//! dangling sum; every other operation is the same f32 operation.
+//! dangling sum; every other operation is the same f32 operation. Two
+//! peers differ otherwise, within the bound (their docstrings derive
+//! why): NumPy's `bincount` adds in f64 and rounds each sum once, never
+//! further from the exact sum than an f32 sum in some order may be; and
+//! XLA fuses JAX's `base + d * t` into one multiply-add, which leaves out
+//! a rounding the bound counts.
 //!
 //! Bytes: per iteration the links (16 bytes each), each vertex's rank and
 //! out-degree read and its new rank written; once, the links for the
@@ -48,6 +60,7 @@
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe};
 use crate::check::elementwise;
 use crate::harness::{fresh, in_place, Bench, Size};
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::pagerank::{
     link_block, pagerank, pagerank_pull, pagerank_ref, random_links, StreamedPagerank, DAMPING,
@@ -202,6 +215,8 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     // the links as two columns, each block a copy of a slice of each
     let from: Arc<Vec<i64>> = Arc::new(links.iter().map(|l| l.0).collect());
     let to: Arc<Vec<i64>> = Arc::new(links.iter().map(|l| l.1).collect());
+    // (the same columns are the peers' inputs)
+    let columns = (from.clone(), to.clone());
     let c = check.clone();
     let pass = move || {
         let (from, to) = (from.clone(), to.clone());
@@ -231,6 +246,14 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |s| Ok(in_place(s, || (Vec::new(), Vec::new()), |(r, sh)| pagerank_rayon(&g, r, sh))),
         move |(r, _)| c(r),
     );
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax", "scipy"],
+        &[("from.bin", peers::bytes(&columns.0)), ("to.bin", peers::bytes(&columns.1))],
+        &[n.to_string(), m.to_string(), ITERS.to_string(), DAMPING.to_string()],
+        peers::all::<f32>,
+        move |r: &Vec<f32>| check(r),
+    )?;
     Ok(b)
 }
 

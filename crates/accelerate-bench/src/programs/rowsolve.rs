@@ -6,10 +6,19 @@
 //! row's excess computed at each step until the last stops).
 //!
 //! Nobody tuned the lifting for this program: it was written after it.
+//!
+//! The Python peers (`peers/bench_rowsolve.py`): NumPy and JAX (a
+//! `while_loop`) bisect every row at once as the flat form does, Numba
+//! each row in a `prange` as the reference does, and SciPy solves every
+//! row's equation with its vectorised root finder
+//! (`optimize.elementwise.find_root`, Chandrupatla's method) to half the
+//! width, its result then within the check's bound (its docstring says
+//! why).
 
 use super::{add_accelerate_variants, add_nested_variant};
 use crate::check::within;
 use crate::harness::{value, Bench, Size};
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::rng::{signed_f32s, SEED_A};
 use accelerate_programs::rowsolve::{threshold_ref, thresholds_flat, thresholds_nested, WIDTH};
@@ -71,11 +80,20 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |r: &Vec<f64>| c(r),
     );
     let mm = m.clone();
+    let c = check.clone();
     b.variant(
         "rust-rayon",
         move |s| Ok(value(s, || mm.par_chunks(cols).map(threshold_ref).collect::<Vec<f64>>())),
-        move |r: &Vec<f64>| check(r),
+        move |r: &Vec<f64>| c(r),
     );
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax", "scipy"],
+        &[("m.bin", peers::bytes(&m))],
+        &[rows.to_string(), cols.to_string(), WIDTH.to_string()],
+        peers::all::<f64>,
+        move |r: &Vec<f64>| check(r),
+    )?;
     Ok(b)
 }
 

@@ -12,10 +12,16 @@
 //!
 //! The program, its reference and the matrix are
 //! `accelerate_programs::smvm`.
+//!
+//! The Python peers (`peers/bench_smvm.py`) take the same CSR arrays:
+//! NumPy's gather and `add.reduceat`, a Numba `prange` over the rows,
+//! SciPy's `csr_array @ x` and JAX's `segment_sum` over each non-zero's
+//! row (SciPy's matrix object and JAX's rows made once, untimed).
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
 use crate::harness::{fresh, in_place, Bench, Size};
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::rng::{Rng, SEED_A, SEED_B};
 use accelerate_programs::smvm::{random_csr, smvm, smvm_nested, smvm_seq, Csr};
@@ -142,6 +148,19 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         let (a, x, c) = (a.clone(), x.clone(), check.clone());
         b.variant(name, move |s| Ok(in_place(s, || vec![0.0f32; n], |y| kernel(&a, &x, y))), move |y| c(y));
     }
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax", "scipy"],
+        &[
+            ("row_ptr.bin", peers::bytes(&a.row_ptr)),
+            ("col_idx.bin", peers::bytes(&a.col_idx)),
+            ("vals.bin", peers::bytes(&a.vals)),
+            ("x.bin", peers::bytes(&x)),
+        ],
+        &[n.to_string(), nnz.to_string()],
+        peers::all::<f32>,
+        move |r: &Vec<f32>| check(r),
+    )?;
     Ok(b)
 }
 
