@@ -6,7 +6,10 @@
 //! (structure of arrays), the layout the Accelerate array of tuples has.
 //! The program, its plain-Rust formula (`callput_ref`, which the
 //! hand-written Rust loops call) and its tolerance are
-//! `accelerate_programs::blackscholes`.
+//! `accelerate_programs::blackscholes`. The Python peers (`crate::peers`,
+//! `peers/bench_blackscholes.py`) compute that formula in f32, operation
+//! for operation: `numpy` (whole-array operations), `numba` (one option
+//! per `prange` iteration) and `jax` (`jax.jit` of the array program).
 
 use super::{
     add_accelerate_variants, add_text_variant, count, probe_compile, text_f32s, text_value, CompileProbe,
@@ -16,8 +19,11 @@ use crate::check::elementwise;
 use crate::ffi;
 use crate::harness::{in_place, Bench, Size};
 use crate::native::native_fn;
+use crate::peers;
 use accelerate::prelude::*;
-use accelerate_programs::blackscholes::{black_scholes, callput_ref, close, options_with};
+use accelerate_programs::blackscholes::{
+    black_scholes, callput_ref, close, options_with, RISKFREE, VOLATILITY,
+};
 use accelerate_programs::rng::Rng;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -100,6 +106,14 @@ pub fn check(got: &Prices, want: &Prices, o: &Options) -> Result<(), String> {
     elementwise(&got.put, &want.put, close).map_err(|e| format!("puts: {e}"))
 }
 
+/// A peer's result: the calls, then the puts, as many of each (an odd
+/// count leaves the calls one longer, which the check rejects).
+fn decode(raw: Vec<u8>) -> Prices {
+    let mut call = peers::all::<f32>(raw);
+    let put = call.split_off(call.len().div_ceil(2));
+    Prices { call, put }
+}
+
 pub fn bench(size: Size) -> Result<Bench, String> {
     let n = options(size);
     let o = Arc::new(random_options(n));
@@ -145,6 +159,21 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         let c = checker.clone();
         b.variant(name, move |s| Ok(in_place(s, || Prices::zeros(n), |out| kernel(&o, out))), move |p| c(p));
     }
+    // The Python peers (`crate::peers`): other `exp` and `log` than Rust's
+    // (NumPy's and XLA's vectorised ones) and, in JAX, multiply-adds fused
+    // by XLA, which `close` allows for as it does for the C baseline.
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax"],
+        &[
+            ("price.bin", peers::bytes(&o.price)),
+            ("strike.bin", peers::bytes(&o.strike)),
+            ("years.bin", peers::bytes(&o.years)),
+        ],
+        &[n.to_string(), RISKFREE.to_string(), VOLATILITY.to_string()],
+        decode,
+        checker,
+    )?;
     Ok(b)
 }
 

@@ -8,11 +8,19 @@
 //! multiplies), over the iterations the reference actually runs.
 //!
 //! The program and its reference are `accelerate_programs::mandelbrot`.
+//! The Python peers (`crate::peers`, `peers/bench_mandelbrot.py`) perform
+//! the reference's f32 operations in its order: `numpy` (whole-array
+//! steps over the pixels not yet escaped, packed as they escape), `numba`
+//! (one row per `prange` iteration, each pixel the reference's loop) and
+//! `jax` (`jax.jit` of a `lax.while_loop` stepping the whole image, its
+//! products carried from step to step, as XLA would otherwise fuse them
+//! into multiply-adds and change counts).
 
 use super::{add_accelerate_variants, add_text_variant, probe_compile, CompileProbe};
 use crate::check::elementwise;
 use crate::harness::{in_place, Bench, Size};
 use crate::native::native_fn;
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::mandelbrot::{escape_time, mandelbrot, mandelbrot_ref, View};
 use rayon::prelude::*;
@@ -148,6 +156,24 @@ pub fn bench(size: Size) -> Result<Bench, String> {
             move |out| check(out, &w),
         );
     }
+    // The Python peers (`crate::peers`): no inputs but the frame, the
+    // view's f32s written as the shortest decimals that read back as them
+    let v = f.view;
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax"],
+        &[],
+        &[
+            f.width.to_string(),
+            f.height.to_string(),
+            f.limit.to_string(),
+            v.x0.to_string(),
+            v.y0.to_string(),
+            v.step.to_string(),
+        ],
+        peers::all::<i32>,
+        move |out: &Vec<i32>| check(out, &want),
+    )?;
     Ok(b)
 }
 

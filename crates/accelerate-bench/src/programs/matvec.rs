@@ -5,11 +5,16 @@
 //! vector: nested data parallelism, flattened by the lifting
 //! transformation). The two must cost the same: the lifted program is the
 //! flat one (`tests/nested.rs` checks that they compile to the same
-//! kernels). Memory-bound at the large size (4096 x 4096, 64 MiB).
+//! kernels). Memory-bound at the large size (4096 x 4096, 64 MiB). The
+//! Python peers (`crate::peers`, `peers/bench_matvec.py`): `numpy`
+//! (`m @ v`, BLAS's `sgemv`), `numba` (one row per `prange` iteration,
+//! in eight running sums),
+//! `jax` (`jax.jit(jnp.matmul)`) and `scipy` (BLAS's `sgemv`).
 
 use super::add_accelerate_variants;
 use crate::check::{reassociated_sum_tolerance, within};
 use crate::harness::{value, Bench, Size};
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
 use rayon::prelude::*;
@@ -96,7 +101,16 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     let c = check.clone();
     b.variant("rust-seq", move |s| Ok(value(s, || matvec_seq(&mm, &vv))), move |r: &Vec<f32>| c(r));
     let (mm, vv) = (m.clone(), v.clone());
-    b.variant("rust-rayon", move |s| Ok(value(s, || matvec_rayon(&mm, &vv))), move |r: &Vec<f32>| check(r));
+    let c = check.clone();
+    b.variant("rust-rayon", move |s| Ok(value(s, || matvec_rayon(&mm, &vv))), move |r: &Vec<f32>| c(r));
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax", "scipy"],
+        &[("m.bin", peers::bytes(&m)), ("v.bin", peers::bytes(&v))],
+        &[n.to_string()],
+        peers::all::<f32>,
+        move |r: &Vec<f32>| check(r),
+    )?;
     Ok(b)
 }
 

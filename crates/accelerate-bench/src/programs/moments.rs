@@ -3,12 +3,16 @@
 //! which clustering computes in one loop (issue 18), so that the vector
 //! is read once, as the hand-written versions read it. Memory-bound at
 //! the large size (2^25 elements, 128 MiB read); `accelerate-no-ilp`
-//! reads it twice.
+//! reads it twice. The Python peers (`crate::peers`,
+//! `peers/bench_moments.py`): `numpy` (`xs.sum()` and `np.dot(xs, xs)`),
+//! `numba` (two `prange` reductions in one loop) and `jax` (`jax.jit` of
+//! the two `jnp.sum`s), each in f32.
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
 use crate::check::{reassociated_sum_tolerance, within};
 use crate::harness::{value, Bench, Size};
 use crate::native::native_fn;
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::moments::{moments, moments_ref};
 use accelerate_programs::rng::{signed_f32s, SEED_A};
@@ -102,6 +106,20 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     b.variant("rust-seq", move |s| Ok(value(s, || moments_seq(&x))), move |&r| check(r));
     let x = xs.clone();
     b.variant("rust-rayon", move |s| Ok(value(s, || moments_rayon(&x))), move |&r| check(r));
+    // the Python peers (`crate::peers`): the result is the mean and the
+    // variance, two `f32`s (NaN where one is missing, which `check` rejects)
+    let pair = |raw: Vec<u8>| {
+        let r = peers::all::<f32>(raw);
+        (r.first().copied().unwrap_or(f32::NAN), r.get(1).copied().unwrap_or(f32::NAN))
+    };
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax"],
+        &[("xs.bin", peers::bytes(&xs))],
+        &[n.to_string()],
+        pair,
+        move |&r: &(f32, f32)| check(r),
+    )?;
     Ok(b)
 }
 

@@ -6,14 +6,18 @@
 //! so the hand-written versions write a separate output too, made once and
 //! reused from run to run; BLAS's in-place update would move a third less
 //! and change its input on every run. `rust-rayon-fresh-output` allocates
-//! its output on every run instead, as `Program::run` does. The program
-//! is `accelerate_programs::saxpy`.
+//! its output on every run instead, as `Program::run` does. The Python
+//! peers (`crate::peers`, `peers/bench_saxpy.py`): `numpy` (`np.multiply`
+//! and `np.add` into an output made once), `numba` (a `prange` loop),
+//! `jax` (`jax.jit` of `a * x + y`) and `scipy` (BLAS's `saxpy` updating a
+//! copy of `y`). The program is `accelerate_programs::saxpy`.
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe, STREAM_CHUNK};
 use crate::check::elementwise;
 use crate::ffi;
 use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::rng::{signed_f32s, SEED_A, SEED_B};
 use accelerate_programs::saxpy;
@@ -108,7 +112,7 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     // a `Program::run` must: the cost of a fresh result (the kernel maps
     // and zeroes new pages as they are first written) apart from the
     // loop's.
-    let (x, y, c) = (xs, ys, checker);
+    let (x, y, c) = (xs.clone(), ys.clone(), checker.clone());
     b.variant(
         "rust-rayon-fresh-output",
         move |s| {
@@ -120,6 +124,17 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         },
         move |out: &Vec<f32>| c(out),
     );
+    // the Python peers (`crate::peers`): BLAS's saxpy (`scipy`) and XLA
+    // (`jax`) fuse the multiply and the add, which `check`'s bound covers
+    // as it does C's
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax", "scipy"],
+        &[("xs.bin", peers::bytes(&xs)), ("ys.bin", peers::bytes(&ys))],
+        &[n.to_string(), A.to_string()],
+        peers::all::<f32>,
+        move |out: &Vec<f32>| checker(out),
+    )?;
     Ok(b)
 }
 
