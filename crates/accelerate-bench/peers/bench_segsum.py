@@ -7,15 +7,17 @@ import numpy as np
 
 
 def segsum_numpy(xs, lengths):
-    """`np.add.reduceat` at the segments' starts. `reduceat` gives an
-    empty segment the element at its start instead of 0, so those are
-    zeroed; a start at the very end (trailing empty segments) is out of
-    its range, so starts are clamped to the last element (which only
-    such empty segments reach)."""
+    """`np.add.reduceat` at the starts of the non-empty segments: each
+    such segment's sum runs to the next non-empty one's start, which is
+    its own end (`reduceat` would give an empty segment the element at its
+    start, and a start at the very end is out of its range). The empty
+    segments are 0."""
     starts = np.zeros(lengths.shape[0], dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
-    sums = np.add.reduceat(xs, np.minimum(starts, xs.shape[0] - 1))
-    sums[lengths == 0] = 0.0
+    nonempty = lengths > 0
+    sums = np.zeros(lengths.shape[0], dtype=np.float64)
+    if nonempty.any():
+        sums[nonempty] = np.add.reduceat(xs, starts[nonempty])
     return sums
 
 
