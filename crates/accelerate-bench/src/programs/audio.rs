@@ -20,7 +20,15 @@
 //! - `rust-seq`: the plain loop over the windows, the reference;
 //! - `rust-rayon`: the windows on rayon's pool (each window's spectrum
 //!   the reference's loop, so bit-identical to it), then the
-//!   post-processing in order.
+//!   post-processing in order;
+//! - `numpy`, `numba`, `jax`: the Python peers (`peers/bench_audio.py`),
+//!   given the signal, the windows (the pre-processing's starts and
+//!   lengths) and the twiddle table: NumPy's spectra as matrix products
+//!   (BLAS) of the Hann-windowed windows, zero-padded to a multiple of
+//!   256 samples and grouped by it, with a table of the twiddle factors;
+//!   a Numba `prange` over the windows; JAX's the same products as
+//!   NumPy's under one `jit`; each then post-processed by the same NumPy
+//!   code (the fluxes and onsets, vectorised).
 //!
 //! Every variant is checked with `audio::check_features` (zero crossings
 //! exact; magnitudes and flux within the tolerance derived at
@@ -33,6 +41,7 @@
 
 use super::{accelerate_configs, probe_compile, CompileProbe};
 use crate::harness::{fresh, Bench, Size};
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::audio::{
     check_features, features_ref, signal, twiddles, window_program, window_ref, zc_stream_of, Audio,
@@ -130,7 +139,35 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         let (a, t, c) = (audio.clone(), tw_host.clone(), check.clone());
         b.variant(name, move |slot| fresh(slot, || Ok::<_, String>(kernel(&a, &t))), move |f| c(f));
     }
+    // the Python peers (`crate::peers`): the signal, the windows and the
+    // twiddle table, and `decode`'s result
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax"],
+        &[
+            ("signal.bin", peers::bytes(&audio.signal)),
+            ("starts.bin", peers::bytes(&audio.starts)),
+            ("lengths.bin", peers::bytes(&audio.lengths)),
+            ("twiddles.bin", peers::bytes(&tw_host)),
+        ],
+        &[n.to_string(), windows.to_string(), BINS.to_string()],
+        decode,
+        move |f: &Features| check(f),
+    )?;
     Ok(b)
+}
+
+/// A peer's result: the number of windows (one `i64`), then the
+/// magnitudes (`BINS` f32s a window), the zero crossings (i32s), the
+/// fluxes (f32s), and the onsets (the rest, i64s).
+fn decode(raw: Vec<u8>) -> Features {
+    let (head, rest) = peers::take::<i64>(&raw, Some(1));
+    let windows = head.first().map_or(0, |&w| w.max(0) as usize);
+    let (magnitudes, rest) = peers::take::<f32>(rest, Some(windows.saturating_mul(BINS)));
+    let (zero_crossings, rest) = peers::take::<i32>(rest, Some(windows));
+    let (flux, rest) = peers::take::<f32>(rest, Some(windows));
+    let onsets = peers::take::<i64>(rest, None).0.into_iter().map(|o| o as usize).collect();
+    Features { magnitudes, zero_crossings, flux, onsets }
 }
 
 pub fn compile_probe(_size: Size) -> Result<CompileProbe, String> {

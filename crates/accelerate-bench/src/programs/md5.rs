@@ -27,6 +27,12 @@
 //!   words at a time with the state words of all lanes in arrays, so the
 //!   steps vectorise (`native`: AVX2 or AVX-512), as password crackers
 //!   hash several candidates per instruction.
+//! - `numpy`, `numba`, `jax`: the Python peers (`peers/bench_md5.py`),
+//!   given the dictionary as one matrix in memory: NumPy's 64 steps as
+//!   whole-array `uint32` operations over blocks of words, a Numba
+//!   `prange` over groups of 64 words whose steps loop over the lanes
+//!   (vectorised, as `rust-rayon`'s), and JAX's steps on whole `uint32`
+//!   columns under `jit`.
 //!
 //! The program, its reference and the dictionary are
 //! `accelerate_programs::md5`.
@@ -34,6 +40,7 @@
 use super::{accelerate_configs, count, probe_compile, CompileProbe};
 use crate::harness::{fresh, value, Bench, Size};
 use crate::native::native_fn;
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate::run_seq_with;
 use accelerate_programs::md5::{
@@ -216,6 +223,19 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         let blocks = blocks.clone();
         b.variant(name, move |s| Ok(value(s, || search(&blocks, digest))), check);
     }
+    // the Python peers (`crate::peers`): the dictionary (`n x 16` u32s)
+    // and the digest (four u32s), and the index as one `i64`
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax"],
+        &[("blocks.bin", peers::bytes(&blocks)), ("target.bin", peers::bytes(&digest))],
+        &[n.to_string()],
+        peers::all::<i64>,
+        move |r: &Vec<i64>| match r[..] {
+            [got] => check(&got),
+            _ => Err(format!("{} values, one expected", r.len())),
+        },
+    )?;
     Ok(b)
 }
 

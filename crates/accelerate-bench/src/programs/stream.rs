@@ -10,7 +10,11 @@
 //!   vector's sum computed by the lifted element function and folded
 //!   (`map_seq`, `fold_seq`); the sequence is compiled on each run (its
 //!   kernels from the cache), as a user's `run_seq` is;
-//! - `rust-seq`, `rust-rayon`: plain loops over the vectors.
+//! - `rust-seq`, `rust-rayon`: plain loops over the vectors;
+//! - `numpy`, `numba`, `jax`: the Python peers (`peers/bench_stream.py`),
+//!   given the vectors as the rows of one matrix, the in-memory form:
+//!   NumPy's `einsum` with an `i64` result, a Numba `prange` over the
+//!   vectors, JAX's `lax.map` of each vector's sum over the matrix.
 //!
 //! The question it answers is the issue's "at least 80% of the throughput
 //! of the same computation on an in-memory array": what streaming costs
@@ -22,6 +26,7 @@
 
 use super::{add_accelerate_variants, count, probe_compile, CompileProbe};
 use crate::harness::{fresh, value, Bench, Size};
+use crate::peers;
 use accelerate::prelude::*;
 use accelerate::{run_seq_with, SeqOptions};
 use accelerate_programs::rng::{Rng, SEED_A};
@@ -112,6 +117,20 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |s| Ok(value(s, || r.par_iter().map(|v| sum_squares(v.as_slice())).sum())),
         check,
     );
+    // the Python peers (`crate::peers`): the vectors as the rows of one
+    // matrix (the in-memory form), and the sum as one `i64`
+    let matrix_bytes: Vec<u8> = rows.iter().flat_map(|r| peers::bytes(r.as_slice())).collect();
+    peers::add(
+        &mut b,
+        &["numpy", "numba", "jax"],
+        &[("matrix.bin", matrix_bytes)],
+        &[n.to_string(), len.to_string()],
+        peers::all::<i64>,
+        move |r: &Vec<i64>| match r[..] {
+            [got] => check(&got),
+            _ => Err(format!("{} values, one expected", r.len())),
+        },
+    )?;
     Ok(b)
 }
 
