@@ -1016,46 +1016,6 @@ fn folds_over_short_rows_agree() {
     }
 }
 
-/// Long rows reduced four at a time (Note [Rows together] in
-/// `cpu/fold.rs`): a matrix times a vector written with `replicate` (the
-/// vector's elements shared by the block's rows), sums from a seed and
-/// maxima without one, row counts that leave one to three rows after the
-/// blocks, rows just long enough for lanes and with a rest after them,
-/// and a read past the end in row 6 (inside the second block), whose
-/// error must be the interpreter's.
-#[test]
-fn long_rows_reduced_together_agree() {
-    for (rows, cols) in [(4usize, 32usize), (5, 33), (9, 100), (13, 47), (2, 64), (403, 40), (7, 1000)] {
-        let (m, v) = (quarters(rows * cols, 1), quarters(cols, 2));
-        let matrix = Array::from_vec(dim2(rows, cols), m).unwrap();
-        let (m2, v2) = (matrix.clone(), v.clone());
-        agree(
-            || {
-                let m = use_array(m2.clone());
-                let v = use_array(Vector::from_elems(v2.clone()));
-                let (r, _) = unindex2(m.shape());
-                let vs = v.replicate(any_dims::<Z>().fixed(r).all());
-                let products = m.zip_with(&vs, |x, y| x * y);
-                lift_acc((products.fold(0.5f32, |a, b| a + b), products.fold1(|a, b| a.max(b))))
-            },
-            |a, b| bits_f32(&a.0, &b.0) && bits_f32(&a.1, &b.1),
-        );
-        let m2 = matrix.clone();
-        agree(
-            || {
-                let a = use_array(m2.clone());
-                let v = use_array(Vector::from_elems((0..rows as i64).collect::<Vec<i64>>()));
-                a.imap(|ix, x| {
-                    let (i, _) = unindex2(ix);
-                    x.clone() * v.index(index1(cond(i.eq(6i64), i.clone() + 1000i64, i))).cast::<f32>()
-                })
-                .fold(0.0f32, |p, q| p.clone() + q.clone())
-            },
-            bits_f32,
-        );
-    }
-}
-
 /// Quarters of small integers, `n` of them: products and sums of a few
 /// hundred are exact in any order, so the CUDA backend's tree
 /// reductions agree to the bit too.

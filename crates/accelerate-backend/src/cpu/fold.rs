@@ -176,9 +176,6 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
             "r0"
         } else if any_order {
             short_rows(&mut g, f, z.as_ref(), src, &sh, &obufs, elt, keep, loc);
-            if keep.is_none() {
-                rows_together(&mut g, f, z.as_ref(), src, &sh, &obufs, elt, loc);
-            }
             "r0"
         } else {
             "start"
@@ -306,104 +303,6 @@ fn short_rows(
     let saved = g.open_lane_loop(&ROW_LANES.to_string(), ROW_LANES);
     store(g, obufs, "r0 + q", &lane("q"));
     g.close_lane_loop(saved);
-    g.close("}");
-    g.close("}");
-}
-
-// Note [Rows together]
-// A long row reduced alone is one stream of reads: a product of a 4096 x
-// 4096 `f32` matrix with a vector (`zip_with` of the matrix and the
-// replicated vector, then `fold`) took 2.2 to 2.7 ms on the two workers,
-// about 25 GB/s, where BLAS's `sgemv` (NumPy, SciPy, JAX) took 1.4 to
-// 1.9 ms. A C model of the loops (two OpenMP threads, best of 30, three
-// runs; the nineteenth session in docs/benchmarks.md): one row at a
-// time 1.82 to 2.55 ms; one row with four vector accumulators 1.98 to
-// 2.05; two rows at a time 1.91 to 2.23; four rows at a time 1.59 to
-// 2.07, as BLAS reads them. So in a function free to reorder (the fast
-// form, or one that raises nothing), rows long enough for lanes
-// (Note [Multi-accumulator reductions]) are reduced `TOGETHER` at a
-// time: each step of the lane loop reads the same stretch of every row
-// of the block, and what they share (the vector's elements) once. Each
-// row's lanes, their combination and the rest are exactly
-// `reduce_row`'s, so every row's result is the same to the bit. Only
-// accumulators of one leaf take it: four rows of a tuple's leaves would
-// need more vector registers than there are.
-
-/// Rows reduced together (Note [Rows together]).
-const TOGETHER: usize = 4;
-
-/// The blocks of `TOGETHER` long rows of `_rows` (Note [Rows together]),
-/// from `r0`; leaves `r0` at the first row it did not reduce.
-#[allow(clippy::too_many_arguments)]
-fn rows_together(
-    g: &mut ExpGen<'_>,
-    f: &Fun,
-    seed: Option<&CVal>,
-    src: &Source,
-    sh: &[String],
-    obufs: &[String],
-    elt: &EltTy,
-    loc: SrcLoc,
-) {
-    if elt.leaves().len() != 1 || !in_lanes(g, f, elt, src) {
-        return;
-    }
-    let n = &sh[sh.len() - 1];
-    g.open(&format!("if ({n} >= {}) {{", 2 * LANES));
-    g.open(&format!("for (; r0 + {TOGETHER} <= end; r0 += {TOGETHER}) {{"));
-    let (mut names, mut rows, mut lanes) = (Vec::new(), Vec::new(), Vec::new());
-    for j in 0..TOGETHER {
-        let (r, base, lane) = (g.fresh("r"), g.fresh("base"), g.fresh("lane"));
-        g.line(&format!("const int64_t {r} = r0 + {j}, {base} = {r} * {n};"));
-        rows.push(Row::new(g, src, sh, &r, &base));
-        g.line(&format!("{} {lane}[{LANES}];", c_type(elt.leaves()[0])));
-        names.push(r);
-        lanes.push(lane);
-    }
-    let lane = |j: usize, q: &str| CVal { ty: elt.clone(), leaves: vec![format!("{}[{q}]", lanes[j])] };
-    // the first `LANES` elements of each row, one a lane
-    let saved = g.open_lane_loop(&LANES.to_string(), LANES);
-    let q = g.bind(ScalarTy::I64, "0 + q");
-    for (j, row) in rows.iter().enumerate() {
-        let x = row.read(g, src, &q, loc);
-        store(g, &[lanes[j].clone()], "q", &x);
-    }
-    g.close_lane_loop(saved);
-    let k = g.fresh("k");
-    g.line(&format!("int64_t {k} = {LANES};"));
-    g.open(&format!("for (; {k} + {LANES} <= {n}; {k} += {LANES}) {{"));
-    let saved = g.open_lane_loop(&LANES.to_string(), LANES);
-    let kq = g.bind(ScalarTy::I64, &format!("{k} + q"));
-    for (j, row) in rows.iter().enumerate() {
-        let x = row.read(g, src, &kq, loc);
-        let v = g.apply(f, vec![lane(j, "q"), x]);
-        store(g, &[lanes[j].clone()], "q", &v);
-    }
-    g.close_lane_loop(saved);
-    g.close("}");
-    // each row's lanes, combined in order
-    let accs: Vec<CVal> = (0..TOGETHER).map(|j| declare(g, "acc", &lane(j, "0"))).collect();
-    g.open(&format!("for (int q = 1; q < {LANES}; q++) {{"));
-    for (j, acc) in accs.iter().enumerate() {
-        let v = g.apply(f, vec![acc.clone(), lane(j, "q")]);
-        assign(g, acc, &v);
-    }
-    g.close("}");
-    // the rest, one at a time
-    g.open(&format!("for (; {k} < {n}; {k}++) {{"));
-    for (row, acc) in rows.iter().zip(&accs) {
-        let x = row.read(g, src, &k, loc);
-        let v = g.apply(f, vec![acc.clone(), x]);
-        assign(g, acc, &v);
-    }
-    g.close("}");
-    for (r, acc) in names.iter().zip(&accs) {
-        let v = match seed {
-            Some(z) => g.apply(f, vec![z.clone(), acc.clone()]),
-            None => acc.clone(),
-        };
-        store(g, obufs, r, &v);
-    }
     g.close("}");
     g.close("}");
 }
