@@ -24,25 +24,25 @@ RSQRT2PI = np.float32(0.39894228040143267793994605993438)
 HALF, ONE = np.float32(0.5), np.float32(1.0)
 
 
-def cnd_numpy(d):
-    """The cumulative normal at every element of `d`: ``c`` where
-    ``d <= 0``, ``1 - c`` where ``d > 0``, with ``c = rsqrt2pi *
-    exp(-d^2 / 2) * k * (c0 + k * (c1 + k * (c2 + k * (c3 + k * c4))))``,
-    ``k = 1 / (1 + 0.2316419 |d|)``."""
-    k = ONE / (ONE + K * np.abs(d))
+def cnd(xp, d):
+    """The cumulative normal at every element of `d`, in `xp` (NumPy or
+    jax.numpy): ``c`` where ``d <= 0``, ``1 - c`` where ``d > 0``, with
+    ``c = rsqrt2pi * exp(-d^2 / 2) * k * (c0 + k * (c1 + k * (c2 + k * (c3
+    + k * c4))))``, ``k = 1 / (1 + 0.2316419 |d|)``."""
+    k = ONE / (ONE + K * xp.abs(d))
     poly = COEFF[4]
     for c in COEFF[3::-1]:
         poly = c + k * poly
-    c = RSQRT2PI * np.exp(-HALF * d * d) * (k * poly)
-    return np.where(d > 0, ONE - c, c)
+    c = RSQRT2PI * xp.exp(-HALF * d * d) * (k * poly)
+    return xp.where(d > 0, ONE - c, c)
 
 
 def blackscholes_numpy(price, strike, years, r, v, call, put):
     v_sqrt_t = v * np.sqrt(years)
     d1 = (np.log(price / strike) + (r + HALF * v * v) * years) / v_sqrt_t
     d2 = d1 - v_sqrt_t
-    cnd_d1 = cnd_numpy(d1)
-    cnd_d2 = cnd_numpy(d2)
+    cnd_d1 = cnd(np, d1)
+    cnd_d2 = cnd(np, d2)
     x_exp_rt = strike * np.exp(-r * years)
     np.subtract(price * cnd_d1, x_exp_rt * cnd_d2, out=call)
     np.subtract(x_exp_rt * (ONE - cnd_d2), price * (ONE - cnd_d1), out=put)
@@ -58,7 +58,8 @@ def blackscholes_numba():
     c0, c1, c2, c3, c4 = COEFF
 
     @njit(inline="always")
-    def cnd(d):
+    def cnd_of(d):
+        # `cnd` of one value
         k = ONE / (ONE + K * abs(d))
         poly = c0 + k * (c1 + k * (c2 + k * (c3 + k * c4)))
         c = RSQRT2PI * np.exp(-HALF * d * d) * (k * poly)
@@ -71,8 +72,8 @@ def blackscholes_numba():
             v_sqrt_t = v * np.sqrt(years[i])
             d1 = (np.log(price[i] / strike[i]) + drift * years[i]) / v_sqrt_t
             d2 = d1 - v_sqrt_t
-            cnd_d1 = cnd(d1)
-            cnd_d2 = cnd(d2)
+            cnd_d1 = cnd_of(d1)
+            cnd_d2 = cnd_of(d2)
             x_exp_rt = strike[i] * np.exp(-r * years[i])
             call[i] = price[i] * cnd_d1 - x_exp_rt * cnd_d2
             put[i] = x_exp_rt * (ONE - cnd_d2) - price[i] * (ONE - cnd_d1)
@@ -84,21 +85,13 @@ def blackscholes_jax(r, v):
     import jax
     import jax.numpy as jnp
 
-    def cnd(d):
-        k = ONE / (ONE + K * jnp.abs(d))
-        poly = COEFF[4]
-        for c in COEFF[3::-1]:
-            poly = c + k * poly
-        c = RSQRT2PI * jnp.exp(-HALF * d * d) * (k * poly)
-        return jnp.where(d > 0, ONE - c, c)
-
     @jax.jit
     def blackscholes(price, strike, years):
         v_sqrt_t = v * jnp.sqrt(years)
         d1 = (jnp.log(price / strike) + (r + HALF * v * v) * years) / v_sqrt_t
         d2 = d1 - v_sqrt_t
-        cnd_d1 = cnd(d1)
-        cnd_d2 = cnd(d2)
+        cnd_d1 = cnd(jnp, d1)
+        cnd_d2 = cnd(jnp, d2)
         x_exp_rt = strike * jnp.exp(-r * years)
         call = price * cnd_d1 - x_exp_rt * cnd_d2
         put = x_exp_rt * (ONE - cnd_d2) - price * (ONE - cnd_d1)
