@@ -6,11 +6,12 @@ polynomial approximation of Abramowitz and Stegun 26.2.17, the same
 constants, the same order of operations. The options come as three
 arrays; the result is the calls, then the puts (float32 each).
 
-NumPy and Numba write into outputs made once in `setup`, as the Rust
-versions do. SciPy has no variant: its cumulative normal
-(`scipy.special.ndtr`) is another function (exact to double precision,
-not the approximation the benchmark computes), and the rest is the same
-NumPy array arithmetic."""
+Numba writes into outputs made once in `setup`, as the Rust versions
+do; NumPy and JAX run the same whole-array function (`prices`), whose
+intermediates and results are new arrays. SciPy has no variant: its
+cumulative normal (`scipy.special.ndtr`) is another function (exact to
+double precision, not the approximation the benchmark computes), and
+the rest is the same NumPy array arithmetic."""
 
 import numpy as np
 
@@ -37,15 +38,17 @@ def cnd(xp, d):
     return xp.where(d > 0, ONE - c, c)
 
 
-def blackscholes_numpy(price, strike, years, r, v, call, put):
-    v_sqrt_t = v * np.sqrt(years)
-    d1 = (np.log(price / strike) + (r + HALF * v * v) * years) / v_sqrt_t
+def prices(xp, price, strike, years, r, v):
+    """The calls and the puts, in `xp` (NumPy or jax.numpy): whole-array
+    arithmetic, every intermediate an array."""
+    v_sqrt_t = v * xp.sqrt(years)
+    d1 = (xp.log(price / strike) + (r + HALF * v * v) * years) / v_sqrt_t
     d2 = d1 - v_sqrt_t
-    cnd_d1 = cnd(np, d1)
-    cnd_d2 = cnd(np, d2)
-    x_exp_rt = strike * np.exp(-r * years)
-    np.subtract(price * cnd_d1, x_exp_rt * cnd_d2, out=call)
-    np.subtract(x_exp_rt * (ONE - cnd_d2), price * (ONE - cnd_d1), out=put)
+    cnd_d1 = cnd(xp, d1)
+    cnd_d2 = cnd(xp, d2)
+    x_exp_rt = strike * xp.exp(-r * years)
+    call = price * cnd_d1 - x_exp_rt * cnd_d2
+    put = x_exp_rt * (ONE - cnd_d2) - price * (ONE - cnd_d1)
     return call, put
 
 
@@ -87,15 +90,7 @@ def blackscholes_jax(r, v):
 
     @jax.jit
     def blackscholes(price, strike, years):
-        v_sqrt_t = v * jnp.sqrt(years)
-        d1 = (jnp.log(price / strike) + (r + HALF * v * v) * years) / v_sqrt_t
-        d2 = d1 - v_sqrt_t
-        cnd_d1 = cnd(jnp, d1)
-        cnd_d2 = cnd(jnp, d2)
-        x_exp_rt = strike * jnp.exp(-r * years)
-        call = price * cnd_d1 - x_exp_rt * cnd_d2
-        put = x_exp_rt * (ONE - cnd_d2) - price * (ONE - cnd_d1)
-        return call, put
+        return prices(jnp, price, strike, years, r, v)
 
     return blackscholes
 
@@ -109,8 +104,7 @@ def setup(variant, folder, args):
         for name in ("price", "strike", "years")
     )
     if variant == "numpy":
-        call, put = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
-        return lambda: blackscholes_numpy(price, strike, years, r, v, call, put)
+        return lambda: prices(np, price, strike, years, r, v)
     if variant == "numba":
         blackscholes = blackscholes_numba()
         call, put = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
