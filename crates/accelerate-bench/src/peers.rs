@@ -202,6 +202,15 @@ pub fn take<T: Raw>(bytes: &[u8], count: Option<usize>) -> (Vec<T>, &[u8]) {
     (values, &bytes[n * T::SIZE..])
 }
 
+/// The value of a result that must be exactly one value (an error naming
+/// the count otherwise).
+pub fn single<T: Copy>(values: &[T]) -> Result<T, String> {
+    match values {
+        [v] => Ok(*v),
+        _ => Err(format!("{} values, one expected", values.len())),
+    }
+}
+
 /// A result that is one raw array.
 pub fn all<T: Raw>(bytes: Vec<u8>) -> Vec<T> {
     take(&bytes, None).0

@@ -126,10 +126,7 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         &[("matrix.bin", matrix_bytes)],
         &[n.to_string(), len.to_string()],
         peers::all::<i64>,
-        move |r: &Vec<i64>| match r[..] {
-            [got] => check(&got),
-            _ => Err(format!("{} values, one expected", r.len())),
-        },
+        move |r: &Vec<i64>| check(&peers::single(r)?),
     )?;
     Ok(b)
 }
