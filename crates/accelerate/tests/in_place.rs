@@ -265,9 +265,14 @@ hostile!(a_step_out_of_bounds_is_the_same_error_in_place, {
     let m = Matrix::from_vec(dim2(20, 20), graph(20, 5)).unwrap();
     let cpu = compile_with(f, config()).unwrap().run(&m).unwrap_err();
     let interp = compile_with(f, interpreter()).unwrap().run(&m).unwrap_err();
-    let Error::IndexOutOfBounds { index, shape, .. } = &cpu else { panic!("{cpu}") };
-    assert_eq!(shape, &vec![20, 20], "{cpu}");
-    assert!(index.contains(&20), "{cpu}");
-    assert!(cpu.to_string().contains(&line_of("// the read")), "{cpu}");
-    assert_eq!(cpu.to_string(), interp.to_string());
+    // several elements read past the matrix: which of them is reported
+    // may differ between backends (docs/semantics.md, "Errors and
+    // evaluation order"; on a GPU another thread may claim the error
+    // first), so each must name one of them, at the same line and shape
+    for e in [&cpu, &interp] {
+        let Error::IndexOutOfBounds { index, shape, .. } = e else { panic!("{e}") };
+        assert_eq!(shape, &vec![20, 20], "{e}");
+        assert!(index.len() == 2 && index.contains(&20), "{e}");
+        assert!(e.to_string().contains(&line_of("// the read")), "{e}");
+    }
 });
