@@ -48,7 +48,11 @@
 //! its process with `watch`, and their threads must be quiet as well. An
 //! idle Numba process's libgomp team, or JAX's thread pool, spinning on
 //! the second core made the next sample share it: Numba's n-body took
-//! 32 ms in a whole run where it takes 3 alone (2026-11-30).
+//! 32 ms in a whole run where it takes 3 alone (2026-11-30). A pool
+//! that spins longer than `quiet_limit` (OpenBLAS, under NumPy and SciPy:
+//! 100 to 200 ms) still would: so the peers' processes are also stopped
+//! between their own commands (Note [Peers stopped between their
+//! samples] in `peers.rs`).
 
 use std::time::{Duration, Instant};
 
