@@ -15,7 +15,7 @@
 //! counting as two, and a loop (`while`), whose trip count is unknown, as
 //! much as `PARALLEL_WORK` itself, so that a kernel with a loop is split
 //! as finely as before. A launch smaller than two such chunks runs on
-//! the calling thread, which is a worker of the pool (`exec::run`). The
+//! the calling thread alone (`exec::Call::run`). The
 //! estimate is rough; it only has to tell a saxpy of 2^18 elements,
 //! which one core streams faster than two can start, from a
 //! Black-Scholes of as many, which is worth ten times the wake-up.

@@ -23,7 +23,6 @@ use crate::host::{self, Env, Machine, RowsRun, Value};
 use accelerate_base::array::{ArrayData, ArraysVal, Buffer, EltTy};
 use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_plan::Cmd;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -104,64 +103,37 @@ pub(crate) fn run(
 ) -> Result<ArraysVal> {
     let args = args.into_iter().map(Value::from_host).collect();
     let cpu = Cpu { module, pool, groups, parallel_work };
-    let run = || host::run(&cpu, body, kernels, args).map(Value::into_host);
-    // Note [The host program on the pool]
-    if on_the_pool(body) {
-        pool.install(run)
-    } else {
-        run()
-    }
+    // on the calling thread, which takes its launches' chunks with the
+    // workers (Note [Chunks taken in turn])
+    host::run(&cpu, body, kernels, args).map(Value::into_host)
 }
 
-// Note [The host program on the pool]
-// Handing work from a thread outside the pool to a sleeping worker, and
-// the result back, is slow on a virtual machine whose idle cores halt:
-// on the two-core EPYC guest, `install` of a 20 µs loop into a pool of
-// two workers took 60 to 75 µs after an idle gap, into a pool of one 32
-// µs (a scratch program, 200 runs each). Every launch split among the
-// workers paid it: Floyd-Warshall at `--size small`, 256 steps of a
-// loop, took 2.6 ms against sequential Rust's 2.0. Inside the pool, a
-// split launch goes to a worker that is awake. So a host program with a
-// loop, or with `MANY_LAUNCHES` launch sites or more, runs on a worker
-// of the pool, paying the handover once a run (Floyd-Warshall: 1.4 ms);
-// a smaller one runs on the calling thread, where a launch too small to
-// split (Note [Sequential below a cost] in `c/cost.rs`) pays nothing.
-
-/// Launch sites from which a host program runs on the pool.
-const MANY_LAUNCHES: usize = 3;
-
-/// Whether `body` runs on a worker of the pool (Note [The host program
-/// on the pool]).
-fn on_the_pool(body: &Cmd) -> bool {
-    /// Counts the launch sites into `sites`; true at a loop.
-    fn go(c: &Cmd, sites: &mut usize) -> bool {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            let mut c = c;
-            while let Cmd::Let(b, body) = c {
-                if go(b, sites) {
-                    return true;
-                }
-                c = body;
-            }
-            match c {
-                Cmd::Awhile { .. } => true,
-                Cmd::Kernel(_) => {
-                    *sites += 1;
-                    false
-                }
-                Cmd::Let(..) | Cmd::Var(_) | Cmd::Use(_) | Cmd::Unit(..) => false,
-                Cmd::Tuple(ts) => ts.iter().any(|t| go(t, sites)),
-                Cmd::Prj(_, t) | Cmd::Unzip(t) | Cmd::Reshape { array: t, .. } => go(t, sites),
-                Cmd::Acond { then_, else_, .. } => go(then_, sites) || go(else_, sites),
-                Cmd::Foreign { fallback, arg, .. } => {
-                    go(arg, sites) || fallback.as_ref().is_some_and(|f| go(f, sites))
-                }
-            }
-        })
-    }
-    let mut sites = 0;
-    go(body, &mut sites) || sites >= MANY_LAUNCHES
-}
+// Note [Chunks taken in turn]
+// A launch's chunks are taken one at a time from a shared counter by the
+// thread that launches it and by the pool's other workers, each as it
+// comes (`Call::run`). On the two-core EPYC guest of docs/benchmarks.md a
+// worker that has slept rejoins a millisecond or more late, and most
+// launches start with the workers asleep (a program run after anything
+// else ran a while). Before, a launch was handed to the pool (`install`,
+// rayon's halving of the chunks) and the calling thread slept until it
+// ended: the first worker woke late, the second later still, and
+// halving gave a worker that stole late nothing once the first had
+// started on the second half, so a launch of a few milliseconds ran on
+// one worker after a wake-up. A host program with a loop or three launch
+// sites ran on a worker for the same reason, to hand its launches to
+// awake workers; softmax's row group so ran on one woken worker. Now the
+// calling thread starts on the chunks at once, the workers take what is
+// left when they come, and the caller waits only for the chunks taken,
+// never for a worker to wake: a helper that comes after the last chunk
+// was taken finds none and touches nothing of the launch. The host
+// program runs on the calling thread. `accelerate-bench NAMES --variants
+// accelerate,rust-seq` (another variant between our samples, as in the
+// whole set), medians before and after (2026-11-30): the matrix-vector
+// product 4096 x 4096 1.86 and 1.96 ms, then 1.33 and 1.34; softmax 4096
+// x 1000 2.35 and 2.44, then 1.19 and 1.29; at `--size small`,
+// Floyd-Warshall's 256 launches 1.43 and 1.37 ms, then 1.33 and 1.41
+// (handed to the pool launch by launch, before the host ran on a worker,
+// it had taken 2.6), radix sort 1.69 and 0.84, then 1.16 and 0.90.
 
 /// A program's row groups (`rows.rs`), and which starts at which kernel.
 #[derive(Default)]
@@ -216,13 +188,88 @@ impl Call<'_> {
         })
     }
 
-    /// Runs the chunks between consecutive `bounds` (at least two) on the
-    /// pool, or one chunk on this thread.
+    /// Runs the chunks between consecutive `bounds` (at least two): one
+    /// on this thread, several taken in turn by this thread and the
+    /// pool's other workers as they come (Note [Chunks taken in turn]).
     pub fn run(&self, pool: &rayon::ThreadPool, bounds: &[usize]) {
-        if bounds.len() == 2 {
-            self.chunk(bounds[0], bounds[1]);
-        } else {
-            pool.install(|| bounds.par_windows(2).for_each(|w| self.chunk(w[0], w[1])));
+        let chunks = bounds.len().saturating_sub(1);
+        let workers = pool.current_num_threads();
+        if chunks <= 1 || workers <= 1 {
+            bounds.windows(2).for_each(|w| self.chunk(w[0], w[1]));
+            return;
+        }
+        let turns = Arc::new(Turns {
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            panic: Mutex::new(None),
+            chunks,
+            waiter: std::thread::current(),
+        });
+        let work = Work { call: (self as *const Call<'_>).cast::<Call<'static>>(), bounds: bounds.as_ptr() };
+        for _ in 1..workers.min(chunks) {
+            let turns = turns.clone();
+            pool.spawn(move || turns.take(work));
+        }
+        turns.take(work);
+        // the chunks the others took end before `self` and `bounds` may
+        // go (a helper that comes later finds none left and reads neither)
+        while turns.done.load(Ordering::Acquire) < chunks {
+            std::thread::park();
+        }
+        let panic = turns.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(payload) = panic {
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+/// A launch's chunks, taken in turn (Note [Chunks taken in turn]).
+struct Turns {
+    /// The next chunk to take.
+    next: AtomicUsize,
+    /// Chunks ended.
+    done: AtomicUsize,
+    /// What a chunk that panicked panicked with (it still counts as
+    /// ended), raised again on the launching thread.
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    chunks: usize,
+    /// The launching thread, woken when the last chunk ends.
+    waiter: std::thread::Thread,
+}
+
+/// What a chunk runs: pointers into the launching frame, which waits
+/// until every chunk taken has ended (`Call::run`).
+#[derive(Clone, Copy)]
+struct Work {
+    call: *const Call<'static>,
+    bounds: *const usize,
+}
+
+// SAFETY: `Call` is `Sync`; the pointers are dereferenced only for a
+// chunk taken before the last one ended, while `Call::run` waits.
+unsafe impl Send for Work {}
+
+impl Turns {
+    /// Runs chunks until none is left.
+    fn take(&self, work: Work) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.chunks {
+                return;
+            }
+            let run = std::panic::AssertUnwindSafe(|| {
+                // SAFETY: chunk `i` was taken, and `Call::run` does not
+                // return before it has ended (`done`), so the call and
+                // the bounds (`chunks + 1` of them) are alive
+                let (call, lo, hi) = unsafe { (&*work.call, *work.bounds.add(i), *work.bounds.add(i + 1)) };
+                call.chunk(lo, hi);
+            });
+            if let Err(payload) = std::panic::catch_unwind(run) {
+                self.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
+            }
+            if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.chunks {
+                self.waiter.unpark();
+            }
         }
     }
 }
