@@ -212,9 +212,16 @@ impl Call<'_> {
         }
         turns.take(work);
         // the chunks the others took end before `self` and `bounds` may
-        // go (a helper that comes later finds none left and reads neither)
+        // go (a helper that comes later finds none left and reads neither):
+        // waited for spinning a while (they are about as long as the
+        // caller's last), then asleep (a sleeping thread wakes late here)
+        let spin = std::time::Instant::now() + WAIT_SPINNING;
         while turns.done.load(Ordering::Acquire) < chunks {
-            std::thread::park();
+            if std::time::Instant::now() < spin {
+                std::hint::spin_loop();
+            } else {
+                std::thread::park();
+            }
         }
         let panic = turns.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(payload) = panic {
@@ -222,6 +229,10 @@ impl Call<'_> {
         }
     }
 }
+
+/// How long a launching thread spins for the chunks the workers took
+/// before it sleeps (Note [Chunks taken in turn]).
+const WAIT_SPINNING: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// A launch's chunks, taken in turn (Note [Chunks taken in turn]).
 struct Turns {
