@@ -128,12 +128,17 @@ pub(crate) fn run(
 // was taken finds none and touches nothing of the launch. The host
 // program runs on the calling thread. `accelerate-bench NAMES --variants
 // accelerate,rust-seq` (another variant between our samples, as in the
-// whole set), medians before and after (2026-11-30): the matrix-vector
-// product 4096 x 4096 1.86 and 1.96 ms, then 1.33 and 1.34; softmax 4096
-// x 1000 2.35 and 2.44, then 1.19 and 1.29; at `--size small`,
-// Floyd-Warshall's 256 launches 1.43 and 1.37 ms, then 1.33 and 1.41
-// (handed to the pool launch by launch, before the host ran on a worker,
-// it had taken 2.6), radix sort 1.69 and 0.84, then 1.16 and 0.90.
+// whole set), medians (2026-11-30, docs/benchmarks.md): the matrix-vector
+// product 4096 x 4096 1.96 and 1.86 ms before, 1.33 and 1.34 taken in
+// turn; softmax 4096 x 1000 2.40 and 2.34 before, 2.29 and 2.30 taken in
+// turn with the host on a worker, 1.19 and 1.29 with the host on the
+// calling thread; at `--size small` the host on the calling thread took
+// what it took on a worker (Floyd-Warshall's 256 launches 1.33 and 1.41
+// ms against 1.43 and 1.37; handed to the pool launch by launch from the
+// calling thread, they had taken 2.6). The caller spins `WAIT_SPINNING`
+// for the chunks taken by others before it sleeps: sleeping at once,
+// k-means (26 iterations of short launches) took 30.4 and 33.2 ms; so,
+// 29.0 and 29.4 (rayon's version 19.2).
 
 /// A program's row groups (`rows.rs`), and which starts at which kernel.
 #[derive(Default)]
