@@ -97,11 +97,8 @@ fn eq<T: PartialEq>(a: &T, b: &T) -> bool {
 /// canonical NaN: `private_copies_start_from_identities_and_from_defaults`
 /// on an H200, 2026-11-30).
 fn bits_f32<Sh: Shape>(a: &Array<Sh, f32>, b: &Array<Sh, f32>) -> bool {
-    a.dims() == b.dims()
-        && a.to_vec()
-            .iter()
-            .zip(b.to_vec())
-            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    let bits = |v: &Array<Sh, f32>| -> Vec<u64> { v.to_vec().iter().map(|x| x.to_bits() as u64).collect() };
+    a.dims() == b.dims() && same_or_both_nan(&bits(a), &bits(b), |x| f32::from_bits(x as u32).is_nan())
 }
 
 fn small_ints(n: usize, m: usize) -> Vector<f32> {
