@@ -740,15 +740,35 @@ pub(crate) fn check_offsets(offs: &[i64], n: usize, loc: SrcLoc) -> Result<()> {
 }
 
 /// Whether some offset is less than the one before it: without a branch
-/// per offset, so that the loop vectorises for the baseline x86-64 target
-/// that the library is compiled for, whose SSE2 has no 64-bit comparison
-/// (`windows(2).position(..)` stopped to test each pair: 11 µs of a
-/// sparse product's 230 at 20 000 rows, and as much per 20 000 segments
-/// of a segmented sum). `b < a` is the sign of `b - a` computed exactly:
-/// the wrapping difference's sign, flipped where the subtraction
-/// overflowed (`a` and `b` of different signs, and the difference's
-/// sign not `b`'s).
+/// per offset, so that the loop vectorises (`windows(2).position(..)`
+/// stopped to test each pair: 11 µs of a sparse product's 230 at 20 000
+/// rows, and as much per 20 000 segments of a segmented sum). The
+/// baseline x86-64 target that the library is compiled for has SSE2,
+/// which has no 64-bit comparison: there `b < a` is the sign of `b - a`
+/// computed exactly (`decreases_sse2`), 5 µs for 20 001 offsets on the
+/// EPYC guest of docs/benchmarks.md. Where the CPU has AVX2 the plain
+/// comparison vectorises, 1.8 µs.
 fn decreases(offs: &[i64]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, tested just above
+        return unsafe { decreases_avx2(offs) };
+    }
+    decreases_sse2(offs)
+}
+
+/// [`decreases`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn decreases_avx2(offs: &[i64]) -> bool {
+    let next = offs.get(1..).unwrap_or_default();
+    offs.iter().zip(next).fold(false, |any, (&a, &b)| any | (b < a))
+}
+
+/// [`decreases`] for any target: the wrapping difference's sign, flipped
+/// where the subtraction overflowed (`a` and `b` of different signs, and
+/// the difference's sign not `b`'s).
+fn decreases_sse2(offs: &[i64]) -> bool {
     let next = offs.get(1..).unwrap_or_default();
     let signs = offs.iter().zip(next).fold(0i64, |signs, (&a, &b)| {
         let d = b.wrapping_sub(a);
@@ -765,14 +785,21 @@ pub(crate) fn split_inner(shape: &[usize]) -> (Vec<usize>, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::decreases;
+    use super::{decreases, decreases_sse2};
+
+    /// `decreases` (on this CPU's path) and the form for any target
+    /// against the pairwise comparison.
+    #[test]
+    fn decreases_is_the_pairwise_comparison() {
+        decreases_agrees(decreases);
+        decreases_agrees(decreases_sse2);
+    }
 
     /// `decreases` against the comparison it replaces: every pair of
     /// values at the edges of `i64` (where the difference overflows),
     /// pseudo-random pairs, and long runs that never decrease but for one
     /// pair, placed anywhere.
-    #[test]
-    fn decreases_is_the_pairwise_comparison() {
+    fn decreases_agrees(decreases: fn(&[i64]) -> bool) {
         let edges = [i64::MIN, i64::MIN + 1, -(1 << 62), -2, -1, 0, 1, 2, 1 << 62, i64::MAX - 1, i64::MAX];
         for &a in &edges {
             for &b in &edges {
