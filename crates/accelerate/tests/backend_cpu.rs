@@ -1179,7 +1179,7 @@ fn products_in_blocks_of_the_shared_dimension_agree_to_the_bit() {
 /// lockstep with their counters as scalars (Note [Uniform loops] in
 /// `cpu/generate.rs`): k-means' nearest centroid (an `sfoldl` over the
 /// centroids) for every point, with no centroid, one, and 17 (ties
-/// included: the first of equally near centroids wins), blocks of 16
+/// included: the first of equally near centroids wins), blocks of 32
 /// points and the rest; a loop whose state mixes a counter with a running
 /// value and reads past the end of its vector at a step every element
 /// takes, whose error must be the interpreter's; and a loop whose reads

@@ -429,10 +429,11 @@ impl<'f> Lockstep<'f> {
         at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
         pragma: &dyn Fn(&mut ExpGen<'_>),
         keep_lets: bool,
+        width: usize,
     ) -> (String, CVal, Vec<String>, Vec<CVal>) {
         let (code, (s0, lanes, lets)) = g.aside(|g| {
             pragma(g);
-            g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+            g.open(&format!("for (int q = 0; q < {width}; q++) {{"));
             let p = g.bind(ScalarTy::I64, "j0 + q");
             let x = at(g, &p);
             let mut env = self.env(g, x);
@@ -504,7 +505,7 @@ impl<'f> Lockstep<'f> {
         };
         g.line(&format!("int64_t j0 = {lo};"));
         g.open(&format!("for (; j0 + {LANES} <= {hi}; j0 += {LANES}) {{"));
-        let (first, s0, lanes, lets) = self.initial_states(g, at, &|g| pragma(g, None), true);
+        let (first, s0, lanes, lets) = self.initial_states(g, at, &|g| pragma(g, None), true, LANES);
         for (l, t) in lanes.iter().zip(s0.ty.leaves()) {
             g.line(&format!("{} {l}[{LANES}];", c_type(t)));
         }
@@ -670,7 +671,7 @@ impl Lockstep<'_> {
             }
         };
         // (its steps evaluate the lets where they need them)
-        let (first, s0, lanes, _) = self.initial_states(g, at, &pragma, false);
+        let (first, s0, lanes, _) = self.initial_states(g, at, &pragma, false, UNIFORM_LANES);
         let tys = s0.ty.leaves();
         g.line(&format!("int64_t j0 = {lo};"));
         let mut leaves = Vec::new();
@@ -681,9 +682,9 @@ impl Lockstep<'_> {
             // expected): every element one at a time
             return;
         }
-        g.open(&format!("for (; j0 + {LANES} <= {hi}; j0 += {LANES}) {{"));
+        g.open(&format!("for (; j0 + {UNIFORM_LANES} <= {hi}; j0 += {UNIFORM_LANES}) {{"));
         for (l, t) in lanes.iter().zip(&tys) {
-            g.line(&format!("{} {l}[{LANES}];", c_type(*t)));
+            g.line(&format!("{} {l}[{UNIFORM_LANES}];", c_type(*t)));
         }
         g.push_code(&first);
         // the uniform leaves as scalars, from the first lane
@@ -723,10 +724,10 @@ impl Lockstep<'_> {
         // and the loop need not stop on it: when it stops depends on
         // uniform leaves only, which the lanes' values never reach
         let saved = if flag.is_some() {
-            g.open_lane_loop(&LANES.to_string(), LANES)
+            g.open_lane_loop(&UNIFORM_LANES.to_string(), UNIFORM_LANES)
         } else {
             pragma(g);
-            g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+            g.open(&format!("for (int q = 0; q < {UNIFORM_LANES}; q++) {{"));
             None
         };
         let p = g.bind(ScalarTy::I64, "j0 + q");
@@ -757,7 +758,7 @@ impl Lockstep<'_> {
         g.close("}");
         // the results
         pragma(g);
-        g.open(&format!("for (int q = 0; q < {LANES}; q++) {{"));
+        g.open(&format!("for (int q = 0; q < {UNIFORM_LANES}; q++) {{"));
         let p = g.bind(ScalarTy::I64, "j0 + q");
         let leaves =
             lanes.iter().zip(&scalars).map(|(l, s)| s.clone().unwrap_or_else(|| format!("{l}[q]"))).collect();
@@ -775,6 +776,25 @@ impl Lockstep<'_> {
         g.close("}");
     }
 }
+
+/// Elements a uniform loop runs in lockstep (Note [Wider uniform
+/// blocks]).
+const UNIFORM_LANES: usize = 2 * LANES;
+
+// Note [Wider uniform blocks]
+// A uniform loop's step is a few vector operations for the lanes and a
+// few scalar ones for the uniform leaves (the counter, the condition),
+// and each lane's state is a chain from step to step: k-means' nearest
+// centroid compares a distance with the best so far and keeps one, a
+// chain of a compare and a blend per centroid. With 16 lanes of `f32`,
+// one vector each, a step is one such chain and its scalar part, about
+// 2.5 cycles on the EPYC guest of docs/benchmarks.md; with 32 lanes the
+// two vectors' chains overlap and the scalar part is shared. The
+// generated nearest-centroid kernel, compiled alone and driven from C
+// (2^20 points, 16 centroids, best of 50, one thread): 880 µs with 16
+// lanes, 700 with 32, 670 with 64. 32 it is: a row shorter than a block
+// runs one element at a time, and rows of 32 to 63 elements would lose
+// half their lanes to that at 64.
 
 // Note [Uniform loops]
 // A loop whose steps and reads do not depend on the element runs the
@@ -924,7 +944,6 @@ fn varies(e: &OpenExp, env: &mut Vec<Varies>, read_varies: &mut bool) -> Varies 
     })
 }
 
-/// Does a term contain a `while` loop?
 /// Declares the lanes' arrays of the `let`s' values (Note [Lets before a
 /// loop in lockstep]).
 fn declare_lets(g: &mut ExpGen<'_>, lets: &[CVal]) {
