@@ -287,7 +287,7 @@ fn rewrite(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
                 *e = kept;
                 return true;
             }
-            false
+            float_loop(e)
         }
         ExpKind::Cond(c, t, x) => match c.kind {
             ExpKind::Const(ScalarVal::Bool(v)) => {
@@ -310,6 +310,59 @@ fn rewrite(e: &mut OpenExp, env: &mut Vec<bool>) -> bool {
             }
         }
         _ => false,
+    }
+}
+
+// Note [Loops floated out of operands]
+// Sharing recovery binds a value used twice where its uses meet: a
+// magnitude `sqrt(re * re + im * im) / n` of a loop's two sums becomes
+// `sqrt(let s = while .. in s.1 * s.1 + s.2 * s.2) / n`. The CPU
+// backend runs an element in lockstep with its neighbours when its loop
+// is bound at the top, the rest a tail (Note [A loop's tail in lockstep]
+// in `cpu/generate.rs`), so a let bound to a loop floats out of the
+// operand of a primitive: `op(.., let x = l in b, ..)` becomes
+// `let x = l in op(.., b, ..)`, the other operands weakened past `x`. A
+// primitive evaluates all its operands, so the loop runs exactly when it
+// did; a let's failure is deferred to its uses either way. Not out of
+// `&&` and `||`, whose second operand may not run, nor out of a
+// conditional's branches.
+
+/// Floats a let bound to a loop out of an operand of the primitive `e`
+/// (Note [Loops floated out of operands]); whether it did.
+fn float_loop(e: &mut OpenExp) -> bool {
+    let ExpKind::Prim(op, args) = &mut e.kind else { return false };
+    if matches!(op, PrimFun::LAnd | PrimFun::LOr) {
+        return false;
+    }
+    let Some(j) = args.iter().position(|a| matches!(&a.kind, ExpKind::Let(b, _) if binds_loop(b))) else {
+        return false;
+    };
+    let loc = e.loc;
+    let ExpKind::Prim(op, mut args) = std::mem::replace(&mut e.kind, ExpKind::Var(0)) else {
+        unreachable!("matched above")
+    };
+    let ExpKind::Let(bound, body) = std::mem::replace(&mut args[j].kind, ExpKind::Var(0)) else {
+        unreachable!("found above")
+    };
+    for (k, a) in args.iter_mut().enumerate() {
+        if k != j {
+            super::debruijn::shift(a, 0, 1);
+        }
+    }
+    args[j] = *body;
+    let inner = OpenExp::new(ExpKind::Prim(op, args), loc);
+    e.kind = ExpKind::Let(bound, Box::new(inner));
+    true
+}
+
+/// Whether `e` is a `while` loop under projections.
+fn binds_loop(mut e: &OpenExp) -> bool {
+    loop {
+        match &e.kind {
+            ExpKind::Prj(_, t) => e = t,
+            ExpKind::While { .. } => return true,
+            _ => return false,
+        }
     }
 }
 

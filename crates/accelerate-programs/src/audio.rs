@@ -304,6 +304,101 @@ pub fn window_program(
     process_window(&signal, &starts, &lengths, &twiddles, &w)
 }
 
+/// The twiddle factors of every sample position of a window: row `n`
+/// holds bin `k`'s real factor at column `k` and its imaginary one at
+/// column `BINS + k`, the table reads [`window_ref`] makes at sample `n`
+/// (the Python peers' table, `peers/bench_audio.py`).
+pub fn twiddle_rows(twiddles: &Acc<Vector<f32>>) -> Acc<Matrix<f32>> {
+    let tw = twiddles.clone();
+    generate(index2(MAX_WINDOW as i64, 2 * BINS as i64), move |ix| {
+        let (n, c) = unindex2(ix);
+        let k = &c % BINS as i64;
+        let shift = (&c / BINS as i64) * BINS as i64;
+        let m = ((2i64 * k + 1i64) * n + shift) % PERIOD as i64;
+        tw.index(index1(m))
+    })
+}
+
+/// Every window's magnitude spectrum (a row of [`BINS`] a window) and
+/// zero-crossing count at once, in the form the Python peers compute
+/// them: each window's Hann-windowed samples made once (a row of
+/// [`MAX_WINDOW`] a window, zero past its length), and each bin's two
+/// sums a loop over the window's samples reading a row of
+/// [`twiddle_rows`] a sample, where [`process_window`] computes each
+/// factor's table position. A window's bins take the same steps and
+/// read neighbouring factors, so the CPU backend runs them in lockstep
+/// (Note [Reads along the lanes] in `cpu/generate.rs`), as Numba
+/// vectorises its loop over the sums. Each sum adds its terms in
+/// [`window_ref`]'s order. The zero crossings are differences of a running
+/// count of the signal's crossings (NumPy's form).
+pub fn spectra_table(
+    signal: &Acc<Vector<f32>>,
+    starts: &Acc<Vector<i64>>,
+    lengths: &Acc<Vector<i64>>,
+    twiddles: &Acc<Vector<f32>>,
+) -> Acc<(Matrix<f32>, Vector<i32>)> {
+    let table = twiddle_rows(twiddles);
+    let windows = starts.length();
+    let (sig, st, le) = (signal.clone(), starts.clone(), lengths.clone());
+    let windowed = generate(index2(&windows, MAX_WINDOW as i64), move |ix| {
+        let (w, n) = unindex2(ix);
+        let len = le.index(index1(&w));
+        let (sig, st) = (sig.clone(), st.clone());
+        n.lt(&len).select(
+            {
+                let x = sig.index(index1(st.index(index1(&w)) + &n));
+                let denom = len.cast::<f32>() - 1.0f32;
+                x * (0.5f32 - 0.5f32 * (TAU * n.cast::<f32>() / denom).cos())
+            },
+            0.0f32,
+        )
+    });
+    let le = lengths.clone();
+    let magnitudes = generate(index2(&windows, BINS as i64), move |ix| {
+        let (w, k) = unindex2(ix);
+        let len = le.index(index1(&w));
+        let (xw, tab, l2) = (windowed.clone(), table.clone(), len.clone());
+        let (_, re, im) = while_loop(
+            lift((constant(0i64), constant(0.0f32), constant(0.0f32))),
+            move |s: &Exp<(i64, f32, f32)>| s.unlift().0.lt(&l2),
+            move |s: &Exp<(i64, f32, f32)>| {
+                let (i, re, im) = s.unlift();
+                let x = xw.index(index2(&w, &i));
+                let (c, s) = (tab.index(index2(&i, &k)), tab.index(index2(&i, &k + BINS as i64)));
+                lift((&i + 1i64, re + &x * c, im + &x * s))
+            },
+        )
+        .unlift();
+        (&re * &re + &im * &im).sqrt() / len.cast::<f32>()
+    });
+    // crossings[i]: those among samples 0 ..= i
+    let sig = signal.clone();
+    let flags = generate(index1(signal.length() - 1i64), move |i| {
+        let n = unindex1(i);
+        let a = sig.index(index1(&n)).lt(0.0f32);
+        let b = sig.index(index1(n + 1i64)).lt(0.0f32);
+        a.ne(b).select(1i32, 0i32)
+    });
+    let crossings = flags.scanl(0i32, |a, b| a + b);
+    let (st, le) = (starts.clone(), lengths.clone());
+    let zero_crossings = generate(index1(&windows), move |w| {
+        let start = st.index(index1(unindex1(w.clone())));
+        let last = &start + le.index(index1(unindex1(w))) - 1i64;
+        crossings.index(index1(last)) - crossings.index(index1(start))
+    });
+    lift_acc((magnitudes, zero_crossings))
+}
+
+/// The features from [`spectra_table`]'s result: the post-processing of
+/// its windows in order.
+pub fn features_of_table(magnitudes: &Matrix<f32>, zero_crossings: &Vector<i32>) -> Features {
+    let mut post = PostProcessor::new();
+    for (m, &zc) in magnitudes.as_slice().chunks(BINS).zip(zero_crossings.as_slice()) {
+        post.push(m, zc);
+    }
+    post.finish()
+}
+
 // ---------------------------------------------------------------------------
 // The reference and the post-processing
 
@@ -589,6 +684,25 @@ mod tests {
             post.push(&m.to_vec(), zc.value());
         }
         check_features(&audio, &post.finish(), &want).unwrap();
+    }
+
+    /// The peers' form on each backend (the CPU's bins in lockstep, Note
+    /// [Reads along the lanes]), with windows of every length class.
+    #[test]
+    fn table_form_matches_the_reference() {
+        let audio = small_audio();
+        let tw = twiddles();
+        let want = features_ref(&audio, &tw);
+        let (signal, starts, lengths) = audio.data();
+        let program = |s: Acc<Vector<f32>>,
+                       st: Acc<Vector<i64>>,
+                       l: Acc<Vector<i64>>,
+                       t: Acc<Vector<f32>>| { spectra_table(&s, &st, &l, &t) };
+        for config in [interpreter(), Config::default()] {
+            let prog = accelerate::compile_with(program, config).unwrap();
+            let (m, zc) = prog.run((&signal, &starts, &lengths, &Vector::from_elems(tw.clone()))).unwrap();
+            check_features(&audio, &features_of_table(&m, &zc), &want).unwrap();
+        }
     }
 
     #[test]

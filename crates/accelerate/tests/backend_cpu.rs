@@ -1309,6 +1309,48 @@ fn wide_column_blocks_agree() {
     }
 }
 
+/// Uniform loops whose lanes read neighbouring elements (Note [Reads
+/// along the lanes] in `cpu/generate.rs`): each row's lanes sum a column
+/// of a table over the same steps, the reads checked at the first and the
+/// last lane (Note [Reads checked at the ends of the lanes]). Rows of 64,
+/// 96 (blocks of 64 and of 32) and 100 lanes (and one at a time after
+/// them); a column one past the table in the last lanes only, which the
+/// ends' check must catch as the interpreter does; and the same read in a
+/// conditional's branch, which the lanes check themselves.
+#[test]
+fn uniform_loops_reading_along_the_lanes_agree() {
+    for (cols, shift) in [(64i64, 0i64), (96, 0), (100, 0), (64, 1), (100, 1)] {
+        let steps = 5i64;
+        let t: Vec<f32> = (0..steps * cols).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+        let table = Array::from_vec(Snoc(Snoc(Z, steps), cols), t).unwrap();
+        for branch in [false, false, true] {
+            let table = table.clone();
+            agree_up_to_the_index(
+                move || {
+                    let tab = use_array(table.clone());
+                    generate(index2(3i64, cols), move |ix| {
+                        let (r, k) = unindex2(ix);
+                        let tab = tab.clone();
+                        let (_, sum) = while_loop(
+                            lift((constant(0i64), constant(0.0f32))),
+                            |s: &Exp<(i64, f32)>| s.unlift().0.lt(steps),
+                            move |s: &Exp<(i64, f32)>| {
+                                let (i, a) = s.unlift();
+                                let read = tab.index(index2(&i, &k + shift));
+                                let term = if branch { k.lt(&r + 60i64).select(read, 1.0f32) } else { read };
+                                lift((&i + 1i64, a + term))
+                            },
+                        )
+                        .unlift();
+                        sum
+                    })
+                },
+                bits_f32,
+            );
+        }
+    }
+}
+
 #[test]
 fn uniform_loops_agree() {
     for (n, k) in [(37usize, 0usize), (1000, 1), (1000, 17), (5, 3)] {

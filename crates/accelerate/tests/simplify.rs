@@ -220,3 +220,48 @@ fn a_read_at_its_own_index_of_an_array_of_another_shape_stays_checked() {
     assert!(matches!(&err, Error::IndexOutOfBounds { shape, .. } if shape == &[3]), "{err:?}");
     assert!(err.to_string().contains(&format!("simplify.rs:{line}:")), "{err}");
 }
+
+/// A let bound to a loop floats out of a primitive's operand (Note [Loops
+/// floated out of operands] in `opt/simplify.rs`), the other operands
+/// weakened past it, so that the loop is bound at the top of the element;
+/// not out of the second operand of `&&`, which may not run.
+#[test]
+fn a_loop_floats_out_of_a_primitives_operand() {
+    let xs = use_array(Vector::from_elems(vec![3i64, 0, 5]));
+    let sums = |x: &Exp<i64>| {
+        let (_, a, b) = while_loop(
+            lift((constant(0i64), constant(0i64), constant(1i64))),
+            {
+                let x = x.clone();
+                move |s: &Exp<(i64, i64, i64)>| s.unlift().0.lt(&x)
+            },
+            |s: &Exp<(i64, i64, i64)>| {
+                let (i, a, b) = s.unlift();
+                lift((&i + 1i64, &a + &i, &b * 2i64))
+            },
+        )
+        .unlift();
+        (a, b)
+    };
+    // the loop's two results meet inside `max`, under a division by `x + 1`
+    let ys = xs.map(move |x| {
+        let (a, b) = sums(x);
+        (&a * &a).max(&b + &a) / (x + 1i64)
+    });
+    let ir = simplified(&ys);
+    let at = |s: &str| ir.find(s).unwrap_or_else(|| panic!("no {s} in {ir}"));
+    assert!(at("= while") < at("max("), "the loop is not bound above the primitive: {ir}");
+    let (on, off) = both_ways(&ys);
+    assert_eq!(on.to_vec(), off.to_vec());
+    assert_eq!(on.to_vec(), vec![(9i64).max(8 + 3) / 4, 1, (100i64).max(32 + 10) / 6]);
+    // in `&&`'s second operand the loop stays where it is
+    let zs = xs.map(move |x| {
+        let (a, b) = sums(x);
+        x.gt(1i64).and((&a * &a).lt(&b + &a))
+    });
+    let ir = simplified(&zs);
+    let at = |s: &str| ir.find(s).unwrap_or_else(|| panic!("no {s} in {ir}"));
+    assert!(at("= while") > at("&&"), "floated out of &&: {ir}");
+    let (on, off) = both_ways(&zs);
+    assert_eq!(on.to_vec(), off.to_vec());
+}

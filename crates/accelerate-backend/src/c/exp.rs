@@ -359,6 +359,10 @@ pub(crate) struct ExpGen<'a> {
     /// In a fast function (Note [Optimistic checks]), the flag that a
     /// failed check sets instead of raising an error.
     pub optimistic: Option<String>,
+    /// Array reads need no check: a uniform loop's lanes, whose reads
+    /// were checked at the first and the last lane (Note [Reads checked
+    /// at the ends of the lanes] in `cpu/generate.rs`).
+    pub reads_checked_outside: bool,
     /// Whether a lane loop recorded failed checks in `LANE_FLAGS`.
     lane_flags: usize,
     /// C atoms that do not change inside the innermost loop being
@@ -435,6 +439,7 @@ impl<'a> ExpGen<'a> {
             trusted_linear: Trusted::default(),
             trusted_index: Trusted::default(),
             optimistic: None,
+            reads_checked_outside: false,
             lane_flags: 0,
             loop_invariant: Vec::new(),
             outline: None,
@@ -1259,14 +1264,14 @@ impl<'a> ExpGen<'a> {
     #[inline(never)]
     fn index_exp(&mut self, array: usize, index: &OpenExp, loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
         let ix = self.exp(index, env);
-        let trusted = self.trusted_index.contains(&ix.leaves, array);
+        let trusted = self.reads_checked_outside || self.trusted_index.contains(&ix.leaves, array);
         self.read_index(array, &ix.leaves, loc, !trusted)
     }
 
     #[inline(never)]
     fn linear_index_exp(&mut self, array: usize, index: &OpenExp, loc: SrcLoc, env: &mut Vec<Bound>) -> CVal {
         let i = self.exp(index, env);
-        let trusted = self.trusted_linear.contains(&i.leaves[0], array);
+        let trusted = self.reads_checked_outside || self.trusted_linear.contains(&i.leaves[0], array);
         self.read_linear(array, &i.leaves[0], loc, !trusted)
     }
 
@@ -1404,6 +1409,15 @@ impl<'a> ExpGen<'a> {
         let libm = |name: &str| if f32 { format!("{name}f") } else { name.to_string() };
         let expr = match op {
             Add | Sub | Mul if float => {
+                let sym = match op {
+                    Add => "+",
+                    Sub => "-",
+                    _ => "*",
+                };
+                format!("{a} {sym} {b}")
+            }
+            // Note [Integer arithmetic that cannot wrap]
+            Add | Sub | Mul if self.cannot_wrap(op, t, rt, &args) => {
                 let sym = match op {
                     Add => "+",
                     Sub => "-",

@@ -38,7 +38,7 @@ use crate::host::Env;
 use accelerate_base::array::ArrayData;
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::Result;
-use accelerate_ir::{ExpKind, Fun, OpenExp};
+use accelerate_ir::{ExpKind, Fun, OpenExp, PrimFun};
 use accelerate_plan as plan;
 use std::sync::Arc;
 
@@ -155,8 +155,10 @@ fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s
         // lanes along the last component: by rows, the others are the
         // same in every lane (Note [Uniform loops])
         let arg = match by_rows {
-            true => Varies::Tuple((0..rank).map(|c| Varies::Leaf(c + 1 == rank)).collect()),
-            false => Varies::Leaf(true),
+            true => Varies::Tuple(
+                (0..rank).map(|c| if c + 1 == rank { Varies::Step } else { Varies::Leaf(false) }).collect(),
+            ),
+            false => Varies::Step,
         };
         let plan =
             element.and_then(|(shape, f)| Lockstep::of(f, &arg, &|a| g.is_rank0(a)).map(|l| (shape, l)));
@@ -398,6 +400,26 @@ impl<'f> Lockstep<'f> {
         let mut args: Vec<CVal> = env.iter().map(|b| b.val.clone()).collect();
         args.push(state.clone());
         g.apply(f, args)
+    }
+
+    /// Whether some array read of the loop, or of the `let`s it is under,
+    /// is evaluated on some paths only: in a conditional's branch, or in
+    /// the second operand of `&&` or `||` (Note [Reads checked at the
+    /// ends of the lanes]).
+    fn reads_on_some_paths(&self) -> bool {
+        let reads = |e: &OpenExp| {
+            accelerate_ir::visit::any_node(e, |x| {
+                matches!(x.kind, ExpKind::Index { .. } | ExpKind::LinearIndex { .. })
+            })
+        };
+        let branches = |e: &OpenExp| {
+            accelerate_ir::visit::any_node(e, |x| match &x.kind {
+                ExpKind::Cond(_, t, f) => reads(t) || reads(f),
+                ExpKind::Prim(PrimFun::LAnd | PrimFun::LOr, args) => args.iter().skip(1).any(reads),
+                _ => false,
+            })
+        };
+        self.binds.iter().any(|b| branches(b)) || branches(&self.cond.body) || branches(&self.body.body)
     }
 
     /// Writes the blocks (`write`) where the order of errors cannot show
@@ -660,6 +682,30 @@ impl Lockstep<'_> {
         pos: &dyn Fn(&str) -> String,
         uniform: &Varies,
     ) {
+        g.line(&format!("int64_t j0 = {lo};"));
+        // Note [Wider uniform blocks]
+        for width in [2 * UNIFORM_LANES, UNIFORM_LANES] {
+            if !self.uniform_blocks(g, width, hi, at, obufs, pos, uniform) {
+                return;
+            }
+        }
+    }
+
+    /// The blocks of `width` lanes of `write_uniform` from `j0` while
+    /// they fit below `hi`; false where the analysis and the state
+    /// disagree on the leaves (not expected; every element is then
+    /// computed one at a time).
+    #[allow(clippy::too_many_arguments)]
+    fn uniform_blocks(
+        &self,
+        g: &mut ExpGen<'_>,
+        width: usize,
+        hi: &str,
+        at: &dyn Fn(&mut ExpGen<'_>, &str) -> CVal,
+        obufs: &[String],
+        pos: &dyn Fn(&str) -> String,
+        uniform: &Varies,
+    ) -> bool {
         let flag = g.optimistic.clone();
         let pragma = |g: &mut ExpGen<'_>| match &flag {
             Some(f) => g.line(&format!("#pragma omp simd reduction(|:{f})")),
@@ -671,20 +717,17 @@ impl Lockstep<'_> {
             }
         };
         // (its steps evaluate the lets where they need them)
-        let (first, s0, lanes, _) = self.initial_states(g, at, &pragma, false, UNIFORM_LANES);
+        let (first, s0, lanes, _) = self.initial_states(g, at, &pragma, false, width);
         let tys = s0.ty.leaves();
-        g.line(&format!("int64_t j0 = {lo};"));
         let mut leaves = Vec::new();
         let fits = uniform.uniform_leaves(&s0.ty, &mut leaves).is_some() && leaves.len() == tys.len();
         let uniform = leaves;
         if !fits {
-            // the analysis and the state disagree on the leaves (not
-            // expected): every element one at a time
-            return;
+            return false;
         }
-        g.open(&format!("for (; j0 + {UNIFORM_LANES} <= {hi}; j0 += {UNIFORM_LANES}) {{"));
+        g.open(&format!("for (; j0 + {width} <= {hi}; j0 += {width}) {{"));
         for (l, t) in lanes.iter().zip(&tys) {
-            g.line(&format!("{} {l}[{UNIFORM_LANES}];", c_type(*t)));
+            g.line(&format!("{} {l}[{width}];", c_type(*t)));
         }
         g.push_code(&first);
         // the uniform leaves as scalars, from the first lane
@@ -717,6 +760,27 @@ impl Lockstep<'_> {
         g.line(&format!("if (!{}) break;", c.leaves[0]));
         g.close("}");
         stop(g);
+        // Note [Reads checked at the ends of the lanes]
+        let outside = flag.is_some() && !self.reads_on_some_paths();
+        let first_step = outside.then(|| {
+            // the step at the first lane, whose uniform leaves are kept
+            // for after the lanes' step, and at the last lane: their
+            // reads' checks are every lane's
+            let x = at(g, "j0");
+            let env = self.env(g, x);
+            let cur = state(g, "0");
+            let next = self.apply(g, self.body, &env, &cur);
+            g.open("{");
+            let last = (width - 1).to_string();
+            let p = g.bind(ScalarTy::I64, &format!("j0 + {last}"));
+            let x = at(g, &p);
+            let env = self.env(g, x);
+            let cur = state(g, &last);
+            self.apply(g, self.body, &env, &cur);
+            g.close("}");
+            stop(g);
+            next
+        });
         // the step of the other leaves, every lane; in a fast function a
         // failed check there goes to the lane's own flag (Note [Lane
         // flags]: the reduction clause kept the lanes in memory, k-means'
@@ -724,17 +788,20 @@ impl Lockstep<'_> {
         // and the loop need not stop on it: when it stops depends on
         // uniform leaves only, which the lanes' values never reach
         let saved = if flag.is_some() {
-            g.open_lane_loop(&UNIFORM_LANES.to_string(), UNIFORM_LANES)
+            g.open_lane_loop(&width.to_string(), width)
         } else {
             pragma(g);
-            g.open(&format!("for (int q = 0; q < {UNIFORM_LANES}; q++) {{"));
+            g.open(&format!("for (int q = 0; q < {width}; q++) {{"));
             None
         };
         let p = g.bind(ScalarTy::I64, "j0 + q");
+        g.known_position(&p);
+        g.reads_checked_outside = outside;
         let x = at(g, &p);
         let env = self.env(g, x);
         let cur = state(g, "q");
         let next = self.apply(g, self.body, &env, &cur);
+        g.reads_checked_outside = false;
         for ((l, n), s) in lanes.iter().zip(&next.leaves).zip(&scalars) {
             if s.is_none() {
                 g.line(&format!("{l}[q] = {n};"));
@@ -743,22 +810,29 @@ impl Lockstep<'_> {
         g.close_lane_loop(saved);
         // the step of the uniform leaves, at the first lane (they read no
         // other leaf, so the first lane's new state serves)
-        g.open("{");
-        let x = at(g, "j0");
-        let env = self.env(g, x);
-        let cur = state(g, "0");
-        let next = self.apply(g, self.body, &env, &cur);
+        let (open, next) = match first_step {
+            Some(next) => (false, next),
+            None => {
+                g.open("{");
+                let x = at(g, "j0");
+                let env = self.env(g, x);
+                let cur = state(g, "0");
+                (true, self.apply(g, self.body, &env, &cur))
+            }
+        };
         for (n, s) in next.leaves.iter().zip(&scalars) {
             if let Some(s) = s {
                 g.line(&format!("{s} = {n};"));
             }
         }
-        g.close("}");
-        stop(g);
+        if open {
+            g.close("}");
+            stop(g);
+        }
         g.close("}");
         // the results
         pragma(g);
-        g.open(&format!("for (int q = 0; q < {UNIFORM_LANES}; q++) {{"));
+        g.open(&format!("for (int q = 0; q < {width}; q++) {{"));
         let p = g.bind(ScalarTy::I64, "j0 + q");
         let leaves =
             lanes.iter().zip(&scalars).map(|(l, s)| s.clone().unwrap_or_else(|| format!("{l}[q]"))).collect();
@@ -774,12 +848,30 @@ impl Lockstep<'_> {
         store(g, obufs, &pos(&p), &r);
         g.close("}");
         g.close("}");
+        true
     }
 }
 
 /// Elements a uniform loop runs in lockstep (Note [Wider uniform
 /// blocks]).
 const UNIFORM_LANES: usize = 2 * LANES;
+
+// Note [Reads checked at the ends of the lanes]
+// In a uniform loop every read's index is the same in every lane or the
+// lane's own position plus the same amount (Note [Reads along the
+// lanes]): along the lanes each index component is constant or rises by
+// one, so it lies inside its extent in every lane when it does in the
+// first and the last. In a fast function the step is evaluated at those
+// two lanes first, their checks setting the function's flag (and the
+// loop stopping on it), and the lanes' step reads without checks; the
+// first lane's step gives the uniform leaves' new values, which it gave
+// after the lanes' step before. Each lane had checked its own reads,
+// two comparisons a component and a flag a lane every step: the audio
+// program's spectra in the peers' form (`audio::spectra_table`), its
+// kernel compiled alone and driven from C on one thread, took 25 ms with
+// them and 13.6 without. Where a read is evaluated on some paths only
+// (a conditional's branch), the ends' evaluation may not reach it, and
+// the lanes keep their checks.
 
 // Note [Wider uniform blocks]
 // A uniform loop's step is a few vector operations for the lanes and a
@@ -815,10 +907,26 @@ const UNIFORM_LANES: usize = 2 * LANES;
 // positions of one row, so the other components of the index are the
 // same in every lane and only the last one varies.
 
+// Note [Reads along the lanes]
+// A uniform loop may read elements that differ from lane to lane and
+// still run in lockstep, where the lanes read neighbouring elements: an
+// index whose last component is the lane's own position plus the same
+// amount in every lane (`Varies::Step`), its other components the same
+// in every lane, as `table[i][k]` in the loop of element `(w, k)` over
+// `i`. Each step's reads are then one vector load for all lanes, as a
+// uniform read is one broadcast, and the loop is a chain of vector
+// operations per block, not a gather a lane (the jammed loops' case,
+// Note [Jammed loops]). The audio program in the form its Python peers
+// use (`audio::spectra_table`: each window's sums over its samples, the
+// bins in the lanes, a row of twiddle factors a sample) is such a loop.
+
 /// Which parts of a value depend on the element (Note [Uniform loops]).
 #[derive(Clone, Debug, PartialEq)]
 enum Varies {
     Leaf(bool),
+    /// A scalar that is the lane's position along the last component plus
+    /// the same amount in every lane (Note [Reads along the lanes]).
+    Step,
     Tuple(Vec<Varies>),
 }
 
@@ -826,12 +934,26 @@ impl Varies {
     fn any(&self) -> bool {
         match self {
             Varies::Leaf(v) => *v,
+            Varies::Step => true,
             Varies::Tuple(xs) => xs.iter().any(Varies::any),
+        }
+    }
+
+    /// Whether an array read at this index reads neighbouring elements
+    /// in neighbouring lanes (Note [Reads along the lanes]).
+    fn along_the_lanes(&self) -> bool {
+        match self {
+            Varies::Step => true,
+            Varies::Tuple(xs) => {
+                matches!(xs.split_last(), Some((Varies::Step, rest)) if !rest.iter().any(Varies::any))
+            }
+            Varies::Leaf(_) => false,
         }
     }
 
     fn or(&self, other: &Varies) -> Varies {
         match (self, other) {
+            (Varies::Step, Varies::Step) => Varies::Step,
             (Varies::Tuple(xs), Varies::Tuple(ys)) if xs.len() == ys.len() => {
                 Varies::Tuple(xs.iter().zip(ys).map(|(x, y)| x.or(y)).collect())
             }
@@ -848,6 +970,7 @@ impl Varies {
     fn uniform_leaves(&self, ty: &EltTy, out: &mut Vec<bool>) -> Option<()> {
         match (self, ty) {
             (Varies::Leaf(v), _) => out.extend(ty.leaves().iter().map(|_| !*v)),
+            (Varies::Step, _) => out.extend(ty.leaves().iter().map(|_| false)),
             (Varies::Tuple(xs), EltTy::Tuple(ts)) if xs.len() == ts.len() => {
                 for (x, t) in xs.iter().zip(ts) {
                     x.uniform_leaves(t, out)?;
@@ -924,9 +1047,20 @@ fn varies(e: &OpenExp, env: &mut Vec<Varies>, read_varies: &mut bool) -> Varies 
             }
         }
         ExpKind::Index { index, .. } | ExpKind::LinearIndex { index, .. } => {
-            let v = varies(index, env, read_varies).any();
-            *read_varies |= v;
-            Varies::Leaf(v)
+            let v = varies(index, env, read_varies);
+            *read_varies |= v.any() && !v.along_the_lanes();
+            Varies::Leaf(v.any())
+        }
+        // the lane's position plus or minus the same amount in every lane
+        ExpKind::Prim(PrimFun::Add | PrimFun::Sub, args) if args.len() == 2 => {
+            let (a, b) = (varies(&args[0], env, read_varies), varies(&args[1], env, read_varies));
+            match (&a, &b) {
+                (Varies::Step, Varies::Leaf(false)) => Varies::Step,
+                (Varies::Leaf(false), Varies::Step) if matches!(&e.kind, ExpKind::Prim(PrimFun::Add, _)) => {
+                    Varies::Step
+                }
+                _ => Varies::Leaf(a.any() || b.any()),
+            }
         }
         ExpKind::Prim(_, args) => {
             let mut v = false;

@@ -9,6 +9,13 @@
 //! Variants (post-processing, the flux and the onsets, included in every
 //! one, since the sequence's reader does it while the sequence runs):
 //!
+//! - `accelerate`: the form the Python peers compute (`spectra_table`):
+//!   one program of all windows, each window's Hann-windowed samples made
+//!   once, each bin's two sums a loop over the window's samples reading a
+//!   table of twiddle factors a row per sample (made in the run), and the
+//!   zero crossings from a running count of the signal's; the CPU backend
+//!   runs a window's bins in lockstep, one vector load of the table a
+//!   step (Note [Reads along the lanes] in `cpu/generate.rs`);
 //! - `accelerate-seq`: the sequence (`zc_stream`: `produce` of the window
 //!   indices, `map_seq` of `process_window`) consumed by `stream_out`,
 //!   post-processed as the elements arrive. A sequence is built and run,
@@ -21,6 +28,10 @@
 //! - `rust-rayon`: the windows on rayon's pool (each window's spectrum
 //!   the reference's loop, so bit-identical to it), then the
 //!   post-processing in order;
+//! - `rust-rayon-table`: the peers' form on rayon's pool, `accelerate`'s
+//!   rayon counterpart: the table made in the run, each window's samples
+//!   added into all the sums, the loop over the sums vectorised
+//!   (`native_fn!`);
 //! - `numpy`, `numba`, `jax`: the Python peers (`peers/bench_audio.py`),
 //!   given the signal, the windows (the pre-processing's starts and
 //!   lengths) and the twiddle table: NumPy's spectra as matrix products
@@ -41,14 +52,16 @@
 
 use super::{accelerate_configs, probe_compile, CompileProbe};
 use crate::harness::{fresh, Bench, Size};
+use crate::native::native_fn;
 use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::audio::{
-    check_features, features_ref, signal, twiddles, window_program, window_ref, zc_stream_of, Audio,
-    Features, PostProcessor, BINS, SAMPLE_RATE,
+    check_features, features_of_table, features_ref, signal, spectra_table, twiddles, window_program,
+    window_ref, zc_stream_of, Audio, Features, PostProcessor, BINS, MAX_WINDOW, PERIOD, SAMPLE_RATE,
 };
 use accelerate_programs::rng::SEED_A;
 use rayon::prelude::*;
+use std::f32::consts::TAU;
 use std::sync::Arc;
 
 /// Seconds of signal at `SAMPLE_RATE`: about 30, 300 and 3600 windows.
@@ -62,6 +75,63 @@ pub fn seconds(size: Size) -> f64 {
 pub fn features_rayon(audio: &Audio, twiddles: &[f32]) -> Features {
     let outs: Vec<(Vec<f32>, i32)> =
         (0..audio.windows()).into_par_iter().map(|w| window_ref(audio.window(w), twiddles)).collect();
+    let mut post = PostProcessor::new();
+    for (m, zc) in &outs {
+        post.push(m, *zc);
+    }
+    post.finish()
+}
+
+/// The twiddle table of the peers' form (`audio::twiddle_rows` on the
+/// host): row `n` holds each bin's real factor at sample `n`, then its
+/// imaginary one.
+pub fn twiddle_rows_host(twiddles: &[f32]) -> Vec<f32> {
+    let mut t = Vec::with_capacity(MAX_WINDOW * 2 * BINS);
+    for n in 0..MAX_WINDOW {
+        for c in 0..2 * BINS {
+            let (k, shift) = (c % BINS, c / BINS * BINS);
+            t.push(twiddles[((2 * k + 1) * n + shift) % PERIOD]);
+        }
+    }
+    t
+}
+
+native_fn! {
+    /// One window's spectrum and zero crossings in the peers' form: each
+    /// Hann-windowed sample added into all `2 BINS` sums, reading a row of
+    /// `table` a sample (the loop over the sums vectorises; each sum adds
+    /// its terms in the reference's order).
+    fn window_table(x: &[f32], table: &[f32], magnitudes: &mut [f32]) -> i32 {
+        let lf = x.len() as f32;
+        let denom = lf - 1.0;
+        let mut sums = [0.0f32; 2 * BINS];
+        for ((n, &v), row) in x.iter().enumerate().zip(table.chunks_exact(2 * BINS)) {
+            let xw = v * (0.5 - 0.5 * (TAU * n as f32 / denom).cos());
+            for (s, &t) in sums.iter_mut().zip(row) {
+                *s += xw * t;
+            }
+        }
+        let (re, im) = sums.split_at(BINS);
+        for ((m, &r), &i) in magnitudes.iter_mut().zip(re).zip(im) {
+            *m = (r * r + i * i).sqrt() / lf;
+        }
+        x.windows(2).filter(|s| (s[0] < 0.0) != (s[1] < 0.0)).count() as i32
+    }
+}
+
+/// The peers' form on rayon's pool: the table made (as every variant of
+/// this form makes it in its run), each window's spectrum
+/// (`window_table`) as a task, then the post-processing in order.
+pub fn features_rayon_table(audio: &Audio, twiddles: &[f32]) -> Features {
+    let table = twiddle_rows_host(twiddles);
+    let outs: Vec<(Vec<f32>, i32)> = (0..audio.windows())
+        .into_par_iter()
+        .map(|w| {
+            let mut m = vec![0.0f32; BINS];
+            let zc = window_table(audio.window(w), &table, &mut m);
+            (m, zc)
+        })
+        .collect();
     let mut post = PostProcessor::new();
     for (m, zc) in &outs {
         post.push(m, *zc);
@@ -133,8 +203,30 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |f| c(f),
     );
 
+    let table = accelerate::compile_with(
+        |s: Acc<Vector<f32>>, st: Acc<Vector<i64>>, l: Acc<Vector<i64>>, t: Acc<Vector<f32>>| {
+            spectra_table(&s, &st, &l, &t)
+        },
+        accelerate_configs()[0].1.clone(),
+    )
+    .map_err(|e| format!("audio, accelerate: compiling: {e}"))?;
+    let (d, t, c) = (audio.data(), Vector::from_elems(tw_host.to_vec()), check.clone());
+    b.variant(
+        "accelerate",
+        move |slot| {
+            fresh(slot, || -> accelerate::Result<Features> {
+                let (m, zc) = table.run((&d.0, &d.1, &d.2, &t))?;
+                Ok(features_of_table(&m, &zc))
+            })
+        },
+        move |f| c(f),
+    );
     type Kernel = fn(&Audio, &[f32]) -> Features;
-    let kernels: [(&str, Kernel); 2] = [("rust-seq", features_ref), ("rust-rayon", features_rayon)];
+    let kernels: [(&str, Kernel); 3] = [
+        ("rust-seq", features_ref),
+        ("rust-rayon", features_rayon),
+        ("rust-rayon-table", features_rayon_table),
+    ];
     for (name, kernel) in kernels {
         let (a, t, c) = (audio.clone(), tw_host.clone(), check.clone());
         b.variant(name, move |slot| fresh(slot, || Ok::<_, String>(kernel(&a, &t))), move |f| c(f));
