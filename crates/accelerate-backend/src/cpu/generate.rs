@@ -884,9 +884,15 @@ const UNIFORM_LANES: usize = 2 * LANES;
 // two vectors' chains overlap and the scalar part is shared. The
 // generated nearest-centroid kernel, compiled alone and driven from C
 // (2^20 points, 16 centroids, best of 50, one thread): 880 µs with 16
-// lanes, 700 with 32, 670 with 64. 32 it is: a row shorter than a block
-// runs one element at a time, and rows of 32 to 63 elements would lose
-// half their lanes to that at 64.
+// lanes, 700 with 32, 670 with 64. The audio program's spectra in the
+// peers' form (`audio::spectra_table`, two sums a lane and a vector load
+// of each a step, Note [Reads along the lanes]), without checks in the
+// lanes: 13.6 ms with 32 lanes, 9.5 with 64. So blocks of 64 lanes run
+// while they fit, then blocks of 32 (a row shorter than a block runs
+// one element at a time, and rows of 32 to 63 elements would have lost
+// their lanes to that with 64 alone): `accelerate-bench audio --size
+// large`, 8.06 ms with 32 lanes, 7.24 with 64 and 32 (JAX 8.3 and 8.4
+// in the same runs).
 
 // Note [Uniform loops]
 // A loop whose steps and reads do not depend on the element runs the
