@@ -18,7 +18,10 @@
 //! - `accelerate-pull`: the pull form (`pagerank_pull`), on the graph
 //!   grouped by target as `rust-rayon` has it (built outside the timing
 //!   for both): every in-link's share gathered, and each target's summed
-//!   by `fold_seg_offsets`.
+//!   by `fold_seg_offsets`. The targets table compares this form, which
+//!   computes what `rust-rayon`, Numba and SciPy compute, with them
+//!   (`report::MAIN`); the push form's own times stay in this program's
+//!   table.
 //! - `rust-seq`: the plain loop (push: every link adds its source's
 //!   share into its target), the out-degrees counted in the timed run as
 //!   ours are; bit-identical to the reference.
