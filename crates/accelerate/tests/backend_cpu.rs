@@ -1351,6 +1351,45 @@ fn uniform_loops_reading_along_the_lanes_agree() {
     }
 }
 
+/// A uniform loop under a `let` that gathers (`g = vals[idx[k]]`, used by
+/// the initial state and by every step): the lanes evaluate the `let` in
+/// each step without checks, after every lane evaluated it with them for
+/// its initial state (Note [Reads checked at the ends of the lanes]); one
+/// index past `vals` in a middle lane, the first or the last.
+#[test]
+fn uniform_loops_under_a_gathering_let_agree() {
+    for bad in [None, Some(10usize), Some(0), Some(63)] {
+        let idx: Vec<i64> = (0..64).map(|k| if Some(k) == bad { 999 } else { (k as i64 * 7) % 64 }).collect();
+        let vals: Vec<f32> = (0..64).map(|v| v as f32 * 0.5 - 3.0).collect();
+        let (idx, vals) = (Vector::from_elems(idx), Vector::from_elems(vals));
+        agree_up_to_the_index(
+            move || {
+                let (idx, vals) = (use_array(idx.clone()), use_array(vals.clone()));
+                let tab = generate(index2(4i64, 64i64), |ix| {
+                    let (i, k) = unindex2(ix);
+                    (i * 64i64 + k).cast::<f32>()
+                });
+                generate(index2(2i64, 64i64), move |ix| {
+                    let (_, k) = unindex2(ix);
+                    let g = vals.index(index1(idx.index(index1(&k))));
+                    let tab = tab.clone();
+                    let (_, sum) = while_loop(
+                        lift((constant(0i64), &g - 1.0f32)),
+                        |s: &Exp<(i64, f32)>| s.unlift().0.lt(4i64),
+                        move |s: &Exp<(i64, f32)>| {
+                            let (i, a) = s.unlift();
+                            lift((&i + 1i64, a + tab.index(index2(&i, &k)) * &g))
+                        },
+                    )
+                    .unlift();
+                    sum
+                })
+            },
+            bits_f32,
+        );
+    }
+}
+
 #[test]
 fn uniform_loops_agree() {
     for (n, k) in [(37usize, 0usize), (1000, 1), (1000, 17), (5, 3)] {

@@ -871,7 +871,12 @@ const UNIFORM_LANES: usize = 2 * LANES;
 // kernel compiled alone and driven from C on one thread, took 25 ms with
 // them and 13.6 without. Where a read is evaluated on some paths only
 // (a conditional's branch), the ends' evaluation may not reach it, and
-// the lanes keep their checks.
+// the lanes keep their checks. The `let`s the loop is under, which each
+// lane evaluates again in each step, may read anywhere (the analysis
+// asks only the loop's own reads to be along the lanes): they do not
+// change from step to step, and every lane evaluated them with their
+// checks when its initial state was made, the loop not starting where
+// one failed.
 
 // Note [Wider uniform blocks]
 // A uniform loop's step is a few vector operations for the lanes and a
