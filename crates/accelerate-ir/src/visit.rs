@@ -30,6 +30,25 @@ pub fn each_child<'a>(e: &'a OpenExp, mut f: impl FnMut(&'a OpenExp)) {
     }
 }
 
+/// `e` as projections of a `while` loop: the projections, innermost
+/// first, and the loop.
+pub fn projects_loop(mut e: &OpenExp) -> Option<(Vec<usize>, &OpenExp)> {
+    let mut path = Vec::new();
+    loop {
+        match &e.kind {
+            ExpKind::Prj(i, t) => {
+                path.push(*i);
+                e = t;
+            }
+            ExpKind::While { .. } => {
+                path.reverse();
+                return Some((path, e));
+            }
+            _ => return None,
+        }
+    }
+}
+
 /// Whether some subterm of `e`, `e` itself included, satisfies `p`,
 /// found without recursion.
 pub fn any_node<'a>(e: &'a OpenExp, mut p: impl FnMut(&'a OpenExp) -> bool) -> bool {

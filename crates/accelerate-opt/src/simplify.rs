@@ -334,7 +334,8 @@ fn float_loop(e: &mut OpenExp) -> bool {
     if matches!(op, PrimFun::LAnd | PrimFun::LOr) {
         return false;
     }
-    let Some(j) = args.iter().position(|a| matches!(&a.kind, ExpKind::Let(b, _) if binds_loop(b))) else {
+    let binds_loop = |a: &OpenExp| matches!(&a.kind, ExpKind::Let(b, _) if visit::projects_loop(b).is_some());
+    let Some(j) = args.iter().position(binds_loop) else {
         return false;
     };
     let loc = e.loc;
@@ -353,17 +354,6 @@ fn float_loop(e: &mut OpenExp) -> bool {
     let inner = OpenExp::new(ExpKind::Prim(op, args), loc);
     e.kind = ExpKind::Let(bound, Box::new(inner));
     true
-}
-
-/// Whether `e` is a `while` loop under projections.
-fn binds_loop(mut e: &OpenExp) -> bool {
-    loop {
-        match &e.kind {
-            ExpKind::Prj(_, t) => e = t,
-            ExpKind::While { .. } => return true,
-            _ => return false,
-        }
-    }
 }
 
 /// The value of a constant scalar term.

@@ -1408,16 +1408,8 @@ impl<'a> ExpGen<'a> {
         let f32 = t == ScalarTy::F32;
         let libm = |name: &str| if f32 { format!("{name}f") } else { name.to_string() };
         let expr = match op {
-            Add | Sub | Mul if float => {
-                let sym = match op {
-                    Add => "+",
-                    Sub => "-",
-                    _ => "*",
-                };
-                format!("{a} {sym} {b}")
-            }
-            // Note [Integer arithmetic that cannot wrap]
-            Add | Sub | Mul if self.cannot_wrap(op, t, rt, &args) => {
+            // integers: Note [Integer arithmetic that cannot wrap]
+            Add | Sub | Mul if float || self.cannot_wrap(op, t, rt, &args) => {
                 let sym = match op {
                     Add => "+",
                     Sub => "-",

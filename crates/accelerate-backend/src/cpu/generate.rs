@@ -320,7 +320,7 @@ impl<'f> Lockstep<'f> {
                 // a loop bound by a `let` whose body has no loop: the
                 // loop in lockstep, then its tail (Note [A loop's tail in
                 // lockstep])
-                ExpKind::Let(b, body) => match projects_loop(b) {
+                ExpKind::Let(b, body) => match accelerate_ir::visit::projects_loop(b) {
                     Some((bound, w)) if !has_loop(body) => {
                         let mut l = Self::of_loop(w, binds, path, arg, rank0)?;
                         l.tail = Some((bound, body));
@@ -1112,25 +1112,6 @@ fn reads_array(e: &OpenExp, rank0: &dyn Fn(usize) -> bool) -> bool {
         ExpKind::LinearIndex { .. } | ExpKind::Shape { .. } => true,
         _ => false,
     })
-}
-
-/// `e` as projections of a `while` loop: the projections, innermost
-/// first, and the loop.
-fn projects_loop(mut e: &OpenExp) -> Option<(Vec<usize>, &OpenExp)> {
-    let mut path = Vec::new();
-    loop {
-        match &e.kind {
-            ExpKind::Prj(i, t) => {
-                path.push(*i);
-                e = t;
-            }
-            ExpKind::While { .. } => {
-                path.reverse();
-                return Some((path, e));
-            }
-            _ => return None,
-        }
-    }
 }
 
 fn has_loop(e: &OpenExp) -> bool {
