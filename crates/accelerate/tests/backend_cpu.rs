@@ -1031,7 +1031,7 @@ fn quarters(n: usize, salt: usize) -> Vec<f32> {
 
 /// Folds whose rows read down columns (Note [Column blocks] in
 /// `cpu/fold.rs`): matrix products written with `replicate` (whole tiles
-/// of 4 runs, partial blocks, runs split by the executor's chunks: 13 x
+/// of 4 or 6 runs, partial blocks, runs split by the executor's chunks: 13 x
 /// 200 rows; several blocks of the shared dimension: 300 and 257 steps),
 /// a batch of products (a rank-4 source), argmaxes down the columns of a
 /// transpose (a tuple, ties, no seed), and a read past the end in one
@@ -1115,7 +1115,7 @@ fn folds_down_columns_agree() {
 /// (sevenths), so that a change in the order of the additions shows in
 /// the bits: with a seed (f32, and f64, whose blocks are shorter) and
 /// without (`fold1`, whose first block starts from the first product),
-/// over shared dimensions of two blocks and one step, and of several,
+/// over shared dimensions of one or more blocks and a part,
 /// with and without a partial column block, on rows enough for whole
 /// tiles in every chunk. With fusion every row is in a
 /// tile or a column block, which reduce each row in order, so the CPU
@@ -1156,14 +1156,16 @@ fn products_in_blocks_of_the_shared_dimension_agree_to_the_bit() {
     let sevenths = |n: usize, salt: usize| -> Vec<f32> {
         (0..n).map(|i| ((i * 2_654_435_761 + salt * 97) % 1000) as f32 / 7.0 - 70.0).collect()
     };
-    // (f32 blocks are 128 steps, f64 blocks 64)
-    for (m, k, n) in [(40usize, 129usize, 65usize), (41, 300, 64)] {
+    // (f32 blocks are 256 steps where tiles fill AVX-512's registers, else
+    // 128; f64 blocks half as many: every shared dimension here is several
+    // blocks and a part on either kind of host, Note [Tiles in registers])
+    for (m, k, n) in [(48usize, 257usize, 65usize), (49, 600, 64)] {
         let (a, b) = (sevenths(m * k, 1), sevenths(k * n, 2));
         let f32s = |v: &[f32], r, c| Array::from_vec(dim2(r, c), v.to_vec()).unwrap();
         let (a32, b32) = (use_array(f32s(&a, m, k)), use_array(f32s(&b, k, n)));
         let bits32 = |x: f32| u64::from(x.to_bits());
         same_bits(&product(a32.clone(), b32.clone(), Some(0.0f32)), &cpu, bits32);
-        if k > 256 {
+        if k > 300 {
             same_bits(&product(a32, b32, None), &cpu, bits32);
         } else {
             let f64s = |v: &[f32], r, c| {

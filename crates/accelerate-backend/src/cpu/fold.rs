@@ -325,15 +325,16 @@ fn short_rows(
 // row of the block, and the loop over the lanes reads `b[k][j0 .. j0 +
 // 64]`, four cache lines of one page. Where such a read is also the same
 // for every run (`b[k][j]` does not depend on `i`), the block is a tile
-// of `TILE_RUNS` runs, lane `(p, q)` holding row `(i0 + p, j0 + q)`, so
+// of `tile_runs` runs, lane `(p, q)` holding row `(i0 + p, j0 + q)`, so
 // that each line of `b` read serves four rows of `a`; a tile needs whole
 // runs, so a chunk's partial runs at either end take the blocks.
 // Each row is still reduced in order from its seed or first element,
 // exactly as the interpreter reduces it. Blocks and tiles of full width
 // are written with a constant width, the rest with the width left.
 //
-// The lanes stay in memory (GCC does not keep an array in registers
-// across the loop over `k`), so a block of 16, as short rows take, spent
+// The lanes of a block stay in memory (GCC does not keep an array of
+// variable width in registers across the loop over `k`; a tile of full
+// width it does, Note [Tiles in registers]), so a block of 16, as short rows take, spent
 // its time on the round trip and on a page per step: 1024^3 on one
 // worker (a C model of the loops) took 510 ms with blocks of 16, 150 ms
 // with 64, 72 ms with tiles of 4 x 64 (8 runs: 78 ms; 4 x 32: 71 ms).
@@ -343,7 +344,51 @@ fn short_rows(
 /// Rows in a tile's run, and runs of rows in a tile (Note [Column
 /// blocks]); a block outside tiles is wider (Note [Wide column blocks]).
 const COLUMN_LANES: usize = 64;
-const TILE_RUNS: usize = 4;
+
+// Note [Tiles in registers]
+// A tile's accumulators live in vector registers across the loop over
+// `k` (GCC keeps a tile of full width there; Note [Column blocks] was
+// written when it did not), so a tile should fill the register file
+// without spilling it: each step loads a line of `b` once per run and
+// broadcasts one element of `a` per run, and the more runs, the more
+// multiplies each load of `b` serves. With AVX-512's 32 registers of 64
+// bytes a tile takes 24 of them (`TILE_REGISTER_BYTES`): 6 runs of 64
+// `f32`, 3 of `f64`. A C model of the loops (1024^3 `f32`, one thread,
+// best of 20, 2-core EPYC guest with AVX-512, 2026-12-01): 12.5 ms with
+// 4 runs and blocks of 128 steps (the tiles before), 9.2 ms with 6 runs,
+// 8.8 ms with 6 runs and blocks of 256 steps (Note [Blocks of the shared
+// dimension]); 8 runs of 32 lanes 12.4, 12 of 32 10.7. Without AVX-512
+// (16 registers of 32 bytes: the same model compiled for Haswell) a
+// tile of 4 runs already spills, and 6 were slower (34.6 ms against
+// 29.1), so hosts without it keep 4 runs.
+
+/// The bytes of a tile's accumulators where the host has AVX-512 (Note
+/// [Tiles in registers]): 24 of its 32 vector registers.
+const TILE_REGISTER_BYTES: usize = 24 * 64;
+
+/// Runs of rows in a tile (Note [Tiles in registers]): as many as fill
+/// `TILE_REGISTER_BYTES` with `COLUMN_LANES` elements of `elt` each, from
+/// 1 to 6, where the host has AVX-512; 4 elsewhere.
+fn tile_runs(elt: &EltTy) -> usize {
+    if wide_vector_registers() {
+        (TILE_REGISTER_BYTES / (COLUMN_LANES * elt.size_bytes().max(1))).clamp(1, 6)
+    } else {
+        4
+    }
+}
+
+/// Whether the host's vector registers are AVX-512's, which the generated
+/// code is compiled for (`-march=native`).
+fn wide_vector_registers() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 // Note [Wide column blocks]
 // A reduction down the columns of a matrix (`transpose` then `fold`: a
@@ -384,14 +429,19 @@ const TILE_RUNS: usize = 4;
 // which writes every output. A C model of the loops (1024^3, half the
 // rows on one worker) took 36 ms with the tiles one after another, 34 ms
 // with the column blocks outermost, and 17 ms with blocks of 128 steps
-// (20 ms with 64, 24 ms with 256).
+// (20 ms with 64, 24 ms with 256). With tiles of 6 runs in registers
+// (Note [Tiles in registers]) larger blocks pay: the benchmark's 1024^3
+// product on two workers took 5.05 to 5.34 ms (median) with 32 KiB, 4.87
+// to 4.95 with 64 KiB, 4.88 to 4.91 with 128 KiB; AVX-512 hosts take 64.
 
 /// Steps of the shared dimension in a block (Note [Blocks of the shared
 /// dimension]): a block of `COLUMN_LANES` columns of elements of `elt`'s
-/// size in 32 KiB, at least 16.
+/// size in 32 KiB (64 KiB where tiles fill AVX-512's registers, Note
+/// [Tiles in registers]), at least 16.
 fn shared_block(elt: &EltTy) -> usize {
     let bytes = elt.size_bytes().max(1);
-    (32 * 1024 / (COLUMN_LANES * bytes)).max(16)
+    let kib = if wide_vector_registers() { 64 } else { 32 };
+    (kib * 1024 / (COLUMN_LANES * bytes)).max(16)
 }
 
 /// Rows in a block of neighbouring rows outside tiles (Note [Wide column
@@ -403,7 +453,7 @@ fn block_lanes(elt: &EltTy) -> usize {
 }
 
 /// The blocks of neighbouring rows of `_rows` (Note [Column blocks]), from
-/// `start` to `end`, in tiles of `TILE_RUNS` runs where `tiles` and the
+/// `start` to `end`, in tiles of `tile_runs` runs where `tiles` and the
 /// range allow; leaves `r0` at `end`.
 fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     let (sh, elt) = (block.sh, block.elt);
@@ -415,7 +465,8 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     let j0 = outer[rank - 2].clone();
     g.loop_invariant.push("r0".into());
     g.loop_invariant.extend(outer.iter().cloned());
-    let runs = if tiles { TILE_RUNS } else { 1 };
+    let tile_runs = tile_runs(elt);
+    let runs = if tiles { tile_runs } else { 1 };
     let wide = block.wide;
     let lanes: Vec<String> = elt.leaves().iter().map(|_| g.fresh("lane")).collect();
     for (l, t) in lanes.iter().zip(elt.leaves()) {
@@ -423,12 +474,12 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     }
     let block = Block { lanes: &lanes, ..block };
     if tiles {
-        // the whole tiles of TILE_RUNS runs from r0, each column block of
+        // the whole tiles of `tile_runs` runs from r0, each column block of
         // them in blocks of the shared dimension (Note [Blocks of the
         // shared dimension])
         let (ni, i0, n) = (&sh[rank - 3], &outer[rank - 3], &sh[rank - 1]);
         g.line(&format!(
-            "const int64_t tiles = {j0} == 0 && {nj} > 0 ? acc_min_int64_t((end - r0) / ({TILE_RUNS} * {nj}), ({ni} - {i0}) / {TILE_RUNS}) : 0;"
+            "const int64_t tiles = {j0} == 0 && {nj} > 0 ? acc_min_int64_t((end - r0) / ({tile_runs} * {nj}), ({ni} - {i0}) / {tile_runs}) : 0;"
         ));
         g.open("if (tiles > 0) {");
         g.open(&format!("for (int64_t jb = 0; jb < {nj}; jb += {COLUMN_LANES}) {{"));
@@ -436,10 +487,10 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
         // the tile tg of the range: its first row, and its runs' index
         let tile = |g: &mut ExpGen<'_>| {
             let mut at = outer.clone();
-            at[rank - 3] = g.bind(ScalarTy::I64, &format!("{i0} + tg * {TILE_RUNS}"));
+            at[rank - 3] = g.bind(ScalarTy::I64, &format!("{i0} + tg * {tile_runs}"));
             g.loop_invariant.push(at[rank - 3].clone());
             at[rank - 2] = "jb".into();
-            (at, format!("r0 + tg * {TILE_RUNS} * {nj} + jb"))
+            (at, format!("r0 + tg * {tile_runs} * {nj} + jb"))
         };
         g.open(&format!("if ({nj} - jb >= {COLUMN_LANES}) {{"));
         let depth = shared_block(elt);
@@ -447,7 +498,7 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
         g.line(&format!("const int64_t ke = kb + {depth} < {n} ? kb + {depth} : {n};"));
         g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
         let (at, first) = tile(g);
-        block.write(g, &at, &first, &COLUMN_LANES.to_string(), TILE_RUNS, true);
+        block.write(g, &at, &first, &COLUMN_LANES.to_string(), tile_runs, true);
         g.close("}");
         g.close("}");
         g.close("} else {");
@@ -455,11 +506,11 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
         g.line(&format!("const int64_t width = {nj} - jb;"));
         g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
         let (at, first) = tile(g);
-        block.write(g, &at, &first, "width", TILE_RUNS, false);
+        block.write(g, &at, &first, "width", tile_runs, false);
         g.close("}");
         g.close("}");
         g.close("}");
-        g.line(&format!("r0 += tiles * {TILE_RUNS} * {nj};"));
+        g.line(&format!("r0 += tiles * {tile_runs} * {nj};"));
         g.line("continue;");
         g.close("}");
     }
