@@ -116,11 +116,25 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
             }
         }
     };
-    let KernelParts { inputs, sites, consts, chunk_depth, in_place, rows_grain } = T::finish(g);
+    let KernelParts { inputs, sites, consts, chunk_depth, in_place, rows_grain, tile_runs } = T::finish(g);
     let (name, elt, loc) = (k.name.clone(), k.out.elt.clone(), k.loc);
     let cost = super::cost::element_cost(k);
     let uses = k.arrays_used();
-    Kernel { name, skeleton, inputs, uses, elt, sites, loc, consts, chunk_depth, cost, in_place, rows_grain }
+    Kernel {
+        name,
+        skeleton,
+        inputs,
+        uses,
+        elt,
+        sites,
+        loc,
+        consts,
+        chunk_depth,
+        cost,
+        in_place,
+        rows_grain,
+        tile_runs,
+    }
 }
 
 impl ShapeOf {

@@ -107,6 +107,9 @@ pub(crate) struct Kernel {
     /// The rows a chunk of a reduction's rows should hold (a block of its
     /// loop's, Note [Wide column blocks] in `cpu/fold.rs`); 1 for any.
     pub rows_grain: usize,
+    /// The runs of rows in a reduction's tiles (Note [Tiles in registers]
+    /// in `cpu/fold.rs`), whose chunks then end at whole tiles; 0 for none.
+    pub tile_runs: usize,
 }
 
 /// What a backend's kernel generator hands back once a kernel's functions
@@ -118,6 +121,7 @@ pub(crate) struct KernelParts {
     pub chunk_depth: usize,
     pub in_place: Option<usize>,
     pub rows_grain: usize,
+    pub tile_runs: usize,
 }
 
 /// Where `open_function` leaves room for the hoisted literals, which
@@ -150,6 +154,8 @@ pub(crate) struct KernelCore {
     pub in_place: Option<usize>,
     /// `Kernel::rows_grain`.
     pub rows_grain: usize,
+    /// `Kernel::tile_runs`.
+    pub tile_runs: usize,
 }
 
 impl KernelCore {
@@ -185,6 +191,7 @@ impl KernelCore {
             aliased: None,
             in_place: None,
             rows_grain: 1,
+            tile_runs: 0,
         }
     }
 
@@ -198,6 +205,7 @@ impl KernelCore {
             chunk_depth: self.chunk_depth,
             in_place: self.in_place,
             rows_grain: self.rows_grain,
+            tile_runs: self.tile_runs,
         }
     }
 
