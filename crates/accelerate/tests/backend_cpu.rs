@@ -492,6 +492,134 @@ fn permute_histograms_agree() {
     );
 }
 
+/// Permutes into a result of a few positions (Note [Small results by
+/// comparison] in `cpu/permute.rs`): privatised on the workers, whose
+/// fast form adds each source to the lanes of every position, masked by
+/// whether it is its destination. k-means' sums of `(x, y, 1)` by key
+/// into 16 positions (the comparisons' limit for that element on an
+/// AVX-512 host) and 17 (past it: one source at a time), `i64` counts
+/// and `f64` sums, defaults that are not zero, keys out of range dropped,
+/// a length not a multiple of the blocks: the interpreter's results
+/// exactly (sums of small integers, exact in any order). A destination
+/// outside the result, and a failed read of a kept source's value, are
+/// the interpreter's errors; a failed read of a dropped source's value
+/// is no error. On an AVX-512 host the generated C has the fast form.
+#[test]
+fn permutes_into_few_positions_by_comparison_agree() {
+    let n = 100_003usize;
+    let keys: Vec<i32> = (0..n as i32).map(|i| (i.wrapping_mul(7919)) % 23 - 3).collect();
+    let xs: Vec<f32> = (0..n as i32).map(|i| (i % 1000) as f32 - 500.0).collect();
+    let sums = |bins: i64, keys: Vec<i32>, xs: Vec<f32>| {
+        let (k, x) = (use_array(Vector::from_elems(keys)), use_array(Vector::from_elems(xs)));
+        let base = generate(index1(bins), |ix| {
+            let c = unindex1(ix);
+            lift((c.cast::<f32>() * 0.5f32, constant(-1.0f32), c.cast::<i32>()))
+        });
+        x.map(|v| lift((v.clone(), v * 2.0f32, constant(1i32)))).permute(
+            |a, b| {
+                let ((ax, ay, an), (bx, by, bn)) = (a.unlift(), b.unlift());
+                lift((ax + bx, ay + by, an + bn))
+            },
+            base,
+            move |ix| {
+                let key = k.index(ix).cast::<i64>();
+                cond(key.ge(0i64).and(key.lt(bins)), just(index1(key)), nothing())
+            },
+        )
+    };
+    for bins in [16i64, 17, 5] {
+        agree(|| sums(bins, keys.clone(), xs.clone()), eq);
+    }
+    // one-leaf elements: i64 counts, f64 sums
+    agree(
+        || {
+            let k = use_array(Vector::from_elems(keys.clone()));
+            let base = generate(index1(16i64), |ix| unindex1(ix) * 3i64);
+            k.map(|_| constant(1i64)).permute(
+                |a, b| a + b,
+                base,
+                move |ix| {
+                    let key = k.index(ix).cast::<i64>();
+                    cond(key.ge(0i64).and(key.lt(16i64)), just(index1(key)), nothing())
+                },
+            )
+        },
+        eq,
+    );
+    agree(
+        || {
+            let (k, x) =
+                (use_array(Vector::from_elems(keys.clone())), use_array(Vector::from_elems(xs.clone())));
+            x.map(|v| v.cast::<f64>() * 0.25f64).permute(
+                |a, b| a + b,
+                fill(index1(12i64), 0.125f64),
+                move |ix| {
+                    let key = k.index(ix).cast::<i64>();
+                    cond(key.ge(0i64), just(index1(key % 12i64)), nothing())
+                },
+            )
+        },
+        eq,
+    );
+    // a destination outside the result: every key past it is 19
+    agree(
+        || {
+            let k = use_array(Vector::from_elems(keys.clone()));
+            k.map(|_| constant(1i32)).permute(
+                |a, b| a + b,
+                fill(index1(16i64), 0i32),
+                move |ix| {
+                    let key = k.index(ix).cast::<i64>();
+                    cond(key.ge(0i64), just(index1(key.min(19i64))), nothing())
+                },
+            )
+        },
+        eq,
+    );
+    // the last source's value read past the end of a shorter array: an
+    // error where its key is kept, none where it is dropped
+    for last_key in [2i32, -1] {
+        let mut keys = keys.clone();
+        keys[n - 1] = last_key;
+        let short: Vec<f32> = xs[..n - 1].to_vec();
+        agree(
+            || {
+                let k = use_array(Vector::from_elems(keys.clone()));
+                let s = use_array(Vector::from_elems(short.clone()));
+                k.imap(move |ix, _| s.index(ix)).permute(
+                    |a, b| a + b,
+                    fill(index1(16i64), 0.0f32),
+                    move |ix| {
+                        let key = k.index(ix).cast::<i64>();
+                        cond(key.ge(0i64).and(key.lt(16i64)), just(index1(key)), nothing())
+                    },
+                )
+            },
+            bits_f32,
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        let Some(cpu) = cpu().filter(|c| c.backend == Backend::Cpu) else { return };
+        let program = move |k: Acc<Vector<i32>>, x: Acc<Vector<f32>>| {
+            let k2 = k.clone();
+            x.map(|v| lift((v.clone(), v * 2.0f32, constant(1i32)))).permute(
+                |a, b| {
+                    let ((ax, ay, an), (bx, by, bn)) = (a.unlift(), b.unlift());
+                    lift((ax + bx, ay + by, an + bn))
+                },
+                fill(index1(16i64), (0.0f32, 0.0f32, 0i32)),
+                move |ix| {
+                    let key = k2.index(ix).cast::<i64>();
+                    cond(key.ge(0i64).and(key.lt(16i64)), just(index1(key)), nothing())
+                },
+            )
+        };
+        let c = compile_with(program, cpu).unwrap().c_source().unwrap().to_string();
+        assert!(c.contains("_private_fast(") && c.contains("cdst["), "no comparisons:\n{c}");
+    }
+}
+
 /// Privatised permutes whose private copies start from the combining
 /// function's identity (`-0.0` for a float sum, integer `min`, bit
 /// operators) or from the defaults (float `min`/`max`, idempotent), so

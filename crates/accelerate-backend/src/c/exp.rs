@@ -28,7 +28,9 @@
 //! clears the flag too, so the flag over-approximates, and the checked
 //! run decides exactly. Only functions that may run their range twice
 //! use it: those whose results depend on their inputs alone (not a
-//! permute, which combines into its output, nor a scan's in-place carry).
+//! permute, which combines into its output, nor a scan's in-place carry;
+//! but a permute's private pieces, each of which starts its copy afresh:
+//! Note [Small results by comparison] in `cpu/permute.rs`).
 //!
 //! Note [Optimistic checks in loops]
 //! Inside a scalar `while` loop (never vectorised) a conditional load is a

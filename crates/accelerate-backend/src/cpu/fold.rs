@@ -385,23 +385,10 @@ const TILE_REGISTER_BYTES: usize = 24 * 64;
 /// `TILE_REGISTER_BYTES` with `COLUMN_LANES` elements of `elt` each, from
 /// 1 to 6, where the host has AVX-512; 4 elsewhere.
 fn tile_runs(elt: &EltTy) -> usize {
-    if wide_vector_registers() {
+    if super::wide_vector_registers() {
         (TILE_REGISTER_BYTES / (COLUMN_LANES * elt.size_bytes().max(1))).clamp(1, 6)
     } else {
         4
-    }
-}
-
-/// Whether the host's vector registers are AVX-512's, which the generated
-/// code is compiled for (`-march=native`).
-fn wide_vector_registers() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
@@ -455,7 +442,7 @@ fn wide_vector_registers() -> bool {
 /// [Tiles in registers]), at least 16.
 fn shared_block(elt: &EltTy) -> usize {
     let bytes = elt.size_bytes().max(1);
-    let kib = if wide_vector_registers() { 64 } else { 32 };
+    let kib = if super::wide_vector_registers() { 64 } else { 32 };
     (kib * 1024 / (COLUMN_LANES * bytes)).max(16)
 }
 

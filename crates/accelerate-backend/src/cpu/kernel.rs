@@ -57,6 +57,9 @@ pub(crate) struct KernelGen {
     /// own suffixes): `_inplace` for the functions that write over an
     /// input (Note [Functions that write in place] in `generate.rs`).
     pub variant: &'static str,
+    /// What the signatures of fast forms start with (GCC attributes:
+    /// Note [Small results by comparison] in `permute.rs`).
+    pub fast_attributes: &'static str,
     /// The checks the fast forms written so far make where their code is,
     /// not before their loops.
     pub fast_checks_in_place: usize,
@@ -90,6 +93,7 @@ impl KernelGen {
             checks_before: false,
             variant: "",
             fast_checks_in_place: 0,
+            fast_attributes: "",
         }
     }
 
@@ -156,6 +160,12 @@ impl KernelGen {
         out.push_str(&checked);
     }
 
+    /// Whether the function being written is the fast form of one (Note
+    /// [Optimistic checks]).
+    pub fn fast(&self) -> bool {
+        self.fast
+    }
+
     /// Whether the function being written may compute its elements in any
     /// order (`any_order`); asking makes `with_fast_path` write a function
     /// that raises nothing a second time, free to.
@@ -173,7 +183,11 @@ impl KernelGen {
         let _ = writeln!(out, "\n/* {} at {loc} */", crate::c::comment(what));
         let f = &self.function;
         if self.fast {
-            let _ = writeln!(out, "static int {f}_fast(const acc_args *A, int64_t start, int64_t end) {{");
+            let _ = writeln!(
+                out,
+                "{}static int {f}_fast(const acc_args *A, int64_t start, int64_t end) {{",
+                self.fast_attributes
+            );
         } else {
             let _ = writeln!(out, "void {f}(const acc_args *A, int64_t start, int64_t end) {{");
         }

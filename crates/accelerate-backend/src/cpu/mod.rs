@@ -193,3 +193,18 @@ fn symbols(k: &Kernel) -> Vec<String> {
 pub fn unavailable_with(options: &CpuOptions) -> Option<String> {
     compile::unavailable(&options.cc)
 }
+
+/// Whether the host's vector registers are AVX-512's (32 of 64 bytes),
+/// which the generated code is compiled for (`-march=native`): the
+/// tiles of `fold.rs` and the comparisons of `permute.rs` are sized for
+/// them.
+fn wide_vector_registers() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}

@@ -331,6 +331,200 @@ impl Blocks {
 // to 148 (the eleventh session on issue 21). (Until then the test was a
 // cost below 4 units, which k-means' 8 passed, and a histogram's 9 too.)
 
+// Note [Small results by comparison]
+// k-means' sums by cluster (a permute with `+` of `(x, y, 1)` into 16
+// bins, from the one-hot fold, `opt::one_hot`) combined one source at a
+// time into a private copy: a read, a combination and a write at a bin
+// a source's key picks, some 30 instructions a point with the checks,
+// which no vector loop can do. Into a result of a few positions the
+// updates can be turned around: each lane of a vector holds its own
+// accumulator of every position, and a source is added to all of them,
+// masked by whether its destination is that position. For a combining
+// function with an identity on every leaf (`private_start`: `+`, `*`,
+// integer `min`/`max`, the bit operators), `combine(m ? x : e, acc)` is
+// `acc` where the mask is false, exactly, so that each source is still
+// combined once, into its own destination. That is `k` operations a
+// source instead of one, but vector ones with no memory dependence: the
+// accumulators of `COMPARE_REGISTERS / leaves` positions stay in the
+// vector registers for a pass over a block of sources, whose
+// destinations and values a first loop over the block computes (a
+// vector loop too). The lanes are combined into the private copy after
+// the piece; the order of the combinations changes, as the combining
+// function allows (`docs/semantics.md`). A fast form only (Note
+// [Optimistic checks]): a destination outside the result, or any failed
+// check, fails it, and the checked form, which combines one source at a
+// time, raises the error in order. A result of more than two passes'
+// positions (`Compared::limit`), where the comparisons would cost more
+// than they save, goes to the checked form at once. (A permute whose
+// checked form raises nothing has no fast form, and so no comparisons:
+// left for when a program needs it.) Sized for AVX-512's 32 registers
+// (`wide_vector_registers`); other hosts keep the updates one at a time.
+// A C model of k-means' sums (2^20 points into 16 bins, one thread, the
+// 2-core EPYC guest of docs/benchmarks.md, best of 50): the checked
+// `_private`, one source at a time, 0.96 to 1.01 ns a point; a plain C
+// loop of the updates without checks 0.70 to 0.76; this fast form 0.68
+// to 0.70 (a hand-written loop that compares keys read straight from
+// the arrays, with no checks and no block of destinations, 0.42 to
+// 0.49). Three things GCC needs: keys compared in 32 bits (with the
+// destinations' 64-bit ones it compared twice as many vectors and spilled:
+// 6.2 ns a point); each value read before the choice `m ? x : e` (else
+// it masks the loads and keeps the accumulators in memory: 2.5 ns); and
+// the copies of the accumulators between passes not turned into `memcpy`
+// calls (`COMPARE_ATTRIBUTES`; with the calls, the accumulators stay in
+// memory: 1.4 ns). Keeping every position's accumulators in registers
+// for a whole piece instead, and computing the destinations again in
+// each pass, spilled as well (1.3 to 1.5 ns). The benchmark (`kmeans
+// --size large`, 26 iterations) went from 25.5 ms to 20.5 to 20.7,
+// against rayon's 19.1 to 19.5.
+
+/// Lanes of a vector of accumulators (Note [Small results by
+/// comparison]): 16 of 32-bit elements fill an AVX-512 register.
+const COMPARE_LANES: usize = 16;
+/// The vector registers the accumulators of one pass may fill.
+const COMPARE_REGISTERS: usize = 24;
+/// Sources a block of the comparisons.
+const COMPARE_BLOCK: usize = 256;
+/// The fast form's GCC attributes: its copies of the accumulators
+/// between passes are loops GCC would otherwise turn into `memcpy` calls,
+/// after which no accumulator stays in a register.
+const COMPARE_ATTRIBUTES: &str = "__attribute__((optimize(\"no-tree-loop-distribute-patterns\"))) ";
+
+/// How a privatised permute combines into a small result by comparison
+/// (Note [Small results by comparison]).
+struct Compared {
+    /// The positions a pass holds in registers.
+    group: usize,
+    /// The most positions of a result taken by comparison.
+    limit: usize,
+    /// Each leaf's identity.
+    identity: Vec<ScalarVal>,
+}
+
+/// The comparisons for a permute whose private copies start from `start`
+/// into elements of `elt`, where the host's registers and every leaf's
+/// type and identity allow them.
+fn compared(start: Option<&[Start]>, elt: &EltTy) -> Option<Compared> {
+    use ScalarTy::*;
+    if !super::wide_vector_registers() {
+        return None;
+    }
+    let mut identity = Vec::new();
+    let mut registers = 0;
+    for (s, t) in start?.iter().zip(elt.leaves()) {
+        let Start::Identity(v) = s else { return None };
+        if !matches!(t, F32 | F64 | I32 | I64 | U32 | U64) {
+            return None;
+        }
+        registers += (COMPARE_LANES * t.size_bytes()).div_ceil(64);
+        identity.push(*v);
+    }
+    let group = (COMPARE_REGISTERS / registers.max(1)).clamp(1, 8);
+    Some(Compared { group, limit: 2 * group, identity })
+}
+
+/// The updates of a privatised permute's sources `first .. last` by
+/// comparison (Note [Small results by comparison]), in a fast form: the
+/// lanes' accumulators of every position, a block of destinations and
+/// values at a time, then combined into the private copy.
+fn compared_updates(g: &mut ExpGen<'_>, u: &Updates<'_>, cmp: &Compared, elt: &EltTy) {
+    let Updates { combine, src, tbufs, sh, rsh, first, last, loc, .. } = *u;
+    let (lanes, block, group) = (COMPARE_LANES, COMPARE_BLOCK, cmp.group);
+    let leaves = elt.leaves();
+    let ids: Vec<String> = cmp.identity.iter().map(|v| literal(*v)).collect();
+    let keys = cmp.limit.next_multiple_of(group) * lanes;
+    let fresh =
+        |g: &mut ExpGen<'_>, base: &str| -> Vec<String> { leaves.iter().map(|_| g.fresh(base)).collect() };
+    // every position's lanes, from the identity
+    let acc = fresh(g, "lacc");
+    for ((a, t), id) in acc.iter().zip(&leaves).zip(&ids) {
+        g.line(&format!("{} {a}[{keys}];", c_type(*t)));
+        g.line(&format!("for (int q = 0; q < {keys}; q++) {a}[q] = {id};"));
+    }
+    g.line("const int64_t copy = c * P[2];");
+    let guarded = open_guard(g, u.index, sh.len());
+    let index = guarded.as_ref().unwrap_or(u.index);
+    g.open(&format!("for (int64_t b = {first}; b < {last}; b += {block}) {{"));
+    g.line(&format!(
+        "const int64_t w = b + {block} < {last} ? {block} : {last} - b, wl = (w + {}) / {lanes} * {lanes};",
+        lanes - 1
+    ));
+    // the block's destinations (-1 for a dropped source, -2 outside the
+    // result: the fast form fails) and values
+    g.line(&format!("int32_t cdst[{block}];"));
+    let vals = fresh(g, "cval");
+    for (v, t) in vals.iter().zip(&leaves) {
+        g.line(&format!("{} {v}[{block}];", c_type(*t)));
+    }
+    let saved = g.open_lane_loop("w", block);
+    let i = g.bind(ScalarTy::I64, "b + q");
+    let ix = unravel(g, &i, sh);
+    let (keep, to) = destination(g, index, src, &ix);
+    let inside = g.in_bounds(&to, rsh);
+    let d =
+        g.bind(ScalarTy::I32, &format!("{keep} ? ({inside} ? (int32_t)({}) : -2) : -1", linear_of(&to, rsh)));
+    let failed = g.failed();
+    g.line(&format!("{failed} |= {d} == -2;"));
+    g.line(&format!("cdst[q] = {d};"));
+    let v = read_ix(g, src, &ix, loc);
+    for (c, x) in vals.iter().zip(&v.leaves) {
+        g.line(&format!("{c}[q] = {x};"));
+    }
+    g.close_lane_loop(saved);
+    // the block's last vector, past its sources: no destination
+    g.open("for (int64_t q = w; q < wl; q++) {");
+    g.line("cdst[q] = -1;");
+    for (c, id) in vals.iter().zip(&ids) {
+        g.line(&format!("{c}[q] = {id};"));
+    }
+    g.close("}");
+    // passes of `group` positions, their lanes in registers
+    g.open(&format!("for (int64_t d0 = 0; d0 < P[3]; d0 += {group}) {{"));
+    let regs = fresh(g, "kacc");
+    for ((r, a), t) in regs.iter().zip(&acc).zip(&leaves) {
+        g.line(&format!("{} {r}[{}];", c_type(*t), group * lanes));
+        g.line(&format!("for (int q = 0; q < {}; q++) {r}[q] = {a}[d0 * {lanes} + q];", group * lanes));
+    }
+    g.open(&format!("for (int64_t i0 = 0; i0 < wl; i0 += {lanes}) {{"));
+    g.open(&format!("for (int p = 0; p < {group}; p++) {{"));
+    let saved = g.open_lane_loop(&lanes.to_string(), lanes);
+    g.line("const acc_bool m = cdst[i0 + q] == (int32_t)(d0 + p);");
+    // (each value read before the choice: `m ? cval[i] : e` made GCC mask
+    // the loads, and keep the accumulators in memory)
+    let read: Vec<String> =
+        vals.iter().zip(&leaves).map(|(c, t)| g.bind(*t, &format!("{c}[i0 + q]"))).collect();
+    let new = CVal {
+        ty: elt.clone(),
+        leaves: read.iter().zip(&ids).map(|(x, id)| format!("(m ? {x} : {id})")).collect(),
+    };
+    let slot = format!("p * {lanes} + q");
+    let old = CVal { ty: elt.clone(), leaves: regs.iter().map(|r| format!("{r}[{slot}]")).collect() };
+    let v = g.apply(combine, vec![new, old]);
+    store(g, &regs, &slot, &v);
+    g.close_lane_loop(saved);
+    g.close("}");
+    g.close("}");
+    for (r, a) in regs.iter().zip(&acc) {
+        g.line(&format!("for (int q = 0; q < {}; q++) {a}[d0 * {lanes} + q] = {r}[q];", group * lanes));
+    }
+    g.close("}");
+    g.close("}");
+    if guarded.is_some() {
+        g.close("}");
+    }
+    // the lanes into the copy
+    g.open("for (int64_t d = 0; d < P[3]; d++) {");
+    let mine = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[copy + d]")).collect() };
+    let sum = declare(g, "sum", &mine);
+    g.open(&format!("for (int q = 0; q < {lanes}; q++) {{"));
+    let lane =
+        CVal { ty: elt.clone(), leaves: acc.iter().map(|a| format!("{a}[d * {lanes} + q]")).collect() };
+    let v = g.apply(combine, vec![lane, sum.clone()]);
+    assign(g, &sum, &v);
+    g.close("}");
+    store(g, tbufs, "copy + d", &sum);
+    g.close("}");
+}
+
 /// Where a loop by blocks (`blocked_updates`) combines its sources.
 enum Into {
     /// A private copy at `c * P[2]`, with a spare place at `P[3]`, by
@@ -562,72 +756,95 @@ fn private(
 ) {
     // _private: pieces start..end of P[1] sources each, piece c combining
     // into its private copy t at c * P[2] (of the P[3] results and, where
-    // the copies start filled, a spare place), or marking u
-    k.open_function(out, "_private", what, loc);
-    let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
-    let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
-    let marks = marks_buffer(out, start, next);
-    let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
-    let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
-    let mut g = k.exp_gen(1);
-    g.line(&format!("const int64_t size = {};", product(&sh)));
-    g.open("for (int64_t c = start; c < end; c++) {");
-    if let Some(start) = start {
-        g.open("for (int64_t j = c * P[2]; j < c * P[2] + P[3]; j++) {");
-        for ((t, o), v) in tbufs.iter().zip(&obufs).zip(start) {
-            match v {
-                Start::Identity(v) => g.line(&format!("{t}[j] = {};", literal(*v))),
-                Start::Default => g.line(&format!("{t}[j] = {o}[j - c * P[2]];")),
+    // the copies start filled, a spare place), or marking u; in a fast
+    // form, by comparison (Note [Small results by comparison])
+    let compare = compared(start, elt);
+    let write = |k: &mut KernelGen, out: &mut String| {
+        let fast = k.fast();
+        k.open_function(out, "_private", what, loc);
+        let (obufs, next) = KernelGen::out_buffers(out, "o", elt, k.first_own_buf());
+        let (tbufs, next) = KernelGen::out_buffers(out, "t", elt, next);
+        let marks = marks_buffer(out, start, next);
+        let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
+        let rsh = KernelCore::extents(out, "rs", res_rank, k.first_own_extent() + rank);
+        let mut g = k.exp_gen(1);
+        let compare = compare.as_ref().filter(|_| fast);
+        if let Some(cmp) = compare {
+            // (the checked form combines into larger results)
+            g.line(&format!("if (P[3] > {}) return 1;", cmp.limit));
+        }
+        g.line(&format!("const int64_t size = {};", product(&sh)));
+        g.open("for (int64_t c = start; c < end; c++) {");
+        if let Some(start) = start {
+            g.open("for (int64_t j = c * P[2]; j < c * P[2] + P[3]; j++) {");
+            for ((t, o), v) in tbufs.iter().zip(&obufs).zip(start) {
+                match v {
+                    Start::Identity(v) => g.line(&format!("{t}[j] = {};", literal(*v))),
+                    Start::Default => g.line(&format!("{t}[j] = {o}[j - c * P[2]];")),
+                }
+            }
+            g.close("}");
+            // the copy's spare place, where dropped sources may go
+            for t in &tbufs {
+                g.line(&format!("{t}[c * P[2] + P[3]] = 0;"));
             }
         }
-        g.close("}");
-        // the copy's spare place, where dropped sources may go
-        for t in &tbufs {
-            g.line(&format!("{t}[c * P[2] + P[3]] = 0;"));
+        g.line("const int64_t first = c * P[1], last = first + P[1] < size ? first + P[1] : size;");
+        match &marks {
+            None => {
+                let u = Updates {
+                    combine,
+                    index,
+                    src,
+                    tbufs: &tbufs,
+                    sh: &sh,
+                    rsh: &rsh,
+                    first: "first",
+                    last: "last",
+                    into: Into::Copy,
+                    loc,
+                };
+                match compare {
+                    Some(cmp) => compared_updates(&mut g, &u, cmp, elt),
+                    None => blocked_updates(&mut g, &u),
+                }
+            }
+            Some(u) => {
+                g.open("for (int64_t i = first; i < last; i++) {");
+                let ix = unravel(&mut g, "i", &sh);
+                let (j, new) = open_destination(&mut g, index, src, &ix, &rsh, loc);
+                let at = g.bind(ScalarTy::I64, &format!("c * P[2] + {j}"));
+                let mine =
+                    CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[{at}]")).collect() };
+                g.open(&format!("if ({u}[{at}]) {{"));
+                let old = declare(&mut g, "old", &mine);
+                let v = g.apply(combine, vec![new.clone(), old]);
+                store(&mut g, &tbufs, &at, &v);
+                g.close("} else {");
+                g.indent_in();
+                store(&mut g, &tbufs, &at, &new);
+                g.line(&format!("{u}[{at}] = 1;"));
+                g.close("}");
+                g.close("}");
+                g.close("}");
+                g.break_on_error();
+                g.close("}");
+            }
         }
-    }
-    g.line("const int64_t first = c * P[1], last = first + P[1] < size ? first + P[1] : size;");
-    match &marks {
-        None => {
-            let u = Updates {
-                combine,
-                index,
-                src,
-                tbufs: &tbufs,
-                sh: &sh,
-                rsh: &rsh,
-                first: "first",
-                last: "last",
-                into: Into::Copy,
-                loc,
-            };
-            blocked_updates(&mut g, &u)
-        }
-        Some(u) => {
-            g.open("for (int64_t i = first; i < last; i++) {");
-            let ix = unravel(&mut g, "i", &sh);
-            let (j, new) = open_destination(&mut g, index, src, &ix, &rsh, loc);
-            let at = g.bind(ScalarTy::I64, &format!("c * P[2] + {j}"));
-            let mine = CVal { ty: elt.clone(), leaves: tbufs.iter().map(|t| format!("{t}[{at}]")).collect() };
-            g.open(&format!("if ({u}[{at}]) {{"));
-            let old = declare(&mut g, "old", &mine);
-            let v = g.apply(combine, vec![new.clone(), old]);
-            store(&mut g, &tbufs, &at, &v);
-            g.close("} else {");
-            g.indent_in();
-            store(&mut g, &tbufs, &at, &new);
-            g.line(&format!("{u}[{at}] = 1;"));
-            g.close("}");
-            g.close("}");
-            g.close("}");
+        if compare.is_none() {
             g.break_on_error();
-            g.close("}");
         }
+        g.close("}");
+        let parts = g.into_parts();
+        k.close_function(out, parts);
+    };
+    if compare.is_some() && start.is_some() {
+        k.fast_attributes = COMPARE_ATTRIBUTES;
+        k.with_fast_path(out, write);
+        k.fast_attributes = "";
+    } else {
+        write(k, out);
     }
-    g.break_on_error();
-    g.close("}");
-    let parts = g.into_parts();
-    k.close_function(out, parts);
 
     // _merge: result positions start..end from the defaults' copy in o and
     // the P[0] private copies
