@@ -492,6 +492,60 @@ fn permute_histograms_agree() {
     );
 }
 
+/// Integer quotients and remainders by literal divisors, which stay in
+/// the C source so that the compiler divides by multiplying (Note
+/// [Hoisted literals] in `c/exp.rs`): `quot`, `%`, `div_floor` and
+/// `mod_floor` of `i64` and `i32` values from the extremes through zero,
+/// by divisors of either sign, small and large, -1 and the type's
+/// minimum, agree with the interpreter; a literal zero divisor is its
+/// error; and the divisor is in the generated C.
+#[test]
+fn integer_division_by_literals_agrees() {
+    let xs: Vec<i64> = vec![
+        i64::MIN,
+        i64::MIN + 1,
+        -86_401,
+        -86_400,
+        -7,
+        -6,
+        -1,
+        0,
+        1,
+        6,
+        7,
+        86_399,
+        86_400,
+        1 << 40,
+        i64::MAX,
+    ];
+    for d in [7i64, -7, 86_400, -86_400, 3, 1_000_000_007, -1, i64::MIN] {
+        agree(
+            || {
+                use_array(Vector::from_elems(xs.clone()))
+                    .map(move |x| lift((x.quot(d), x % d, x.div_floor(d), x.mod_floor(d))))
+            },
+            eq,
+        );
+    }
+    let ys: Vec<i32> = xs.iter().map(|&x| x as i32).chain([i32::MIN, i32::MAX, -13, 13]).collect();
+    for d in [7i32, -7, 86_400, 3, -1, i32::MIN] {
+        agree(
+            || {
+                use_array(Vector::from_elems(ys.clone()))
+                    .map(move |x| lift((x.quot(d), x % d, x.div_floor(d), x.mod_floor(d))))
+            },
+            eq,
+        );
+    }
+    agree(|| use_array(Vector::from_elems(xs.clone())).map(|x| x.quot(0i64)), eq);
+    agree(|| use_array(Vector::from_elems(ys.clone())).map(|x| x.mod_floor(0i32)), eq);
+    if let Some(cpu) = cpu().filter(|c| c.backend == Backend::Cpu) {
+        let days = |t: Acc<Vector<i64>>| t.map(|x| x.quot(86_400i64).mod_floor(7i64));
+        let c = compile_with(days, cpu).unwrap().c_source().unwrap().to_string();
+        assert!(c.contains("86400") && c.contains("7LL"), "the divisors are not in the C:\n{c}");
+    }
+}
+
 /// Permutes into a result of a few positions (Note [Small results by
 /// comparison] in `cpu/permute.rs`): privatised on the workers, whose
 /// fast form adds each source to the lanes of every position, masked by
