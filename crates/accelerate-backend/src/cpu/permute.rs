@@ -362,7 +362,7 @@ impl Blocks {
 // A C model of k-means' sums (2^20 points into 16 bins, one thread, the
 // 2-core EPYC guest of docs/benchmarks.md, best of 50): the checked
 // `_private`, one source at a time, 0.96 to 1.01 ns a point; a plain C
-// loop of the updates without checks 0.70 to 0.76; this fast form 0.68
+// loop of the updates without checks 0.70 to 0.76; this fast form 0.66
 // to 0.70 (a hand-written loop that compares keys read straight from
 // the arrays, with no checks and no block of destinations, 0.42 to
 // 0.49). Three things GCC needs: keys compared in 32 bits (with the
