@@ -118,10 +118,8 @@ pub(super) fn launch(
         // Note [Wide column blocks])
         let grain = (grain / n.max(1)).max(1).max(k.rows_grain.min(rows / launch.workers.max(1)));
         let mut bounds = launch.uniform(rows, grain);
-        if let [.., nj] = outer[..] {
-            if k.tile_runs > 0 && outer.len() >= 2 {
-                bounds = whole_tiles(bounds, k.tile_runs * nj);
-            }
+        if let (true, [.., _, nj]) = (k.tile_runs > 0, &outer[..]) {
+            bounds = whole_tiles(bounds, k.tile_runs * nj);
         }
         launch.run("_rows", &mut out, &mut kept, &ext, &[], &bounds)?;
     } else {

@@ -394,10 +394,15 @@ const COMPARE_ATTRIBUTES: &str = "__attribute__((optimize(\"no-tree-loop-distrib
 struct Compared {
     /// The positions a pass holds in registers.
     group: usize,
-    /// The most positions of a result taken by comparison.
-    limit: usize,
     /// Each leaf's identity.
     identity: Vec<ScalarVal>,
+}
+
+impl Compared {
+    /// The most positions of a result taken by comparison: two passes'.
+    fn limit(&self) -> usize {
+        2 * self.group
+    }
 }
 
 /// The comparisons for a permute whose private copies start from `start`
@@ -419,7 +424,7 @@ fn compared(start: Option<&[Start]>, elt: &EltTy) -> Option<Compared> {
         identity.push(*v);
     }
     let group = (COMPARE_REGISTERS / registers.max(1)).clamp(1, 8);
-    Some(Compared { group, limit: 2 * group, identity })
+    Some(Compared { group, identity })
 }
 
 /// The updates of a privatised permute's sources `first .. last` by
@@ -431,7 +436,7 @@ fn compared_updates(g: &mut ExpGen<'_>, u: &Updates<'_>, cmp: &Compared, elt: &E
     let (lanes, block, group) = (COMPARE_LANES, COMPARE_BLOCK, cmp.group);
     let leaves = elt.leaves();
     let ids: Vec<String> = cmp.identity.iter().map(|v| literal(*v)).collect();
-    let keys = cmp.limit.next_multiple_of(group) * lanes;
+    let keys = cmp.limit() * lanes;
     let fresh =
         |g: &mut ExpGen<'_>, base: &str| -> Vec<String> { leaves.iter().map(|_| g.fresh(base)).collect() };
     // every position's lanes, from the identity
@@ -771,7 +776,7 @@ fn private(
         let compare = compare.as_ref().filter(|_| fast);
         if let Some(cmp) = compare {
             // (the checked form combines into larger results)
-            g.line(&format!("if (P[3] > {}) return 1;", cmp.limit));
+            g.line(&format!("if (P[3] > {}) return 1;", cmp.limit()));
         }
         g.line(&format!("const int64_t size = {};", product(&sh)));
         g.open("for (int64_t c = start; c < end; c++) {");
@@ -838,7 +843,7 @@ fn private(
         let parts = g.into_parts();
         k.close_function(out, parts);
     };
-    if compare.is_some() && start.is_some() {
+    if compare.is_some() {
         k.fast_attributes = COMPARE_ATTRIBUTES;
         k.with_fast_path(out, write);
         k.fast_attributes = "";
