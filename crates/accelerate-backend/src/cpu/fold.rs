@@ -167,7 +167,7 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         };
         // blocks outside tiles are wide, but those that take a tiled
         // range's partial runs (Note [Wide column blocks])
-        let wide = if tiles { COLUMN_LANES } else { block_lanes(elt) };
+        let wide = if tiles { run_lanes(elt) } else { block_lanes(elt) };
         if columns && !tiles {
             k.rows_grain = wide;
         }
@@ -369,6 +369,12 @@ const COLUMN_LANES: usize = 64;
 // tile of 4 runs already spills, and 6 were slower (34.6 ms against
 // 29.1), so hosts without it keep 4 runs.
 //
+// A run is four registers wide whatever the element (`run_lanes`): 64
+// `f32` or 32 `f64`, so that a tile of `f64` also has 6 runs rather than
+// 3 runs of 64. A product of a 1000 x 700 by a 700 x 1300 `f64` matrix
+// (written as the benchmark's, a scratch program, two workers, median of
+// 15) took 15.0 ms with 3 runs of 64 and 8.9 ms with 6 of 32.
+//
 // The rows a chunk holds that fill no tile take blocks of one run, about
 // three times slower a row. The executor's eight chunks of 128 rows of
 // the 1024^3 product left 2 such rows each, so a tiled kernel's chunks
@@ -379,12 +385,28 @@ const COLUMN_LANES: usize = 64;
 /// [Tiles in registers]): 24 of its 32 vector registers.
 const TILE_REGISTER_BYTES: usize = 24 * 64;
 
+/// The bytes of a tile's run where the host has AVX-512 (Note [Tiles in
+/// registers]): four vector registers.
+const RUN_REGISTER_BYTES: usize = 4 * 64;
+
+/// Rows in a run of a tile (Note [Tiles in registers]): the power of two
+/// of elements of `elt` that fills at most `RUN_REGISTER_BYTES`, from 16
+/// to `COLUMN_LANES`, where the host has AVX-512; `COLUMN_LANES` elsewhere.
+fn run_lanes(elt: &EltTy) -> usize {
+    if super::wide_vector_registers() {
+        let fit = (RUN_REGISTER_BYTES / elt.size_bytes().max(1)).max(1);
+        (1usize << fit.ilog2()).clamp(16, COLUMN_LANES)
+    } else {
+        COLUMN_LANES
+    }
+}
+
 /// Runs of rows in a tile (Note [Tiles in registers]): as many as fill
-/// `TILE_REGISTER_BYTES` with `COLUMN_LANES` elements of `elt` each, from
+/// `TILE_REGISTER_BYTES` with runs of `run_lanes` elements of `elt`, from
 /// 1 to 6, where the host has AVX-512; 4 elsewhere.
 fn tile_runs(elt: &EltTy) -> usize {
     if super::wide_vector_registers() {
-        (TILE_REGISTER_BYTES / (COLUMN_LANES * elt.size_bytes().max(1))).clamp(1, 6)
+        (TILE_REGISTER_BYTES / (run_lanes(elt) * elt.size_bytes().max(1))).clamp(1, 6)
     } else {
         4
     }
@@ -435,13 +457,13 @@ fn tile_runs(elt: &EltTy) -> usize {
 // to 4.95 with 64 KiB, 4.88 to 4.91 with 128 KiB; AVX-512 hosts take 64.
 
 /// Steps of the shared dimension in a block (Note [Blocks of the shared
-/// dimension]): a block of `COLUMN_LANES` columns of elements of `elt`'s
+/// dimension]): a block of `run_lanes` columns of elements of `elt`'s
 /// size in 32 KiB (64 KiB where tiles fill AVX-512's registers, Note
 /// [Tiles in registers]), at least 16.
 fn shared_block(elt: &EltTy) -> usize {
     let bytes = elt.size_bytes().max(1);
     let kib = if super::wide_vector_registers() { 64 } else { 32 };
-    (kib * 1024 / (COLUMN_LANES * bytes)).max(16)
+    (kib * 1024 / (run_lanes(elt) * bytes)).max(16)
 }
 
 /// Rows in a block of neighbouring rows outside tiles (Note [Wide column
@@ -465,12 +487,12 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     let j0 = outer[rank - 2].clone();
     g.loop_invariant.push("r0".into());
     g.loop_invariant.extend(outer.iter().cloned());
-    let tile_runs = tile_runs(elt);
+    let (tile_runs, run) = (tile_runs(elt), run_lanes(elt));
     let runs = if tiles { tile_runs } else { 1 };
     let wide = block.wide;
     let lanes: Vec<String> = elt.leaves().iter().map(|_| g.fresh("lane")).collect();
     for (l, t) in lanes.iter().zip(elt.leaves()) {
-        g.line(&format!("{} {l}[{}];", c_type(t), (runs * COLUMN_LANES).max(wide)));
+        g.line(&format!("{} {l}[{}];", c_type(t), (runs * run).max(wide)));
     }
     let block = Block { lanes: &lanes, ..block };
     if tiles {
@@ -482,7 +504,7 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
             "const int64_t tiles = {j0} == 0 && {nj} > 0 ? acc_min_int64_t((end - r0) / ({tile_runs} * {nj}), ({ni} - {i0}) / {tile_runs}) : 0;"
         ));
         g.open("if (tiles > 0) {");
-        g.open(&format!("for (int64_t jb = 0; jb < {nj}; jb += {COLUMN_LANES}) {{"));
+        g.open(&format!("for (int64_t jb = 0; jb < {nj}; jb += {run}) {{"));
         g.loop_invariant.extend(["jb", "tg", "kb", "ke"].map(String::from));
         // the tile tg of the range: its first row, and its runs' index
         let tile = |g: &mut ExpGen<'_>| {
@@ -492,13 +514,13 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
             at[rank - 2] = "jb".into();
             (at, format!("r0 + tg * {tile_runs} * {nj} + jb"))
         };
-        g.open(&format!("if ({nj} - jb >= {COLUMN_LANES}) {{"));
+        g.open(&format!("if ({nj} - jb >= {run}) {{"));
         let depth = shared_block(elt);
         g.open(&format!("for (int64_t kb = 0; kb == 0 || kb < {n}; kb += {depth}) {{"));
         g.line(&format!("const int64_t ke = kb + {depth} < {n} ? kb + {depth} : {n};"));
         g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
         let (at, first) = tile(g);
-        block.write(g, &at, &first, &COLUMN_LANES.to_string(), tile_runs, true);
+        block.write(g, &at, &first, &run.to_string(), tile_runs, true);
         g.close("}");
         g.close("}");
         g.close("} else {");
@@ -533,7 +555,7 @@ struct Block<'a> {
     src: &'a Source,
     sh: &'a [String],
     lanes: &'a [String],
-    /// The rows of a block outside tiles (`COLUMN_LANES` where the
+    /// The rows of a block outside tiles (`run_lanes` where the
     /// range is tiled, Note [Wide column blocks]).
     wide: usize,
     obufs: &'a [String],
@@ -559,7 +581,8 @@ impl Block<'_> {
     ) {
         let (rank, n) = (self.sh.len(), &self.sh[self.sh.len() - 1]);
         let nj = &self.sh[rank - 2];
-        let slot = if runs > 1 { format!("p * {COLUMN_LANES} + q") } else { "q".to_string() };
+        let run = run_lanes(self.elt);
+        let slot = if runs > 1 { format!("p * {run} + q") } else { "q".to_string() };
         let lane = CVal {
             ty: self.elt.clone(),
             leaves: self.lanes.iter().map(|l| format!("{l}[{slot}]")).collect(),
@@ -569,7 +592,7 @@ impl Block<'_> {
             if runs > 1 {
                 g.open(&format!("for (int p = 0; p < {runs}; p++) {{"));
             }
-            let saved = g.open_lane_loop(width, COLUMN_LANES.max(self.wide));
+            let saved = g.open_lane_loop(width, run.max(self.wide));
             body(g);
             g.close_lane_loop(saved);
             if runs > 1 {
