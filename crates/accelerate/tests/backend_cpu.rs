@@ -1464,6 +1464,73 @@ fn transposed_reads_written_in_tiles_agree() {
     );
 }
 
+/// Reductions down the columns of tall, narrow matrices cut the columns
+/// length into pieces, each for a block of neighbouring columns (Note
+/// [Column blocks in pieces] in `cpu/fold.rs`): 5 columns, 70, and 300
+/// of `f64` (a block of 512 and a part of another: blocks of 1024 `f32`
+/// would need a matrix too large for the interpreter); a sum with a seed,
+/// a `fold1` of a maximum with the column's position, and one column read
+/// past the end of the matrix, whose error the checked form, a row at a
+/// time over the same pieces, must report. Each element is a loop (whose
+/// estimated work makes the executor's chunks short enough for pieces at
+/// these sizes) over small integers, so that every sum is exact in any
+/// order.
+#[test]
+fn reductions_down_few_long_columns_agree() {
+    let Some(cpu) = cpu() else { return };
+    let options = CpuOptions { threads: 2, ..cpu.cpu.clone() };
+    let cpu = cpu.with_cpu(options);
+    fn poly(x: &Exp<f64>) -> Exp<f64> {
+        let y = x.clone() * x.clone() - x.clone() * 3.0 + 2.0;
+        iterate(3i64, |z| (z.clone() * 3.0 - z.abs() * 2.0 + 1.0).min(5000.0), y)
+    }
+    for (rows, cols) in [(6000usize, 5usize), (5001, 70), (1500, 600)] {
+        let m: Vec<f64> = (0..rows * cols).map(|i| ((i * 7919) % 61) as f64 - 30.0).collect();
+        let m = Array::from_vec(dim2(rows, cols), m).unwrap();
+        let run = |build: &dyn Fn() -> Acc<Vector<f64>>| {
+            let want = run_with(&build(), &interp());
+            let got = run_with(&build(), &cpu);
+            match (want, got) {
+                (Ok(w), Ok(g)) => assert_eq!(w.to_vec(), g.to_vec(), "{rows} x {cols}"),
+                (Err(w), Err(g)) => {
+                    assert_eq!(without_the_index(&w.to_string()), without_the_index(&g.to_string()))
+                }
+                (w, g) => panic!("{rows} x {cols}: interpreter {w:?}, cpu {g:?}"),
+            }
+        };
+        run(&|| use_array(m.clone()).map(poly).transpose().fold(1.0f64, |x, y| x + y));
+        // the column 3 reads one row past the end of the matrix
+        run(&|| {
+            let a = use_array(m.clone());
+            generate(index2(cols as i64, rows as i64), |ix| {
+                let (j, i) = unindex2(ix);
+                let past = j.eq(3i64).and(i.eq(rows as i64 - 1));
+                poly(&a.index(index2(cond(past, constant(rows as i64), i), j)))
+            })
+            .fold(0.0f64, |x, y| x + y)
+        });
+        let t = use_array(m.clone());
+        let want = run_with(
+            &t.clone()
+                .map(poly)
+                .transpose()
+                .imap(|ix, x| lift((x.clone(), unindex2(ix).1)))
+                .fold1(|p, q| cond(q.fst().gt(p.fst()), q.clone(), p.clone())),
+            &interp(),
+        )
+        .unwrap();
+        let got = run_with(
+            &t.map(poly)
+                .transpose()
+                .imap(|ix, x| lift((x.clone(), unindex2(ix).1)))
+                .fold1(|p, q| cond(q.fst().gt(p.fst()), q.clone(), p.clone())),
+            &cpu,
+        )
+        .unwrap();
+        assert_eq!(want.to_vec(), got.to_vec(), "{rows} x {cols}: the maxima");
+    }
+}
+
 /// Column reductions (`transpose` then `fold`) go by blocks as wide as
 /// 4 KiB of accumulators allow (Note [Wide column blocks]): 1024 `f32`
 /// columns, 512 `f64` ones, 256 of a tuple of 12 bytes; matrices narrower

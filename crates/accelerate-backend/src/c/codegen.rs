@@ -116,7 +116,8 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
             }
         }
     };
-    let KernelParts { inputs, sites, consts, chunk_depth, in_place, rows_grain, tile_runs } = T::finish(g);
+    let KernelParts { inputs, sites, consts, chunk_depth, in_place, rows_grain, tile_runs, column_part } =
+        T::finish(g);
     let (name, elt, loc) = (k.name.clone(), k.out.elt.clone(), k.loc);
     let cost = super::cost::element_cost(k);
     let uses = k.arrays_used();
@@ -134,6 +135,7 @@ fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
         in_place,
         rows_grain,
         tile_runs,
+        column_part,
     }
 }
 

@@ -110,6 +110,9 @@ pub(crate) struct Kernel {
     /// The runs of rows in a reduction's tiles (Note [Tiles in registers]
     /// in `cpu/fold.rs`), whose chunks then end at whole tiles; 0 for none.
     pub tile_runs: usize,
+    /// The rows of a block of a reduction's `_part` (Note [Column blocks
+    /// in pieces] in `cpu/fold.rs`); 0 where its pieces are single rows'.
+    pub column_part: usize,
 }
 
 /// What a backend's kernel generator hands back once a kernel's functions
@@ -122,6 +125,7 @@ pub(crate) struct KernelParts {
     pub in_place: Option<usize>,
     pub rows_grain: usize,
     pub tile_runs: usize,
+    pub column_part: usize,
 }
 
 /// Where `open_function` leaves room for the hoisted literals, which
@@ -156,6 +160,8 @@ pub(crate) struct KernelCore {
     pub rows_grain: usize,
     /// `Kernel::tile_runs`.
     pub tile_runs: usize,
+    /// `Kernel::column_part`.
+    pub column_part: usize,
 }
 
 impl KernelCore {
@@ -192,6 +198,7 @@ impl KernelCore {
             in_place: None,
             rows_grain: 1,
             tile_runs: 0,
+            column_part: 0,
         }
     }
 
@@ -206,6 +213,7 @@ impl KernelCore {
             in_place: self.in_place,
             rows_grain: self.rows_grain,
             tile_runs: self.tile_runs,
+            column_part: self.column_part,
         }
     }
 

@@ -113,7 +113,12 @@ pub(super) fn launch(
     };
     let ext = dims_i64(&shape);
     let grain = launch.grain();
-    if rows * n.max(1) < 2 * grain || rows >= 2 * launch.workers || n < 2 * grain {
+    // (a kernel whose `_part` takes blocks of neighbouring rows cuts
+    // them into pieces where the blocks are too few for the workers:
+    // Note [Column blocks in pieces])
+    let block = k.column_part;
+    let few_blocks = block > 0 && rows.div_ceil(block) < 2 * launch.workers;
+    if rows * n.max(1) < 2 * grain || (rows >= 2 * launch.workers && !few_blocks) || n < 2 * grain {
         // (a chunk holds whole blocks where the workers each get one:
         // Note [Wide column blocks])
         let grain = (grain / n.max(1)).max(1).max(k.rows_grain.min(rows / launch.workers.max(1)));
@@ -123,7 +128,15 @@ pub(super) fn launch(
         }
         launch.run("_rows", &mut out, &mut kept, &ext, &[], &bounds)?;
     } else {
-        let piece = n.div_ceil(4 * launch.workers).max(grain);
+        // pieces of single rows, or of blocks of `block` rows
+        let (piece, blocks) = if block > 0 {
+            let blocks = rows.div_ceil(block);
+            let piece =
+                n.div_ceil((4 * launch.workers).div_ceil(blocks)).max(grain.div_ceil(block.min(rows)));
+            (piece, blocks)
+        } else {
+            (n.div_ceil(4 * launch.workers).max(grain), rows)
+        };
         let m = n.div_ceil(piece);
         // the partials, then the kept buffers (`_part`'s `t` and `w`)
         let mut tmp = alloc(&k.elt, &[rows * m], k.loc)?;
@@ -134,8 +147,8 @@ pub(super) fn launch(
             &mut out,
             &mut tmp,
             &ext,
-            &[m as i64, piece as i64],
-            &launch.uniform(rows * m, 1),
+            &[m as i64, piece as i64, block as i64, rows as i64],
+            &launch.uniform(blocks * m, 1),
         )?;
         kept = tmp.split_off(ntmp);
         launch.run("_combine", &mut out, &mut tmp, &ext, &[m as i64], &[0, rows])?;
@@ -174,6 +187,9 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         if any_order && columns && tiles {
             k.tile_runs = tile_runs(elt);
         }
+        if columns {
+            k.column_part = block_lanes(elt);
+        }
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         let first = if any_order && columns {
@@ -197,7 +213,11 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         k.close_function(out, parts);
     });
 
-    piece_totals(k, out, f, src, rank, elt, kept_elt.as_ref(), what, loc);
+    let column_part = match src {
+        Source::Delayed(d) if column_blocks_pay(d).0 => Some(block_lanes(elt)),
+        _ => None,
+    };
+    piece_totals(k, out, f, src, rank, elt, kept_elt.as_ref(), column_part, what, loc);
 
     // _combine: rows start..end from their P[0] partials each
     k.open_function(out, "_combine", what, loc);
@@ -520,7 +540,7 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
         g.line(&format!("const int64_t ke = kb + {depth} < {n} ? kb + {depth} : {n};"));
         g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
         let (at, first) = tile(g);
-        block.write(g, &at, &first, &run.to_string(), tile_runs, true);
+        block.write(g, &at, &first, &run.to_string(), tile_runs, Span::Blocked);
         g.close("}");
         g.close("}");
         g.close("} else {");
@@ -528,7 +548,7 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
         g.line(&format!("const int64_t width = {nj} - jb;"));
         g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
         let (at, first) = tile(g);
-        block.write(g, &at, &first, "width", tile_runs, false);
+        block.write(g, &at, &first, "width", tile_runs, Span::Whole);
         g.close("}");
         g.close("}");
         g.close("}");
@@ -538,11 +558,11 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     }
     g.line(&format!("const int64_t left = {nj} - {j0} < end - r0 ? {nj} - {j0} : end - r0;"));
     g.open(&format!("if (left >= {wide}) {{"));
-    block.write(g, &outer, "r0", &wide.to_string(), 1, false);
+    block.write(g, &outer, "r0", &wide.to_string(), 1, Span::Whole);
     g.line(&format!("r0 += {wide};"));
     g.close("} else {");
     g.indent_in();
-    block.write(g, &outer, "r0", "left", 1, false);
+    block.write(g, &outer, "r0", "left", 1, Span::Whole);
     g.line("r0 += left;");
     g.close("}");
     g.close("}");
@@ -564,21 +584,25 @@ struct Block<'a> {
     loc: SrcLoc,
 }
 
+/// The elements of its rows a block reduces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Span {
+    /// All, from the seed or the first, into the output.
+    Whole,
+    /// Elements `kb .. ke`, after the block of the shared dimension
+    /// before, whose accumulators it left in the output (Note [Blocks of
+    /// the shared dimension]).
+    Blocked,
+    /// Elements `lo .. hi` (not empty), into each row's partial `row *
+    /// P[0] + c % P[0]` (Note [Column blocks in pieces]).
+    Piece,
+}
+
 impl Block<'_> {
     /// The block of `runs` runs of `width` rows whose first row is `first`
-    /// at index `outer`: lane `(p, q)` reduces row `(.., i + p, j + q)`.
-    /// With `blocked`, only the elements `kb .. ke` of the rows, after the
-    /// block of the shared dimension before, whose accumulators it left in
-    /// the output (Note [Blocks of the shared dimension]).
-    fn write(
-        &self,
-        g: &mut ExpGen<'_>,
-        outer: &[String],
-        first: &str,
-        width: &str,
-        runs: usize,
-        blocked: bool,
-    ) {
+    /// at index `outer`: lane `(p, q)` reduces `span` of row `(.., i + p,
+    /// j + q)`.
+    fn write(&self, g: &mut ExpGen<'_>, outer: &[String], first: &str, width: &str, runs: usize, span: Span) {
         let (rank, n) = (self.sh.len(), &self.sh[self.sh.len() - 1]);
         let nj = &self.sh[rank - 2];
         let run = run_lanes(self.elt);
@@ -615,17 +639,18 @@ impl Block<'_> {
             }
         };
         let from = if self.seed.is_some() { "0" } else { "1" };
-        if blocked {
+        if span == Span::Blocked {
             g.open("if (kb == 0) {");
         }
         over_lanes(g, &mut |g| {
-            let x = match self.seed {
-                Some(z) => z.clone(),
-                None => element(g, "0"),
+            let x = match (self.seed, span) {
+                (_, Span::Piece) => element(g, "lo"),
+                (Some(z), _) => z.clone(),
+                (None, _) => element(g, "0"),
             };
             store(g, self.lanes, &slot, &x);
         });
-        if blocked {
+        if span == Span::Blocked {
             g.close("} else {");
             g.indent_in();
             over_lanes(g, &mut |g| {
@@ -637,8 +662,11 @@ impl Block<'_> {
             });
             g.close("}");
         }
-        let (from, to) =
-            if blocked { (format!("kb == 0 ? {from} : kb"), "ke") } else { (from.to_string(), n.as_str()) };
+        let (from, to) = match span {
+            Span::Whole => (from.to_string(), n.as_str()),
+            Span::Blocked => (format!("kb == 0 ? {from} : kb"), "ke"),
+            Span::Piece => ("lo + 1".to_string(), "hi"),
+        };
         let k = g.fresh("k");
         g.open(&format!("for (int64_t {k} = {from}; {k} < {to}; {k}++) {{"));
         over_lanes(g, &mut |g| {
@@ -647,7 +675,8 @@ impl Block<'_> {
             store(g, self.lanes, &slot, &v);
         });
         g.close("}");
-        over_lanes(g, &mut |g| store(g, self.obufs, &at, &lane));
+        let to = if span == Span::Piece { format!("({at}) * P[0] + c % P[0]") } else { at.clone() };
+        over_lanes(g, &mut |g| store(g, self.obufs, &to, &lane));
     }
 }
 
@@ -787,7 +816,8 @@ fn along(e: &OpenExp, env: &mut Vec<Along>, rank0: &dyn Fn(usize) -> bool, found
 /// The C function `_part` of a kernel that cuts long rows into pieces (a
 /// fold's, and a scan's first phase): pieces `start .. end`, `P[0]` pieces
 /// per row of `P[1]` elements each, each reduced without the seed into the
-/// temporary array `t` at its own position.
+/// temporary array `t` at its own position; with `column_part`, each
+/// piece for a block of rows (Note [Column blocks in pieces]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn piece_totals(
     k: &mut KernelGen,
@@ -797,6 +827,7 @@ pub(crate) fn piece_totals(
     rank: usize,
     elt: &EltTy,
     kept: Option<&EltTy>,
+    column_part: Option<usize>,
     what: &str,
     loc: SrcLoc,
 ) {
@@ -807,18 +838,92 @@ pub(crate) fn piece_totals(
         let keep = kept_buffers(out, kept, elt, next);
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
+        let any_order = k.any_order();
         let mut g = k.exp_gen(1);
         g.open("for (int64_t c = start; c < end; c++) {");
-        g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
         g.line("const int64_t lo = (c % P[0]) * P[1];");
         g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
-        let row = Row::new(&mut g, src, &sh, "row", "base").keeping(keep.as_ref());
-        let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
-        store(&mut g, &tbufs, "c", &r);
+        match column_part {
+            Some(wide) if any_order => {
+                let block = Block {
+                    f,
+                    seed: None,
+                    src,
+                    sh: &sh,
+                    lanes: &[],
+                    wide,
+                    obufs: &tbufs,
+                    elt,
+                    keep: keep.as_ref(),
+                    loc,
+                };
+                column_pieces(&mut g, block);
+            }
+            Some(_) => {
+                // the same pieces, each row of the block in turn
+                g.line("const int64_t r0 = (c / P[0]) * P[2];");
+                g.line("const int64_t rend = r0 + P[2] < P[3] ? r0 + P[2] : P[3];");
+                g.open("for (int64_t row = r0; row < rend; row++) {");
+                g.line(&format!("const int64_t base = row * {n};"));
+                let row = Row::new(&mut g, src, &sh, "row", "base").keeping(keep.as_ref());
+                let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
+                store(&mut g, &tbufs, "row * P[0] + c % P[0]", &r);
+                g.close("}");
+            }
+            None => {
+                g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
+                let row = Row::new(&mut g, src, &sh, "row", "base").keeping(keep.as_ref());
+                let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
+                store(&mut g, &tbufs, "c", &r);
+            }
+        }
         g.close("}");
         let parts = g.into_parts();
         k.close_function(out, parts);
     });
+}
+
+// Note [Column blocks in pieces]
+// A reduction down the columns of a tall, narrow matrix (`transpose`
+// then `sum` of an `n x d` matrix with `d` in the tens: the gradient of
+// a linear model, `X^T r`) has few rows, each very long. Reduced by
+// whole rows in blocks (Note [Wide column blocks]) it had one block, or
+// a block of half the columns per worker, each worker then reading every
+// line of the matrix for half of each row's elements; reduced in pieces
+// of single rows (`_part`), each step of a piece read a new line. So
+// where the source pays for column blocks, `_part`'s chunk is a piece of
+// `P[1]` steps of the shared dimension for a block of `P[2]` neighbouring
+// rows (of `P[3]`): lane `q` reduces the piece of row `r0 + q` in order,
+// and a step reads one stretch of a line of the matrix, as a block of
+// `_rows` does; each row's partials land where `_combine` folds them, as
+// for the pieces of single rows. The executor takes these pieces where
+// the blocks are fewer than twice the workers. A function that must keep
+// its order of evaluation (a checked function, Note [Optimistic
+// checks]) reduces the same pieces a row at a time.
+
+/// The pieces of `_part`'s chunk `c` over a block of `P[2]` neighbouring
+/// rows (Note [Column blocks in pieces]): each row's elements `lo .. hi`,
+/// in order, into its partial `row * P[0] + c % P[0]` of `block.obufs`.
+fn column_pieces(g: &mut ExpGen<'_>, block: Block<'_>) {
+    let (sh, elt) = (block.sh, block.elt);
+    let rank = sh.len();
+    let nj = &sh[rank - 2];
+    g.line("int64_t r0 = (c / P[0]) * P[2];");
+    g.line("const int64_t rend = r0 + P[2] < P[3] ? r0 + P[2] : P[3];");
+    let lanes: Vec<String> = elt.leaves().iter().map(|_| g.fresh("lane")).collect();
+    for (l, t) in lanes.iter().zip(elt.leaves()) {
+        g.line(&format!("{} {l}[{}];", c_type(t), block.wide));
+    }
+    let block = Block { lanes: &lanes, ..block };
+    g.open("while (r0 < rend) {");
+    let outer = unravel(g, "r0", &sh[..rank - 1]);
+    let j0 = outer[rank - 2].clone();
+    g.loop_invariant.push("r0".into());
+    g.loop_invariant.extend(outer.iter().cloned());
+    g.line(&format!("const int64_t left = {nj} - {j0} < rend - r0 ? {nj} - {j0} : rend - r0;"));
+    block.write(g, &outer, "r0", "left", 1, Span::Piece);
+    g.line("r0 += left;");
+    g.close("}");
 }
 
 /// The reduction of positions `base + lo .. base + hi` of a row, with the

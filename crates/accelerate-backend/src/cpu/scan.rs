@@ -156,7 +156,7 @@ pub(crate) fn scan(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
     });
 
     // _part: piece totals
-    piece_totals(k, out, f, src, rank, elt, None, what, loc);
+    piece_totals(k, out, f, src, rank, elt, None, None, what, loc);
 
     // _carry: rows start..end; the totals become carries in place (a piece
     // without a carry, the first in scan order of a scan without a seed,
