@@ -841,6 +841,9 @@ pub(crate) fn piece_totals(
         let any_order = k.any_order();
         let mut g = k.exp_gen(1);
         g.open("for (int64_t c = start; c < end; c++) {");
+        if column_part.is_none() {
+            g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
+        }
         g.line("const int64_t lo = (c % P[0]) * P[1];");
         g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
         match column_part {
@@ -871,7 +874,6 @@ pub(crate) fn piece_totals(
                 g.close("}");
             }
             None => {
-                g.line(&format!("const int64_t row = c / P[0], base = row * {n};"));
                 let row = Row::new(&mut g, src, &sh, "row", "base").keeping(keep.as_ref());
                 let r = reduce1(&mut g, f, src, &row, "lo", "hi", loc);
                 store(&mut g, &tbufs, "c", &r);
