@@ -1464,6 +1464,35 @@ fn transposed_reads_written_in_tiles_agree() {
     );
 }
 
+/// Rows of every length from 1 to 45 of a generated matrix whose fast
+/// form runs a row in blocks of 16, then of 8 and of 4, then one element
+/// at a time (Note [Short rows in fast functions] in `cpu/generate.rs`):
+/// each element of a matrix divided by the square root of its column's
+/// weight, read by index (so that the function has a fast form), bit for
+/// bit; a weight vector one short, whose read past its end in the last
+/// column must be the interpreter's error.
+#[test]
+fn short_rows_of_generated_elements_agree() {
+    for cols in 1..=45usize {
+        let rows = 7;
+        let m = Array::from_vec(dim2(rows, cols), quarters(rows * cols, cols)).unwrap();
+        for short in [0, 1] {
+            let w = Vector::from_elems((0..cols - short).map(|j| 1.0 + j as f32 * 0.37).collect());
+            let m = m.clone();
+            agree(
+                move || {
+                    let (m, w) = (use_array(m.clone()), use_array(w.clone()));
+                    generate(m.shape(), move |ix| {
+                        let (_, j) = unindex2(ix.clone());
+                        m.index(ix) / w.index(index1(j)).sqrt()
+                    })
+                },
+                bits_f32,
+            );
+        }
+    }
+}
+
 /// Reductions down the columns of tall, narrow matrices cut the columns
 /// length into pieces, each for a block of neighbouring columns (Note
 /// [Column blocks in pieces] in `cpu/fold.rs`): 5 columns, 70, and 300
