@@ -56,7 +56,7 @@ fn a_group_runs_row_by_row_on_every_shape_and_agrees() {
     let row_by_row = compile_with(f, config()).unwrap();
     let one_by_one = compile_with(f, config().with_backend(Backend::Interpreter)).unwrap();
     // many rows (row by row on the CPU), few rows (one by one), one long
-    // row, short rows, no rows
+    // row, short rows (one by one: Note [Short rows one by one]), no rows
     for (r, c) in [(256, 1000), (1000, 3), (64, 37), (3, 7), (1, 100_000), (2, 1), (0, 5)] {
         let m = matrix(r, c);
         let want = centred_ref(&m.to_vec(), r, c);
@@ -74,6 +74,22 @@ fn a_group_runs_row_by_row_on_every_shape_and_agrees() {
     let m = matrix(256, 1000);
     assert_eq!(off.run(&m).unwrap().to_vec(), centred_ref(&m.to_vec(), 256, 1000));
     assert!(matches!(off.rows_run(), None | Some(0)));
+}
+
+/// Rows shorter than a vector's lanes run one by one, where each member
+/// is vectorised across rows (Note [Short rows one by one] in the CPU
+/// backend's `rows.rs`); rows of 16 run as a group.
+#[test]
+fn short_rows_run_one_by_one() {
+    let p = compile_with(|m: Acc<Matrix<i64>>| centred(&m), config()).unwrap();
+    for (c, grouped) in [(8, false), (15, false), (16, true)] {
+        let before = p.rows_run();
+        let m = matrix(1000, c);
+        assert_eq!(p.run(&m).unwrap().to_vec(), centred_ref(&m.to_vec(), 1000, c), "1000 x {c}");
+        if let (Some(before), Some(after)) = (before, p.rows_run()) {
+            assert_eq!(after > before, grouped, "1000 x {c}: groups run {before} then {after}");
+        }
+    }
 }
 
 #[test]

@@ -14,15 +14,16 @@
 //! member's shape may read its group's shapes, never their elements:
 //! Note [Row-local reads]), then allocates every member's outputs, points
 //! the members' inputs at them, and runs the rows in chunks. It runs the
-//! group only when every member loops over one shape of nonempty rows
-//! and there are rows enough for every worker (else the members run one
+//! group only when every member loops over one shape of rows of at least
+//! `LANES` elements (Note [Short rows one by one]) and there are rows
+//! enough for every worker (else the members run one
 //! by one, each with its own parallel paths); a failed check anywhere
 //! gives the group up, and the launches one by one raise the errors,
 //! each for its own binding (Note [Deferred errors]).
 
 use super::compile::Module;
 use super::exec::{alloc, finish, input_buffers, uniform, AccArgs, Call, GRAIN, KERNEL_STACK};
-use super::fold::{kept_buffers, reduce_row};
+use super::fold::{kept_buffers, reduce_row, LANES};
 use super::kernel::{KernelGen, Row};
 use crate::c::host::AccErr;
 use crate::c::kernel::{store, Kernel, KernelCore, ShapeOf, Skeleton};
@@ -322,6 +323,21 @@ fn row_bytes(members: &[Member], kernels: &[Kernel], rank: usize, over: Option<O
     bytes
 }
 
+// Note [Short rows one by one]
+// A group's block for a member reduces or writes one row at a time, and
+// a row shorter than a vector's lanes gets no vector: its fold runs in
+// order (Note [Short ranges in order] in `fold.rs`) and its generate one
+// element at a time. Run one by one, the same members are vectorised
+// across rows: the fold with a row per lane (Note [Short rows] in
+// `fold.rs`), the generate in blocks (Note [Short rows in fast
+// functions] in `generate.rs`). Scaling every row of an `f32` matrix
+// to unit length (a `fold` of squares, then a `zip_with` with the
+// replicated norms; 2^24 elements, two workers, medians of 21) took
+// 15.0 ms as a group and 6.2 ms one by one with rows of 4, 15.2 and 3.6
+// ms with rows of 8; with rows of 16 the group was the faster, 3.3 ms
+// against 3.9, and with rows of 32, 1.7 against 5.1. So a group runs
+// only rows of at least `LANES` elements.
+
 /// Runs a group row by row (the module doc): each member's value, or
 /// `None` where the members must run one by one.
 pub(super) fn launch(
@@ -336,7 +352,8 @@ pub(super) fn launch(
     let shape = members[0].shape.clone();
     let (n, rows) = (shape[shape.len() - 1], shape[..shape.len() - 1].iter().product::<usize>());
     let workers = pool.current_num_threads();
-    if members.iter().any(|m| m.shape != shape) || n == 0 || rows < 2 * workers {
+    if members.iter().any(|m| m.shape != shape) || n < LANES || rows < 2 * workers {
+        // (Note [Short rows one by one])
         return Ok(None);
     }
     if n.saturating_mul(row_bytes(&members, kernels, shape.len(), gf.over)) > ROW_BYTES {
