@@ -117,7 +117,8 @@ pub(super) fn launch(
     // them into pieces where the blocks are too few for the workers:
     // Note [Column blocks in pieces])
     let block = k.column_part;
-    let few_blocks = block > 0 && rows.div_ceil(block) < 2 * launch.workers;
+    let blocks = if block > 0 { rows.div_ceil(block) } else { rows };
+    let few_blocks = block > 0 && blocks < 2 * launch.workers;
     if rows * n.max(1) < 2 * grain || (rows >= 2 * launch.workers && !few_blocks) || n < 2 * grain {
         // (a chunk holds whole blocks where the workers each get one:
         // Note [Wide column blocks])
@@ -129,13 +130,10 @@ pub(super) fn launch(
         launch.run("_rows", &mut out, &mut kept, &ext, &[], &bounds)?;
     } else {
         // pieces of single rows, or of blocks of `block` rows
-        let (piece, blocks) = if block > 0 {
-            let blocks = rows.div_ceil(block);
-            let piece =
-                n.div_ceil((4 * launch.workers).div_ceil(blocks)).max(grain.div_ceil(block.min(rows)));
-            (piece, blocks)
+        let piece = if block > 0 {
+            n.div_ceil((4 * launch.workers).div_ceil(blocks)).max(grain.div_ceil(block.min(rows)))
         } else {
-            (n.div_ceil(4 * launch.workers).max(grain), rows)
+            n.div_ceil(4 * launch.workers).max(grain)
         };
         let m = n.div_ceil(piece);
         // the partials, then the kept buffers (`_part`'s `t` and `w`)
@@ -165,6 +163,13 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
     let (f, seed, src) = (&s.f, s.seed.as_ref(), &s.src.source);
     let (rank, elt, what, loc) = (s.src.ty.rank, &spec.out.elt, spec.op, spec.loc);
     let kept_elt = spec.kept().map(|t| t.elt);
+    let (columns, tiles) = match src {
+        Source::Delayed(d) => column_blocks_pay(d),
+        Source::Manifest(_) => (false, false),
+    };
+    // (Note [Column blocks in pieces])
+    let column_part = columns.then(|| block_lanes(elt));
+    k.column_part = column_part.unwrap_or(0);
     // _rows: whole rows start..end
     k.with_fast_path(out, |k, out| {
         k.open_function(out, "_rows", what, loc);
@@ -174,10 +179,6 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         let sh = KernelCore::extents(out, "sh", rank, k.first_own_extent());
         let n = sh[rank - 1].clone();
         let any_order = k.any_order();
-        let (columns, tiles) = match src {
-            Source::Delayed(d) => column_blocks_pay(d),
-            Source::Manifest(_) => (false, false),
-        };
         // blocks outside tiles are wide, but those that take a tiled
         // range's partial runs (Note [Wide column blocks])
         let wide = if tiles { run_lanes(elt) } else { block_lanes(elt) };
@@ -186,9 +187,6 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         }
         if any_order && columns && tiles {
             k.tile_runs = tile_runs(elt);
-        }
-        if columns {
-            k.column_part = block_lanes(elt);
         }
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
@@ -213,10 +211,6 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         k.close_function(out, parts);
     });
 
-    let column_part = match src {
-        Source::Delayed(d) if column_blocks_pay(d).0 => Some(block_lanes(elt)),
-        _ => None,
-    };
     piece_totals(k, out, f, src, rank, elt, kept_elt.as_ref(), column_part, what, loc);
 
     // _combine: rows start..end from their P[0] partials each
@@ -846,6 +840,11 @@ pub(crate) fn piece_totals(
         }
         g.line("const int64_t lo = (c % P[0]) * P[1];");
         g.line(&format!("const int64_t hi = lo + P[1] < {n} ? lo + P[1] : {n};"));
+        if column_part.is_some() {
+            // the block of rows `r0 .. rend`
+            g.line("int64_t r0 = (c / P[0]) * P[2];");
+            g.line("const int64_t rend = r0 + P[2] < P[3] ? r0 + P[2] : P[3];");
+        }
         match column_part {
             Some(wide) if any_order => {
                 let block = Block {
@@ -864,8 +863,6 @@ pub(crate) fn piece_totals(
             }
             Some(_) => {
                 // the same pieces, each row of the block in turn
-                g.line("const int64_t r0 = (c / P[0]) * P[2];");
-                g.line("const int64_t rend = r0 + P[2] < P[3] ? r0 + P[2] : P[3];");
                 g.open("for (int64_t row = r0; row < rend; row++) {");
                 g.line(&format!("const int64_t base = row * {n};"));
                 let row = Row::new(&mut g, src, &sh, "row", "base").keeping(keep.as_ref());
@@ -903,15 +900,14 @@ pub(crate) fn piece_totals(
 // its order of evaluation (a checked function, Note [Optimistic
 // checks]) reduces the same pieces a row at a time.
 
-/// The pieces of `_part`'s chunk `c` over a block of `P[2]` neighbouring
-/// rows (Note [Column blocks in pieces]): each row's elements `lo .. hi`,
-/// in order, into its partial `row * P[0] + c % P[0]` of `block.obufs`.
+/// The pieces of `_part`'s chunk `c` over its block of neighbouring rows
+/// `r0 .. rend` (Note [Column blocks in pieces]): each row's elements `lo
+/// .. hi`, in order, into its partial `row * P[0] + c % P[0]` of
+/// `block.obufs`; leaves `r0` at `rend`.
 fn column_pieces(g: &mut ExpGen<'_>, block: Block<'_>) {
     let (sh, elt) = (block.sh, block.elt);
     let rank = sh.len();
     let nj = &sh[rank - 2];
-    g.line("int64_t r0 = (c / P[0]) * P[2];");
-    g.line("const int64_t rend = r0 + P[2] < P[3] ? r0 + P[2] : P[3];");
     let lanes: Vec<String> = elt.leaves().iter().map(|_| g.fresh("lane")).collect();
     for (l, t) in lanes.iter().zip(elt.leaves()) {
         g.line(&format!("{} {l}[{}];", c_type(t), block.wide));
