@@ -13,7 +13,7 @@
 mod common;
 
 use accelerate::prelude::*;
-use accelerate::{compile_with, Backend, Config, Program};
+use accelerate::{compile_with, Backend, Config, CpuOptions, Program};
 use accelerate_programs::{dotp, saxpy};
 
 /// The loops GCC vectorised in each function of a program's C, or `None`
@@ -617,8 +617,11 @@ fn integer_left_scans_scan_a_vector_at_a_time() {
         let c = p.c_source().expect("compiled for the CPU");
         let calls = c.matches("_vscan(cv, xs, ").count();
         // one call in `_rows`, two in `_piece` and two in `_chained` (the
-        // piece that starts the row, and the others from their carries)
-        assert!(calls == 0 || c.contains("__attribute__((vector_size(64)))"), "{c}");
+        // piece that starts the row, and the others from their carries);
+        // the helper in each target's width
+        for width in [64, 32, 16] {
+            assert!(calls == 0 || c.contains(&format!("__attribute__((vector_size({width})))")), "{c}");
+        }
         calls
     }
     let sums = compile_with(|xs: Acc<Vector<i32>>| xs.scanl(0i32, |a, b| a + b), cpu.clone()).unwrap();
@@ -644,4 +647,51 @@ fn integer_left_scans_scan_a_vector_at_a_time() {
         }))
         .collect();
     assert_eq!(got, want);
+}
+
+/// A vector scan is as wide as the target's vectors (Note [Vector
+/// scans]): the same scans compiled for AVX2 without AVX-512 (32 bytes)
+/// and for SSE2 only (16 bytes), besides this processor's own, give the
+/// sequential results, at lengths around every lane count and through
+/// the three phases and the chained pieces.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn vector_scans_of_every_target_width_are_the_sequential_scans() {
+    let Some(cpu) = cpu() else { return };
+    for flags in [&[][..], &["-mno-avx512f"], &["-mno-avx2", "-mno-avx512f"]] {
+        let cflags = cpu.cpu.cflags.iter().cloned().chain(flags.iter().map(|f| f.to_string())).collect();
+        let cfg = cpu.clone().with_cpu(CpuOptions { cflags, ..cpu.cpu.clone() }).with_parallel_work(1);
+        let sums = compile_with(|xs: Acc<Vector<i32>>| xs.scanl(5i32, |a, b| a + b), cfg.clone()).unwrap();
+        let maxima = compile_with(|xs: Acc<Vector<i64>>| xs.scanl1(|a, b| a.max(b)), cfg.clone()).unwrap();
+        let bits = compile_with(|xs: Acc<Vector<u8>>| xs.scanl(0u8, |a, b| a ^ b), cfg).unwrap();
+        for n in [1usize, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100_003, 5_000_011] {
+            let xs: Vec<i32> = (0..n).map(|i| (i as i32).wrapping_mul(7919) % 23 - 11).collect();
+            let mut want = vec![5i32];
+            want.extend(xs.iter().scan(5i32, |a, &x| {
+                *a = a.wrapping_add(x);
+                Some(*a)
+            }));
+            assert_eq!(
+                sums.run(&Vector::from_elems(xs.clone())).unwrap().to_vec(),
+                want,
+                "{flags:?}, n = {n}"
+            );
+            let ys: Vec<i64> = xs.iter().map(|&x| x as i64 * (n as i64 - 3)).collect();
+            let want: Vec<i64> = ys
+                .iter()
+                .scan(i64::MIN, |a, &y| {
+                    *a = (*a).max(y);
+                    Some(*a)
+                })
+                .collect();
+            assert_eq!(maxima.run(&Vector::from_elems(ys)).unwrap().to_vec(), want, "{flags:?}, n = {n}");
+            let bs: Vec<u8> = xs.iter().map(|&x| x as u8).collect();
+            let mut want = vec![0u8];
+            want.extend(bs.iter().scan(0u8, |a, &b| {
+                *a ^= b;
+                Some(*a)
+            }));
+            assert_eq!(bits.run(&Vector::from_elems(bs)).unwrap().to_vec(), want, "{flags:?}, n = {n}");
+        }
+    }
 }

@@ -70,12 +70,21 @@ pub(crate) const FLAGS: &[&str] = &[
 // keep the strict rules, so a fast-math program run there gives the
 // strict result.
 //
-// Of `-ffast-math`'s assumptions, `-ffinite-math-only` is turned off
-// again: the semantics still allow it, but with it GCC 12 compiled the
-// n-body step's interactions (AVX-512, `accelerate-bench nbody --size
-// large`) into a loop that took 1.9 to 2.0 ms a step, slower than the
-// strict mode's 1.4; without it, 1.23 ms (2026-11-28).
-const FAST_MATH: &[&str] = &["-ffast-math", "-fno-finite-math-only", "-ffp-contract=fast", "-DACC_FAST_MATH"];
+// Of `-ffast-math`'s assumptions, `-ffinite-math-only` is what lets GCC 12
+// approximate `1 / sqrtf(x)` at all, and what it makes of it depends on
+// the vector width. With 8-lane vectors (AVX2) it is `rsqrtps` and one
+// Newton-Raphson step: the n-body step (`accelerate-bench nbody --size
+// large`, AVX2 Zen 3) took 3.05 to 3.09 ms at best in three alternated
+// runs against 3.41 to 3.49 without, level with Numba's `fastmath=True`
+// (2026-12-01). With 16-lane vectors and no AVX512ER, GCC 12 has no
+// reciprocal square root pattern: it replaced the square root and the
+// division each by an approximation and a Newton step (`vrsqrt14ps`,
+// `vrcp14ps`), and the same step took 1.9 to 2.0 ms against 1.23 (AVX-512,
+// 2026-11-28; again 2.93 to 3.15 against 2.61 to 2.81 on 2026-11-30). So
+// where the processor has AVX-512F (which `-march=native` compiles for),
+// `-fno-finite-math-only` turns that assumption off again
+// (`fast_math_flags`); the semantics allow it either way.
+const FAST_MATH: &[&str] = &["-ffast-math", "-ffp-contract=fast", "-DACC_FAST_MATH"];
 
 /// The signature of every kernel function.
 pub(crate) type KernelFn = unsafe extern "C" fn(*const super::exec::AccArgs, i64, i64);
@@ -186,16 +195,25 @@ pub(crate) fn unavailable(command: &str) -> Option<String> {
 /// sanitizer flags of the CI step).
 fn flags(cc: &Compiler, options: &CpuOptions) -> Vec<String> {
     let vector_math: &[&str] = if cc.libmvec { &["-DACC_LIBMVEC"] } else { &[] };
-    let fast: &[&str] = match (options.fast_math, cfg!(target_arch = "x86_64")) {
-        (false, _) => &[],
-        (true, true) => &["-mrecip"],
-        (true, false) => &[],
-    };
-    let fast = if options.fast_math { FAST_MATH } else { &[] }.iter().chain(fast);
+    let fast = if options.fast_math { fast_math_flags(cpu_features()) } else { Vec::new() };
     // the fast-math flags come after the strict ones they override
     // (`-ffp-contract=fast` after `-ffp-contract=off`)
-    let ours = FLAGS.iter().chain(vector_math).chain(fast).map(|s| s.to_string());
+    let ours = FLAGS.iter().chain(vector_math).chain(&fast).map(|s| s.to_string());
     cc.args.iter().cloned().chain(ours).chain(options.cflags.iter().cloned()).collect()
+}
+
+/// The fast-math flags that depend on the processor (Note [Fast math]),
+/// from its `/proc/cpuinfo` flags.
+fn fast_math_flags(features: &str) -> Vec<&'static str> {
+    let has = |flag: &str| features.split_whitespace().any(|f| f == flag);
+    let mut flags = FAST_MATH.to_vec();
+    if cfg!(target_arch = "x86_64") {
+        flags.push("-mrecip");
+        if has("avx512f") && !has("avx512er") {
+            flags.push("-fno-finite-math-only");
+        }
+    }
+    flags
 }
 
 /// The libraries a kernel object links with.
@@ -330,4 +348,25 @@ pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Optio
         }
     }
     Ok(Some(counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fast_math_flags;
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn finite_math_is_assumed_in_fast_math_mode_except_on_avx512_without_er() {
+        let avx2 = fast_math_flags("flags : fpu sse2 avx avx2 fma");
+        assert!(avx2.contains(&"-mrecip") && !avx2.contains(&"-fno-finite-math-only"), "{avx2:?}");
+        let avx512 = fast_math_flags("flags : fpu sse2 avx avx2 fma avx512f avx512bw avx512vl");
+        assert!(avx512.contains(&"-fno-finite-math-only"), "{avx512:?}");
+        let er = fast_math_flags("flags : fpu avx2 avx512f avx512er");
+        assert!(!er.contains(&"-fno-finite-math-only"), "{er:?}");
+        // a flag that only starts like AVX-512F's is not it
+        assert!(!fast_math_flags("flags : avx512fp16").contains(&"-fno-finite-math-only"));
+        for flags in [avx2, avx512, er] {
+            assert_eq!(flags[..3], ["-ffast-math", "-ffp-contract=fast", "-DACC_FAST_MATH"]);
+        }
+    }
 }

@@ -368,7 +368,8 @@ fn scan_loop(
         g.close("}");
         return;
     };
-    let (name, lanes, t) = (&v.name, v.lanes, c_type(v.ty));
+    let (name, t) = (&v.name, c_type(v.ty));
+    let lanes = format!("{name}_L");
     let (a, o) = (&acc.leaves[0], &obufs[0]);
     g.open("{");
     g.line(&format!("int64_t k = {from};"));
@@ -424,7 +425,8 @@ fn scan_step(
 // a row that stays in the cache takes a fraction of that. GCC does not
 // vectorise such a loop. But an integer `+`, `min`, `max`, `.&.`, `.|.`
 // or `xor` is associative exactly (wrapping, for `+`), so a vector of
-// `L` elements (64 bytes: 16 `i32`s) can be scanned in log2 L steps, each
+// `L` elements (as wide as the target's vectors: 64 bytes, 16 `i32`s,
+// with AVX-512) can be scanned in log2 L steps, each
 // combining every lane with the lane `s` places before it (`s` = 1, 2, 4,
 // ..; the lanes before the first `s` take the operator's identity), and
 // the carry, in every lane, then combined into all of them: the
@@ -445,6 +447,14 @@ fn scan_step(
 //
 // A C model (2^16 `i32`s in the cache, one core of the Xeon of
 // docs/benchmarks.md): 37.2 us in order, 13.4 us by vectors of 16.
+//
+// The vector is the target's own width (`SCAN_WIDTHS`, chosen by the C
+// preprocessor from what `-march=native` enables): 64 bytes with
+// AVX-512, 32 with AVX2, else 16. A 64-byte vector on an AVX2 processor
+// is two halves that GCC 12 shuffles through the stack, one lane at a
+// time: the scan of 2^26 `i32`s (`accelerate-bench scan --size large`,
+// AVX2 Zen 3) took 53 to 55 ms, slower than sequential Rust's 36 to
+// 44; with 32 bytes, 25 to 29 (2026-12-01).
 
 /// A left scan of an integer element by an associative, commutative
 /// operator on its two arguments, a vector of `lanes` elements at a time
@@ -452,9 +462,13 @@ fn scan_step(
 struct VectorScan {
     name: String,
     ty: ScalarTy,
-    lanes: usize,
     prim: PrimFun,
 }
+
+/// The widths in bytes of a vector scan's vector, widest first, and the
+/// C condition under which each is the target's (the last one always):
+/// AVX-512's 64, AVX2's 32, else 16 (SSE2, NEON). Note [Vector scans].
+const SCAN_WIDTHS: &[(usize, &str)] = &[(64, "defined(__AVX512F__)"), (32, "defined(__AVX2__)"), (16, "1")];
 
 impl VectorScan {
     /// The vector scan of a kernel `kernel` scanning `elt` with `f`, if
@@ -469,8 +483,7 @@ impl VectorScan {
         let ExpKind::Prim(prim @ (Add | Min | Max | BAnd | BOr | BXor), _) = &f.body.kind else {
             return None;
         };
-        let lanes = 64 / ty.size_bytes();
-        Some(VectorScan { name: format!("{kernel}_vscan"), ty: *ty, lanes, prim: *prim })
+        Some(VectorScan { name: format!("{kernel}_vscan"), ty: *ty, prim: *prim })
     }
 
     /// The type of a vector's lanes: unsigned for `+` (which wraps) and
@@ -482,12 +495,26 @@ impl VectorScan {
         }
     }
 
-    /// The helper's C: the vector type `{name}_v` and `{name}(carry, xs,
-    /// out)`, which scans the `lanes` elements at `xs` from `carry` (in
-    /// every lane), writes them at `out`, and returns the last in every
-    /// lane.
+    /// The helper's C, for each target's vector width (`SCAN_WIDTHS`):
+    /// the number of lanes `{name}_L`, the vector type `{name}_v` and
+    /// `{name}(carry, xs, out)`, which scans the `{name}_L` elements at
+    /// `xs` from `carry` (in every lane), writes them at `out`, and
+    /// returns the last in every lane.
     fn helper(&self) -> String {
-        let (name, lanes, t, e) = (&self.name, self.lanes, c_type(self.ty), self.lane_type());
+        let mut c = String::new();
+        let _ = writeln!(c, "\n/* the vector scan (Note [Vector scans] in backend/cpu/scan.rs) */");
+        for (i, (bytes, cond)) in SCAN_WIDTHS.iter().enumerate() {
+            let _ = writeln!(c, "#{} {cond}", if i == 0 { "if" } else { "elif" });
+            c.push_str(&self.helper_of(*bytes));
+        }
+        c.push_str("#endif\n");
+        c
+    }
+
+    /// The helper for vectors of `bytes` bytes.
+    fn helper_of(&self, bytes: usize) -> String {
+        let (name, t, e) = (&self.name, c_type(self.ty), self.lane_type());
+        let lanes = bytes / self.ty.size_bytes();
         let v = format!("{name}_v");
         let bits = 8 * self.ty.size_bytes();
         let signed = self.ty.is_signed_int();
@@ -508,8 +535,8 @@ impl VectorScan {
             _ => format!("({a} & ({v})({a} < {b})) | ({b} & ~({v})({a} < {b}))"),
         };
         let mut c = String::new();
-        let _ = writeln!(c, "\n/* the vector scan (Note [Vector scans] in backend/cpu/scan.rs) */");
-        let _ = writeln!(c, "typedef {e} {v} __attribute__((vector_size(64)));");
+        let _ = writeln!(c, "#define {name}_L {lanes}");
+        let _ = writeln!(c, "typedef {e} {v} __attribute__((vector_size({bytes})));");
         let _ = writeln!(c, "static inline {v} {name}(const {v} carry, const {t} *xs, {t} *out) {{");
         let _ = writeln!(c, "    const {v} id = ({v}){{0}} + ({e})({identity});");
         let _ = writeln!(c, "    {v} x, s;");
