@@ -912,7 +912,7 @@ fn bins_inside_a_tested_range_agree_with_the_interpreter() {
                 let p = compile_with(f, config).unwrap();
                 (p.run(&xs).map(|r| r.to_vec()), p.c_source().unwrap_or_default().to_string())
             };
-            let source = ["acc_float_to_int64_t_in(", "ACC_FLOAT_RANGES && 255LL < rs0"];
+            let source = ["acc_float_to_int64_t_in32(", "ACC_FLOAT_RANGES && 255LL < rs0"];
             counts_agree(&cpu, &format!("n {n}, {bins} bins"), &source, run);
         }
     }
@@ -1047,6 +1047,15 @@ fn casts_of_values_in_known_ranges_agree_with_the_interpreter() {
         },
         eq,
     );
+    // inside `i32`'s range, to wider types: through `int32_t` (Note
+    // [Narrow conversions]), to the largest `f32` below 2^31 and the
+    // smallest above -2^31 - 1
+    let edge = 2147483520.0f32;
+    agree(|| scaled(&use_array(xs.clone()), 3e9).map(move |x| x.max(-edge).min(edge).cast::<i64>()), eq);
+    agree(|| scaled(&use_array(xs.clone()), 3e9).map(move |x| x.max(0.0f32).min(edge).cast::<u64>()), eq);
+    agree(|| scaled(&use_array(xs.clone()), 3e9).map(move |x| x.max(0.0f32).min(edge).cast::<u32>()), eq);
+    // 2^31 itself is outside `i32`, not `i64`: a plain conversion to `i64`
+    agree(|| scaled(&use_array(xs.clone()), 3e9).map(|x| x.max(-2.5e9f32).min(2.5e9f32).cast::<i64>()), eq);
     // outside the type: saturating, as before
     agree(|| use_array(xs.clone()).map(|x| x.max(0.0f32).min(300.0f32).cast::<u8>()), eq);
     let Some(cpu) = cpu() else { return };
@@ -1055,8 +1064,14 @@ fn casts_of_values_in_known_ranges_agree_with_the_interpreter() {
         let source = compile_with(f, cpu.clone()).unwrap().c_source().unwrap().to_string();
         assert!(source.contains("acc_float_to_uint8_t_in("), "{source}");
         let f = |xs: Acc<Vector<f32>>| xs.map(|x| x.max(0.0f32).min(300.0f32).cast::<u8>());
-        let source = compile_with(f, cpu).unwrap().c_source().unwrap().to_string();
+        let source = compile_with(f, cpu.clone()).unwrap().c_source().unwrap().to_string();
         assert!(!source.contains("_in("), "{source}");
+        let f = move |xs: Acc<Vector<f32>>| xs.map(move |x| x.max(-edge).min(edge).cast::<i64>());
+        let source = compile_with(f, cpu.clone()).unwrap().c_source().unwrap().to_string();
+        assert!(source.contains("acc_float_to_int64_t_in32("), "{source}");
+        let f = |xs: Acc<Vector<f32>>| xs.map(|x| x.max(-2.5e9f32).min(2.5e9f32).cast::<i64>());
+        let source = compile_with(f, cpu).unwrap().c_source().unwrap().to_string();
+        assert!(source.contains("acc_float_to_int64_t_in(") && !source.contains("_in32("), "{source}");
     }
 }
 

@@ -211,7 +211,10 @@ ACC_FN int acc_isnan_float(float x) { return isnan(x); }
  * integer type's range as doubles: LO is exact, HI is 2^BITS(-1), the
  * first value above the range. The `_in` form is for a value the
  * generator knows to lie strictly between LO - 1 and HI, where both
- * convert alike: a plain conversion. */
+ * convert alike: a plain conversion. The `_in32` form is for one known to
+ * lie strictly between -2^31 - 1 and 2^31: converted through `int32_t`,
+ * which vectorises where the wider conversion does not (Note [Narrow
+ * conversions] in backend/c/exp.rs). */
 #define ACC_SAT(F, T, LO, HI, TMIN, TMAX)                                                         \
     ACC_FN T acc_##F##_to_##T(F x) {                                                               \
         if (acc_isnan_##F(x)) return 0;                                                             \
@@ -219,7 +222,8 @@ ACC_FN int acc_isnan_float(float x) { return isnan(x); }
         if ((double)x >= (HI)) return TMAX;                                                         \
         return (T)x;                                                                                \
     }                                                                                              \
-    ACC_FN T acc_##F##_to_##T##_in(F x) { return ACC_FLOAT_RANGES ? (T)x : acc_##F##_to_##T(x); }
+    ACC_FN T acc_##F##_to_##T##_in(F x) { return ACC_FLOAT_RANGES ? (T)x : acc_##F##_to_##T(x); }   \
+    ACC_FN T acc_##F##_to_##T##_in32(F x) { return ACC_FLOAT_RANGES ? (T)(int32_t)x : acc_##F##_to_##T(x); }
 #define ACC_SAT_ALL(F)                                                                             \
     ACC_SAT(F, int8_t, -128.0, 128.0, INT8_MIN, INT8_MAX)                                           \
     ACC_SAT(F, int16_t, -32768.0, 32768.0, INT16_MIN, INT16_MAX)                                    \
