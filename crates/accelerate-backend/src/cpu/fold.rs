@@ -379,13 +379,19 @@ const COLUMN_LANES: usize = 64;
 // 4 runs and blocks of 128 steps (the tiles before), 9.2 ms with 6 runs,
 // 8.8 ms with 6 runs and blocks of 256 steps (Note [Blocks of the shared
 // dimension]); 8 runs of 32 lanes 12.4, 12 of 32 10.7. Without AVX-512
-// (16 registers of 32 bytes: the same model compiled for Haswell) a
-// tile of 4 runs already spills, and 6 were slower (34.6 ms against
-// 29.1), so hosts without it keep 4 runs.
+// (16 registers of 32 bytes) a run of four registers is 32 `f32`, and
+// even a tile of 4 such runs spills (a C model compiled for Haswell:
+// 6 runs were slower, 34.6 ms against 29.1). So there a run is two
+// registers (16 `f32`) and a tile 6 runs, 12 registers, as BLIS's AVX2
+// kernel (6 x 16): each step loads two vectors of `b` and broadcasts 6
+// elements of `a`, and GCC keeps all of it in the 16 registers. The
+// benchmark's 1024^3 product (`accelerate-bench matmul --size large`,
+// AVX2 Zen 3, 2026-12-01) took 21.9 to 22.8 ms at best with 4 runs of
+// 64, 20.8 to 20.9 with 6 of 16, three alternated runs each.
 //
-// A run is four registers wide whatever the element (`run_lanes`): 64
-// `f32` or 32 `f64`, so that a tile of `f64` also has 6 runs rather than
-// 3 runs of 64. A product of a 1000 x 700 by a 700 x 1300 `f64` matrix
+// A run is as many registers wide whatever the element (`run_lanes`,
+// at least 16 elements): with AVX-512 64 `f32` or 32 `f64`, so that a
+// tile of `f64` also has 6 runs rather than 3 runs of 64. A product of a 1000 x 700 by a 700 x 1300 `f64` matrix
 // (written as the benchmark's, a scratch program, two workers, median of
 // 15) took 15.0 ms with 3 runs of 64 and 8.9 ms with 6 of 32.
 //
@@ -395,35 +401,32 @@ const COLUMN_LANES: usize = 64;
 // end at whole tiles (`Kernel::tile_runs`, `whole_tiles`): the product
 // on two workers from 4.80 ms to 4.60 to 4.65 (medians, three runs).
 
-/// The bytes of a tile's accumulators where the host has AVX-512 (Note
-/// [Tiles in registers]): 24 of its 32 vector registers.
-const TILE_REGISTER_BYTES: usize = 24 * 64;
-
-/// The bytes of a tile's run where the host has AVX-512 (Note [Tiles in
-/// registers]): four vector registers.
-const RUN_REGISTER_BYTES: usize = 4 * 64;
-
-/// Rows in a run of a tile (Note [Tiles in registers]): the power of two
-/// of elements of `elt` that fills at most `RUN_REGISTER_BYTES`, from 16
-/// to `COLUMN_LANES`, where the host has AVX-512; `COLUMN_LANES` elsewhere.
-fn run_lanes(elt: &EltTy) -> usize {
+/// The host's vector registers (Note [Tiles in registers]): how many,
+/// their bytes, and how many a tile's run takes: AVX-512's 32 of 64
+/// bytes, 4 a run; else AVX2's 16 of 32 bytes, 2 a run.
+fn vector_registers() -> (usize, usize, usize) {
     if super::wide_vector_registers() {
-        let fit = (RUN_REGISTER_BYTES / elt.size_bytes().max(1)).max(1);
-        (1usize << fit.ilog2()).clamp(16, COLUMN_LANES)
+        (32, 64, 4)
     } else {
-        COLUMN_LANES
+        (16, 32, 2)
     }
 }
 
+/// Rows in a run of a tile (Note [Tiles in registers]): the power of two
+/// of elements of `elt` that fills at most a run's vector registers, from
+/// 16 to `COLUMN_LANES`.
+fn run_lanes(elt: &EltTy) -> usize {
+    let (_, bytes, run) = vector_registers();
+    let fit = (run * bytes / elt.size_bytes().max(1)).max(1);
+    (1usize << fit.ilog2()).clamp(16, COLUMN_LANES)
+}
+
 /// Runs of rows in a tile (Note [Tiles in registers]): as many as fill
-/// `TILE_REGISTER_BYTES` with runs of `run_lanes` elements of `elt`, from
-/// 1 to 6, where the host has AVX-512; 4 elsewhere.
+/// three quarters of the vector registers with runs of `run_lanes`
+/// elements of `elt`, from 1 to 6.
 fn tile_runs(elt: &EltTy) -> usize {
-    if super::wide_vector_registers() {
-        (TILE_REGISTER_BYTES / (run_lanes(elt) * elt.size_bytes().max(1))).clamp(1, 6)
-    } else {
-        4
-    }
+    let (registers, bytes, _) = vector_registers();
+    (registers * 3 / 4 * bytes / (run_lanes(elt) * elt.size_bytes().max(1))).clamp(1, 6)
 }
 
 // Note [Wide column blocks]
