@@ -695,3 +695,26 @@ fn vector_scans_of_every_target_width_are_the_sequential_scans() {
         }
     }
 }
+
+/// The functions whose lanes wait on the latency of their operations are
+/// marked for the narrower vectors (Note [Latency-bound lanes] in the CPU
+/// backend's `kernel.rs`): a float reduction's pieces and a uniform loop;
+/// an integer reduction's pieces, a map without a loop and a float
+/// reduction along rows are not.
+#[test]
+fn latency_bound_lanes_are_marked_and_nothing_else() {
+    let Some(cpu) = cpu() else { return };
+    let marked = |c: &str, function: &str| c.contains(&format!("ACC_LATENCY_BOUND void {function}("));
+    let c = c_of(|xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| dotp(&xs, &ys), &cpu);
+    assert!(marked(&c, "k0_part"), "dotp's pieces are not marked:\n{c}");
+    let c = c_of(|xs: Acc<Vector<f64>>| xs.fold_all(0.0, |a, b| a + b), &cpu);
+    assert!(marked(&c, "k0_part"), "an f64 sum's pieces are not marked:\n{c}");
+    let c = c_of(|xs: Acc<Vector<i32>>| xs.fold_all(0, |a, b| a + b), &cpu);
+    assert!(c.contains("void k0_part(") && !c.contains("ACC_LATENCY_BOUND"), "an i32 sum is marked:\n{c}");
+    let c = c_of(|m: Acc<Matrix<f32>>| m.fold(0.0, |a, b| a + b), &cpu);
+    assert!(c.contains("void k0_rows(") && !marked(&c, "k0_rows"), "a sum along rows is marked:\n{c}");
+    let c = c_of(|cs: Acc<Vector<f32>>| cs.map(|c| escape_count(c.clone())), &cpu);
+    assert!(marked(&c, "k0"), "the uniform loop is not marked:\n{c}");
+    let c = c_of(|xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| saxpy(2.5, &xs, &ys), &cpu);
+    assert!(!c.contains("ACC_LATENCY_BOUND"), "saxpy is marked:\n{c}");
+}

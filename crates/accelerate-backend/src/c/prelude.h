@@ -48,6 +48,17 @@ ACC_SIMD_1(tanh) ACC_SIMD_2(atan2) ACC_SIMD_2(pow)
 #define ACC_LANE_LOOP
 #endif
 
+/* Compiles a kernel function whose lanes wait on the latency of their
+ * operations for 256-bit vectors where the kernels are compiled for
+ * 512-bit ones (Note [Latency-bound lanes], backend/cpu/kernel.rs). GCC's
+ * `target` attribute takes the vector width; Clang's does not, and Clang
+ * is left alone. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#define ACC_LATENCY_BOUND __attribute__((target("prefer-vector-width=256")))
+#else
+#define ACC_LATENCY_BOUND
+#endif
+
 /* Keeps a float accumulator in a register the compiler must assume
  * changed: a fold in order over a short range then stays a scalar loop.
  * GCC otherwise vectorises such a loop, in-order adds and all, with

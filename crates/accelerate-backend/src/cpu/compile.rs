@@ -50,6 +50,25 @@ pub(crate) const FLAGS: &[&str] = &[
     "-w",
 ];
 
+// Note [Vector width]
+// `-march=native` also sets how wide GCC makes the vectors of the loops it
+// vectorises, from the processor it takes this one for: on Intel
+// processors with AVX-512 (GCC 12 calls the Sapphire Rapids guest
+// `rocketlake`) it prefers 256-bit vectors, as Intel's first AVX-512
+// processors slowed their clocks for 512-bit instructions; on AMD's it
+// uses the widest. Our kernels were tuned where the vectors were 512 bits
+// (the AMD guest), and on the Intel one the loops that GCC vectorises
+// itself ran at half that width: the matrix product's tiles (Note [Tiles
+// in registers]) took 31 ms against rayon's 17, k-means 87 against 36
+// (medians, `accelerate-bench matmul kmeans --size large`, 2026-12-01);
+// with `-mprefer-vector-width=512`, 13 and 47. In a run of the whole set
+// with and without it, the programs it slowed by more than their noise
+// were `moments` and Mandelbrot (1.3 to 1.4x), whose hot loops are those of
+// Note [Latency-bound lanes] in `kernel.rs`; n-body's step took 1.07x. So
+// where the processor has AVX-512F, the kernels are compiled with it
+// (`host_flags`), as OpenBLAS's kernels for such processors use 512-bit
+// vectors.
+
 // Note [Fast math]
 // A program compiled with `Config::with_fast_math` (or
 // `ACCELERATE_FLAGS=fast-math`) trades the float rules of
@@ -72,18 +91,25 @@ pub(crate) const FLAGS: &[&str] = &[
 //
 // Of `-ffast-math`'s assumptions, `-ffinite-math-only` is what lets GCC 12
 // approximate `1 / sqrtf(x)` at all, and what it makes of it depends on
-// the vector width. With 8-lane vectors (AVX2) it is `rsqrtps` and one
+// the vector width. With 8-lane vectors it is `rsqrtps` and one
 // Newton-Raphson step: the n-body step (`accelerate-bench nbody --size
 // large`, AVX2 Zen 3) took 3.05 to 3.09 ms at best in three alternated
 // runs against 3.41 to 3.49 without, level with Numba's `fastmath=True`
 // (2026-12-01). With 16-lane vectors and no AVX512ER, GCC 12 has no
-// reciprocal square root pattern: it replaced the square root and the
+// reciprocal square root pattern: it replaces the square root and the
 // division each by an approximation and a Newton step (`vrsqrt14ps`,
-// `vrcp14ps`), and the same step took 1.9 to 2.0 ms against 1.23 (AVX-512,
-// 2026-11-28; again 2.93 to 3.15 against 2.61 to 2.81 on 2026-11-30). So
-// where the processor has AVX-512F (which `-march=native` compiles for),
-// `-fno-finite-math-only` turns that assumption off again
-// (`fast_math_flags`); the semantics allow it either way.
+// `vrcp14ps`). On an AMD AVX-512 guest that step took 1.9 to 2.0 ms
+// against 1.23 without `-ffinite-math-only` (2026-11-28). On an Intel one
+// (Sapphire Rapids; medians, best in brackets) it took 2.89 (2.68) ms with
+// 16-lane vectors, 3.65 (3.42) without `-ffinite-math-only`, and 2.34
+// (2.26) with it and 8-lane vectors, where Numba's `fastmath=True` took
+// 2.53 (2.43)
+// (2026-12-01). So on a processor with AVX-512F but not ER, a fast-math
+// program that takes square roots prefers 8-lane vectors (the opposite of
+// Note [Vector width]), where its reciprocal square roots are one
+// approximation and one step; the explicit vector types of the generated
+// code (Note [Vector scans], Note [Tiles in registers]) keep their widths.
+// A fast-math program without square roots keeps the wide vectors.
 const FAST_MATH: &[&str] = &["-ffast-math", "-ffp-contract=fast", "-DACC_FAST_MATH"];
 
 /// The signature of every kernel function.
@@ -189,28 +215,34 @@ pub(crate) fn unavailable(command: &str) -> Option<String> {
     compiler(command).err()
 }
 
-/// The flags of a compilation: the compiler setting's own arguments,
-/// `FLAGS`, the vector math flags where the compiler has libmvec (Note
-/// [Vector math]), then the options' extra flags (for example the
+/// The flags of a compilation of `source` (without the prelude): the
+/// compiler setting's own arguments, `FLAGS`, the vector math flags where
+/// the compiler has libmvec (Note [Vector math]), the processor's own
+/// (`host_flags`), then the options' extra flags (for example the
 /// sanitizer flags of the CI step).
-fn flags(cc: &Compiler, options: &CpuOptions) -> Vec<String> {
+fn flags(cc: &Compiler, options: &CpuOptions, source: &str) -> Vec<String> {
     let vector_math: &[&str] = if cc.libmvec { &["-DACC_LIBMVEC"] } else { &[] };
-    let fast = if options.fast_math { fast_math_flags(cpu_features()) } else { Vec::new() };
+    let host = host_flags(cpu_features(), options.fast_math, source);
     // the fast-math flags come after the strict ones they override
     // (`-ffp-contract=fast` after `-ffp-contract=off`)
-    let ours = FLAGS.iter().chain(vector_math).chain(&fast).map(|s| s.to_string());
+    let ours = FLAGS.iter().chain(vector_math).chain(&host).map(|s| s.to_string());
     cc.args.iter().cloned().chain(ours).chain(options.cflags.iter().cloned()).collect()
 }
 
-/// The fast-math flags that depend on the processor (Note [Fast math]),
-/// from its `/proc/cpuinfo` flags.
-fn fast_math_flags(features: &str) -> Vec<&'static str> {
+/// The flags that depend on the processor, from its `/proc/cpuinfo` flags
+/// `features`, for a program whose kernels are `source` (without the
+/// prelude): the vector width (Note [Vector width]) and the fast-math
+/// flags (Note [Fast math]).
+fn host_flags(features: &str, fast_math: bool, source: &str) -> Vec<&'static str> {
     let has = |flag: &str| features.split_whitespace().any(|f| f == flag);
-    let mut flags = FAST_MATH.to_vec();
+    let mut flags = if fast_math { FAST_MATH.to_vec() } else { Vec::new() };
     if cfg!(target_arch = "x86_64") {
-        flags.push("-mrecip");
-        if has("avx512f") && !has("avx512er") {
-            flags.push("-fno-finite-math-only");
+        if fast_math {
+            flags.push("-mrecip");
+        }
+        if has("avx512f") {
+            let roots = fast_math && !has("avx512er") && source.contains("sqrt");
+            flags.push(if roots { "-mprefer-vector-width=256" } else { "-mprefer-vector-width=512" });
         }
     }
     flags
@@ -245,7 +277,7 @@ pub(crate) fn load(source: &str, symbols: &[String], options: &CpuOptions) -> Re
     let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
     let cc = compiler(&options.cc).map_err(unavailable)?;
     let full = format!("{}\n{source}", prelude());
-    let flags = flags(&cc, options);
+    let flags = flags(&cc, options, source);
     let key = cache::key(&[
         env!("CARGO_PKG_VERSION"),
         &cc.command,
@@ -311,7 +343,7 @@ pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Optio
     let (c, obj) = (folder.path().join("kernels.c"), folder.path().join("kernels.o"));
     std::fs::write(&c, &full).map_err(|e| unavailable(format!("cannot write {}: {e}", c.display())))?;
     let out = Command::new(&cc.command)
-        .args(flags(&cc, options).iter().filter(|f| *f != "-shared" && *f != "-w"))
+        .args(flags(&cc, options, source).iter().filter(|f| *f != "-shared" && *f != "-w"))
         .args(["-c", "-fopt-info-vec-optimized", "-o"])
         .arg(&obj)
         .arg(&c)
@@ -328,6 +360,8 @@ pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Optio
     // the functions by their first line
     let mut starts: Vec<(usize, String)> = Vec::new();
     for (n, line) in full.lines().enumerate() {
+        // (past the mark of Note [Latency-bound lanes])
+        let line = line.strip_prefix("ACC_LATENCY_BOUND ").unwrap_or(line);
         let header = line.strip_prefix("void ").or_else(|| line.strip_prefix("static int "));
         if let Some(name) = header.and_then(|h| h.split_once('(')).map(|(name, _)| name) {
             if line.ends_with('{') {
@@ -352,21 +386,34 @@ pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Optio
 
 #[cfg(test)]
 mod tests {
-    use super::fast_math_flags;
+    use super::host_flags;
 
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn finite_math_is_assumed_in_fast_math_mode_except_on_avx512_without_er() {
-        let avx2 = fast_math_flags("flags : fpu sse2 avx avx2 fma");
-        assert!(avx2.contains(&"-mrecip") && !avx2.contains(&"-fno-finite-math-only"), "{avx2:?}");
-        let avx512 = fast_math_flags("flags : fpu sse2 avx avx2 fma avx512f avx512bw avx512vl");
-        assert!(avx512.contains(&"-fno-finite-math-only"), "{avx512:?}");
-        let er = fast_math_flags("flags : fpu avx2 avx512f avx512er");
-        assert!(!er.contains(&"-fno-finite-math-only"), "{er:?}");
+    fn vectors_are_as_wide_as_the_processor_allows_but_for_fast_square_roots_without_er() {
+        let (avx2, avx512) =
+            ("flags : fpu sse2 avx avx2 fma", "flags : fpu avx2 fma avx512f avx512bw avx512vl");
+        let roots = "float v2 = sqrtf(v1); float v3 = 1.0f / v2;";
+        // strict: the widest vectors where there is AVX-512F, whatever the
+        // kernels do; nothing of fast math
+        assert!(host_flags(avx2, false, roots).is_empty());
+        assert_eq!(host_flags(avx512, false, roots), ["-mprefer-vector-width=512"]);
         // a flag that only starts like AVX-512F's is not it
-        assert!(!fast_math_flags("flags : avx512fp16").contains(&"-fno-finite-math-only"));
-        for flags in [avx2, avx512, er] {
-            assert_eq!(flags[..3], ["-ffast-math", "-ffp-contract=fast", "-DACC_FAST_MATH"]);
+        assert!(host_flags("flags : avx2 avx512fp16", false, "").is_empty());
+        // fast math: its flags first, then the reciprocals; finite values
+        // assumed everywhere (Note [Fast math])
+        let fast = ["-ffast-math", "-ffp-contract=fast", "-DACC_FAST_MATH", "-mrecip"];
+        assert_eq!(host_flags(avx2, true, roots), fast);
+        let er = format!("{avx512} avx512er");
+        for (features, source, width) in [
+            (avx512, roots, "-mprefer-vector-width=256"),
+            (avx512, "float v2 = v1 / v0;", "-mprefer-vector-width=512"),
+            (er.as_str(), roots, "-mprefer-vector-width=512"),
+        ] {
+            let flags = host_flags(features, true, source);
+            assert_eq!(flags[..4], fast, "{features}");
+            assert_eq!(flags[4..], [width], "{features}: {source}");
+            assert!(!flags.contains(&"-fno-finite-math-only"));
         }
     }
 }

@@ -881,6 +881,8 @@ pub(crate) fn piece_totals(
         }
         g.close("}");
         let parts = g.into_parts();
+        // Note [Latency-bound lanes]
+        k.latency_bound = column_part.is_none() && elt.leaves().iter().any(|t| t.is_float());
         k.close_function(out, parts);
     });
 }

@@ -162,6 +162,8 @@ fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s
         };
         let plan =
             element.and_then(|(shape, f)| Lockstep::of(f, &arg, &|a| g.is_rank0(a)).map(|l| (shape, l)));
+        // a uniform loop was written (Note [Latency-bound lanes])
+        let mut uniform = false;
         if by_rows {
             let outer = match tiled {
                 true => super::kernel::open_tiled_rows(&mut g, &sh),
@@ -177,6 +179,7 @@ fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s
                     };
                     let pos = |j: &str| format!("base + {j}");
                     if l.write_if_quiet(&mut g, ("lo", "hi"), &at, &obufs, &pos) {
+                        uniform = true;
                         "j0"
                     } else {
                         "lo"
@@ -217,6 +220,7 @@ fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s
                         CVal::scalar(ScalarTy::I64, i.to_string())
                     };
                     if l.write_if_quiet(&mut g, ("start", "end"), &at, &obufs, &|i| i.to_string()) {
+                        uniform = true;
                         "j0"
                     } else {
                         "start"
@@ -234,6 +238,7 @@ fn generate_function(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s
             g.close("}");
         }
         let parts = g.into_parts();
+        k.latency_bound = uniform;
         k.close_function(out, parts);
     });
 }

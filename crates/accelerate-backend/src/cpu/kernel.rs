@@ -63,6 +63,14 @@ pub(crate) struct KernelGen {
     /// The checks the fast forms written so far make where their code is,
     /// not before their loops.
     pub fast_checks_in_place: usize,
+    /// The function being written waits on the latency of its lanes'
+    /// operations and is compiled for the narrower of the target's vectors
+    /// (Note [Latency-bound lanes]); set by the writer before
+    /// `close_function`, which clears it.
+    pub latency_bound: bool,
+    /// Where the signature of the function being written starts in its
+    /// output.
+    signature: usize,
 }
 
 impl Deref for KernelGen {
@@ -77,6 +85,27 @@ impl DerefMut for KernelGen {
         &mut self.core
     }
 }
+
+// Note [Latency-bound lanes]
+// Where the processor has AVX-512F the kernels are compiled for 512-bit
+// vectors (Note [Vector width] in `compile.rs`), but two kinds of loop
+// were sized for two 256-bit vectors, whose two chains of operations
+// overlap: a float reduction's 16 lanes along a row (`LANES`, Note
+// [Multi-accumulator reductions]) and a uniform loop's lanes, which step
+// together until every lane's condition fails (Note [Uniform loops]). In
+// one 512-bit vector they are one chain, and wait on its latency: on the
+// Intel guest of 2026-12-01 (`accelerate-bench moments mandelbrot --size
+// large`) the four sums of `moments` took 5.2 to 6.2 ms at 512 bits
+// against 3.9 to 4.4 at 256, and Mandelbrot's uniform loop 11.6 to 12.5
+// against 8.7 to 9.6. So the writers of those functions mark them
+// (`KernelGen::latency_bound`: `piece_totals` in `fold.rs` for a float
+// reduction in pieces, `generate_function` where it writes a uniform
+// loop), and `close_function` puts `ACC_LATENCY_BOUND` (`prelude.h`) on
+// their signatures, which keeps them at 256 bits. Wider lanes would serve
+// as well, but would change every reduction's order of combination on
+// such processors; the rows of `_rows`, whose lanes are mostly short rows
+// side by side, gained from the wide vectors (k-means 80 -> 44 ms) and
+// are not marked.
 
 impl KernelGen {
     /// The code generation state of a kernel of the plan.
@@ -94,6 +123,8 @@ impl KernelGen {
             variant: "",
             fast_checks_in_place: 0,
             fast_attributes: "",
+            latency_bound: false,
+            signature: 0,
         }
     }
 
@@ -181,6 +212,8 @@ impl KernelGen {
         self.function = format!("{}{}{suffix}", self.name, self.variant);
         self.start = out.len();
         let _ = writeln!(out, "\n/* {} at {loc} */", crate::c::comment(what));
+        self.signature = out.len();
+        self.latency_bound = false;
         let f = &self.function;
         if self.fast {
             let _ = writeln!(
@@ -215,6 +248,9 @@ impl KernelGen {
     /// Closes a function with its body (`ExpGen::into_parts`): the error
     /// reaches the host.
     pub fn close_function(&mut self, out: &mut String, mut body: Body) {
+        if std::mem::take(&mut self.latency_bound) {
+            out.insert_str(self.signature, "ACC_LATENCY_BOUND ");
+        }
         if !body.before_loops.is_empty() {
             // Note [Checks before the loops]
             body.before_loops.sort_unstable();
