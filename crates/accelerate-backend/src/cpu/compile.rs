@@ -103,13 +103,13 @@ pub(crate) const FLAGS: &[&str] = &[
 // (Sapphire Rapids; medians, best in brackets) it took 2.89 (2.68) ms with
 // 16-lane vectors, 3.65 (3.42) without `-ffinite-math-only`, and 2.34
 // (2.26) with it and 8-lane vectors, where Numba's `fastmath=True` took
-// 2.53 (2.43)
-// (2026-12-01). So on a processor with AVX-512F but not ER, a fast-math
-// program that takes square roots prefers 8-lane vectors (the opposite of
-// Note [Vector width]), where its reciprocal square roots are one
-// approximation and one step; the explicit vector types of the generated
-// code (Note [Vector scans], Note [Tiles in registers]) keep their widths.
-// A fast-math program without square roots keeps the wide vectors.
+// 2.53 (2.43) (2026-12-01). So on a processor with AVX-512F but not ER,
+// a fast-math program that takes square roots prefers 8-lane vectors
+// (the opposite of Note [Vector width]), where its reciprocal square
+// roots are one approximation and one step; the explicit vector types of
+// the generated code (Note [Vector scans], Note [Tiles in registers])
+// keep their widths. A fast-math program without square roots keeps the
+// wide vectors.
 const FAST_MATH: &[&str] = &["-ffast-math", "-ffp-contract=fast", "-DACC_FAST_MATH"];
 
 /// The signature of every kernel function.

@@ -213,7 +213,6 @@ impl KernelGen {
         self.start = out.len();
         let _ = writeln!(out, "\n/* {} at {loc} */", crate::c::comment(what));
         self.signature = out.len();
-        self.latency_bound = false;
         let f = &self.function;
         if self.fast {
             let _ = writeln!(
