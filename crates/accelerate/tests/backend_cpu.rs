@@ -1356,11 +1356,12 @@ fn products_in_blocks_of_the_shared_dimension_agree_to_the_bit() {
         (0..n).map(|i| ((i * 2_654_435_761 + salt * 97) % 1000) as f32 / 7.0 - 70.0).collect()
     };
     // (where tiles fill AVX-512's registers, a tile's runs are 64 f32 or
-    // 32 f64 rows and blocks 256 steps of either, else 64 rows and blocks
-    // of 128 f32 or 64 f64 steps: every shared dimension here is several
-    // blocks and a part on either kind of host, and the rows of every
-    // size end in a partial run and some in rows outside tiles, Note
-    // [Tiles in registers])
+    // 32 f64 rows and blocks 128 steps of either, else runs of 16 rows
+    // and blocks of 512 f32 or 256 f64 steps: every shared dimension here
+    // is one or more blocks and a part on either kind of host, each
+    // block's reads of `b` packed (Note [Packed operands]), and the rows
+    // of every size end in a partial run and some in rows outside tiles,
+    // Note [Tiles in registers])
     for (m, k, n) in [(48usize, 257usize, 65usize), (49, 600, 64), (50, 300, 97)] {
         let (a, b) = (sevenths(m * k, 1), sevenths(k * n, 2));
         let f32s = |v: &[f32], r, c| Array::from_vec(dim2(r, c), v.to_vec()).unwrap();

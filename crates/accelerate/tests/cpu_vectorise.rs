@@ -718,3 +718,39 @@ fn latency_bound_lanes_are_marked_and_nothing_else() {
     let c = c_of(|xs: Acc<Vector<f32>>, ys: Acc<Vector<f32>>| saxpy(2.5, &xs, &ys), &cpu);
     assert!(!c.contains("ACC_LATENCY_BOUND"), "saxpy is marked:\n{c}");
 }
+
+/// A product's tiles read `b`'s runs from a packed copy of each block
+/// (Note [Packed operands] in `cpu/packed.rs`), and `a`'s elements where
+/// they are; a read of `b` that a condition guards is not packed, since
+/// the tiles might not make it. `tests/backend_cpu.rs`
+/// (`products_in_blocks_of_the_shared_dimension_agree_to_the_bit`)
+/// checks the products' bits.
+#[test]
+fn the_operand_that_every_row_of_a_tile_reads_is_packed() {
+    let Some(cpu) = cpu() else { return };
+    let product = |x: Acc<Matrix<f32>>, y: Acc<Matrix<f32>>| {
+        let (rows, _) = unindex2(x.shape());
+        let (_, cols) = unindex2(y.shape());
+        let xs = x.replicate(index0().all().fixed(cols).all());
+        let ys = y.transpose().replicate(index0().fixed(rows).all().all());
+        xs.zip_with(&ys, |p, q| p * q).fold(0.0f32, |s, t| s + t)
+    };
+    let c = c_of(product, &cpu);
+    let rows = function_at(&c, "k0_rows_fast(", "a tiled product");
+    let packs = rows.matches("*restrict pack").count();
+    assert_eq!(packs, 1, "one operand packed:\n{rows}");
+    // the tiles' products read the packed copy
+    assert!(rows.contains("* pack"), "the tiles do not read the packed copy:\n{rows}");
+    // the same product with `b`'s element read only where `a`'s is positive
+    let guarded = |x: Acc<Matrix<f32>>, y: Acc<Matrix<f32>>| {
+        let (rows, _) = unindex2(x.shape());
+        let (_, cols) = unindex2(y.shape());
+        let xs = x.replicate(index0().all().fixed(cols).all());
+        let ys = y.transpose().replicate(index0().fixed(rows).all().all());
+        xs.zip_with(&ys, |p, q| cond(p.gt(0.0f32), p * q, constant(0.0f32))).fold(0.0f32, |s, t| s + t)
+    };
+    let c = c_of(guarded, &cpu);
+    let rows = function_at(&c, "k0_rows_fast(", "a tiled product");
+    assert!(rows.contains("tiles > 0"), "no tiles:\n{rows}");
+    assert!(!rows.contains("*restrict pack"), "a guarded read is packed:\n{rows}");
+}

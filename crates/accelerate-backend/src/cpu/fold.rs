@@ -66,12 +66,13 @@
 
 use super::exec::{alloc, dims_i64, finish, Launch};
 use super::kernel::{KernelGen, Row};
+use super::packed::{packed, Packed, PACKED_BYTES};
 use crate::c::access::column_blocks_pay;
 use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::unravel;
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, commutative, declare, read_ix, store, Kept, Source};
+use crate::c::kernel::{assign, commutative, declare, read_ix, store, trust, Kept, Source};
 use crate::c::{c_type, CVal, ExpGen};
 use crate::host::Env;
 use accelerate_base::array::ArrayData;
@@ -167,6 +168,15 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         Source::Delayed(d) => column_blocks_pay(d),
         Source::Manifest(_) => (false, false),
     };
+    // (Note [Packed operands]; made here, so that the functions it holds
+    // outlive every generator that reads them)
+    let pack = match src {
+        Source::Delayed(d) if tiles => {
+            let elt_of = |a: usize| spec.inputs.iter().find(|(v, _)| *v == a).map(|(_, t)| t.elt.clone());
+            packed(d, elt_of, PACKED_BYTES / (shared_block(elt) * run_lanes(elt)))
+        }
+        _ => None,
+    };
     // (Note [Column blocks in pieces])
     let column_part = columns.then(|| block_lanes(elt));
     k.column_part = column_part.unwrap_or(0);
@@ -191,9 +201,20 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
         let first = if any_order && columns {
-            let block =
-                Block { f, seed: z.as_ref(), src, sh: &sh, lanes: &[], wide, obufs: &obufs, elt, keep, loc };
-            column_blocks(&mut g, block, tiles);
+            let block = Block {
+                f,
+                seed: z.as_ref(),
+                src,
+                sh: &sh,
+                lanes: &[],
+                wide,
+                obufs: &obufs,
+                elt,
+                keep,
+                loc,
+                pack: None,
+            };
+            column_blocks(&mut g, block, tiles, pack.as_ref());
             "r0"
         } else if any_order {
             short_rows(&mut g, f, z.as_ref(), src, &sh, &obufs, elt, keep, loc);
@@ -471,16 +492,20 @@ fn tile_runs(elt: &EltTy) -> usize {
 // (20 ms with 64, 24 ms with 256). With tiles of 6 runs in registers
 // (Note [Tiles in registers]) larger blocks pay: the benchmark's 1024^3
 // product on two workers took 5.05 to 5.34 ms (median) with 32 KiB, 4.87
-// to 4.95 with 64 KiB, 4.88 to 4.91 with 128 KiB; AVX-512 hosts take 64.
+// to 4.95 with 64 KiB, 4.88 to 4.91 with 128 KiB. That was without
+// packing: a block of `b`'s runs 4 KiB apart sits in a few sets of L1
+// however small the block. With the runs packed (Note [Packed operands])
+// 32 KiB is best again; on the Intel guest (two workers, medians of two
+// runs each) the product took 13.3 and 13.4 ms with 64 KiB, 12.8 and
+// 13.2 with 32 KiB, and in fast math 9.9 and 9.9 against 8.8 and 8.9.
+// So every host takes 32 KiB.
 
 /// Steps of the shared dimension in a block (Note [Blocks of the shared
 /// dimension]): a block of `run_lanes` columns of elements of `elt`'s
-/// size in 32 KiB (64 KiB where tiles fill AVX-512's registers, Note
-/// [Tiles in registers]), at least 16.
+/// size in 32 KiB, at least 16.
 fn shared_block(elt: &EltTy) -> usize {
     let bytes = elt.size_bytes().max(1);
-    let kib = if super::wide_vector_registers() { 64 } else { 32 };
-    (kib * 1024 / (run_lanes(elt) * bytes)).max(16)
+    (32 * 1024 / (run_lanes(elt) * bytes)).max(16)
 }
 
 /// Rows in a block of neighbouring rows outside tiles (Note [Wide column
@@ -494,7 +519,7 @@ fn block_lanes(elt: &EltTy) -> usize {
 /// The blocks of neighbouring rows of `_rows` (Note [Column blocks]), from
 /// `start` to `end`, in tiles of `tile_runs` runs where `tiles` and the
 /// range allow; leaves `r0` at `end`.
-fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
+fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool, pack: Option<&Packed>) {
     let (sh, elt) = (block.sh, block.elt);
     let rank = sh.len();
     let nj = &sh[rank - 2];
@@ -521,6 +546,24 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
             "const int64_t tiles = {j0} == 0 && {nj} > 0 ? acc_min_int64_t((end - r0) / ({tile_runs} * {nj}), ({ni} - {i0}) / {tile_runs}) : 0;"
         ));
         g.open("if (tiles > 0) {");
+        let depth = shared_block(elt);
+        // (Note [Packed operands])
+        let names: Vec<String> = pack
+            .map(|p| {
+                p.tys
+                    .iter()
+                    .map(|&t| {
+                        // (read through a pointer: with the array itself,
+                        // GCC kept the tile's accumulators in memory, at
+                        // 1.7 times the time)
+                        let (name, ty) = (g.fresh("pack"), c_type(t));
+                        g.line(&format!("{ty} {name}_s[{}] __attribute__((aligned(64)));", depth * run));
+                        g.line(&format!("{ty} *restrict {name} = {name}_s;"));
+                        name
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         g.open(&format!("for (int64_t jb = 0; jb < {nj}; jb += {run}) {{"));
         g.loop_invariant.extend(["jb", "tg", "kb", "ke"].map(String::from));
         // the tile tg of the range: its first row, and its runs' index
@@ -532,12 +575,15 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
             (at, format!("r0 + tg * {tile_runs} * {nj} + jb"))
         };
         g.open(&format!("if ({nj} - jb >= {run}) {{"));
-        let depth = shared_block(elt);
         g.open(&format!("for (int64_t kb = 0; kb == 0 || kb < {n}; kb += {depth}) {{"));
         g.line(&format!("const int64_t ke = kb + {depth} < {n} ? kb + {depth} : {n};"));
+        if let Some(p) = pack {
+            pack_block(g, block.src, &outer, p, &names, run);
+        }
         g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
         let (at, first) = tile(g);
-        block.write(g, &at, &first, &run.to_string(), tile_runs, Span::Blocked);
+        let packed_block = Block { pack: pack.map(|p| (p, names.as_slice())), ..block };
+        packed_block.write(g, &at, &first, &run.to_string(), tile_runs, Span::Blocked);
         g.close("}");
         g.close("}");
         g.close("} else {");
@@ -565,6 +611,28 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool) {
     g.close("}");
 }
 
+/// The loop that copies a block of the shared dimension's packed reads,
+/// `kb .. ke` at the run's columns `jb ..`, into their buffers `names`
+/// (Note [Packed operands]); `outer` is the index of the range's first
+/// row, whose row the reads do not depend on.
+fn pack_block(g: &mut ExpGen<'_>, src: &Source, outer: &[String], p: &Packed, names: &[String], run: usize) {
+    let Source::Delayed(d) = src else { return };
+    let rank = outer.len() + 1;
+    let k = g.fresh("k");
+    g.open(&format!("for (int64_t {k} = kb; {k} < ke; {k}++) {{"));
+    let saved = g.open_lane_loop(&run.to_string(), run);
+    let mut ix = outer.to_vec();
+    ix[rank - 2] = g.bind(ScalarTy::I64, "jb + q");
+    ix.push(k.clone());
+    trust(g, &d.shape, "", Some(&ix));
+    for (read, name) in p.reads.iter().zip(names) {
+        let v = g.apply(read, vec![CVal::index(ix.clone())]);
+        g.line(&format!("{name}[({k} - kb) * {run} + q] = {};", v.leaves[0]));
+    }
+    g.close_lane_loop(saved);
+    g.close("}");
+}
+
 /// What every block of `column_blocks` shares.
 struct Block<'a> {
     f: &'a Fun,
@@ -579,6 +647,9 @@ struct Block<'a> {
     elt: &'a EltTy,
     keep: Option<&'a Kept>,
     loc: SrcLoc,
+    /// The packed reads of a tiled block of the shared dimension, and
+    /// their buffers (Note [Packed operands]).
+    pack: Option<(&'a Packed, &'a [String])>,
 }
 
 /// The elements of its rows a block reduces.
@@ -629,7 +700,21 @@ impl Block<'_> {
             }
             ix[rank - 2] = g.bind(ScalarTy::I64, &format!("{} + q", outer[rank - 2]));
             ix.push(k.to_string());
-            let v = read_ix(g, self.src, &ix, self.loc);
+            let v = match (self.pack, self.src) {
+                (Some((p, names)), Source::Delayed(d)) if span == Span::Blocked => {
+                    // the packed reads from their buffers (Note [Packed operands])
+                    trust(g, &d.shape, "", Some(&ix));
+                    let mut args: Vec<CVal> = (p.tys.iter().zip(names))
+                        .map(|(&t, name)| CVal {
+                            ty: EltTy::Scalar(t),
+                            leaves: vec![format!("{name}[({k} - kb) * {run} + q]")],
+                        })
+                        .collect();
+                    args.push(CVal::index(ix));
+                    g.apply(&p.element, args)
+                }
+                _ => read_ix(g, self.src, &ix, self.loc),
+            };
             match self.keep {
                 Some(keep) => keep.split(g, &format!("({at}) * {n} + {k}"), v),
                 None => v,
@@ -861,6 +946,7 @@ pub(crate) fn piece_totals(
                     elt,
                     keep: keep.as_ref(),
                     loc,
+                    pack: None,
                 };
                 column_pieces(&mut g, block);
             }

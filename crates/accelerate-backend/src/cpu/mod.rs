@@ -24,6 +24,7 @@ mod fold;
 mod fold_seg;
 mod generate;
 mod kernel;
+mod packed;
 mod permute;
 mod rows;
 mod scan;

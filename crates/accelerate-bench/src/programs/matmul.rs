@@ -207,6 +207,18 @@ pub fn bench(size: Size) -> Result<Bench, String> {
             move |r: &Matrix<f32>| c(&r.to_vec()),
         );
     }
+    // fast-math mode (docs/semantics.md), which lets the compiler fuse
+    // each multiply-add as JAX's and BLAS's products do: within the same
+    // bounds, which allow any order and fused products (`tolerances`)
+    let fast = accelerate_configs()[0].1.clone().with_fast_math(true);
+    let prog =
+        accelerate::compile_with(program, fast).map_err(|e| format!("matmul, fast-math: compiling: {e}"))?;
+    let (x, y, c) = (aa.clone(), ba.clone(), check.clone());
+    b.variant(
+        "accelerate-fast-math",
+        move |slot| fresh(slot, || prog.run((&x, &y))),
+        move |r: &Matrix<f32>| c(&r.to_vec()),
+    );
     // the same program with the product as a foreign function
     // (`matmul_foreign`: matrixmultiply's threaded sgemm on the host, this
     // program as its fallback elsewhere): what the FFI buys
