@@ -1380,6 +1380,70 @@ fn products_in_blocks_of_the_shared_dimension_agree_to_the_bit() {
     }
 }
 
+/// Squared distances between the rows of two matrices (`sum_k (x[i][k] -
+/// y[j][k])^2`, a product with the second operand transposed, `a b^T`):
+/// `y`'s rows are far apart across the rows of the result, and its reads
+/// are packed a block at a time, which is what makes the reduction take
+/// tiles (Note [Packed operands] in `cpu/packed.rs`). On values whose
+/// sums round, with result widths of a whole run and a part (97), a
+/// whole run (64) and less than one (37), shared dimensions of one block
+/// or several and a part, with a seed and without (`fold1`): each row is
+/// still reduced in order, so the CPU backend's sums are the
+/// interpreter's to the bit.
+#[test]
+fn distances_between_rows_in_packed_tiles_agree_to_the_bit() {
+    let Some(cpu) = cpu().filter(|c| c.backend == Backend::Cpu) else { return };
+    // one worker: whole tiles in every chunk (Note [Chunks])
+    let cpu = cpu.with_cpu(CpuOptions { threads: 1, ..Config::default().cpu });
+    fn distances<E: NumElt + Copy>(x: Acc<Matrix<E>>, y: Acc<Matrix<E>>, seed: Option<E>) -> Acc<Matrix<E>> {
+        let (m, _) = unindex2(x.shape());
+        let (n, _) = unindex2(y.shape());
+        let xs = x.replicate(index0().all().fixed(n).all());
+        let ys = y.replicate(index0().fixed(m).all().all());
+        let squares = xs.zip_with(&ys, |p, q| {
+            let d = p - q;
+            &d * &d
+        });
+        match seed {
+            Some(z) => squares.fold(z, |s, t| s + t),
+            None => squares.fold1(|s, t| s + t),
+        }
+    }
+    let sevenths = |n: usize, salt: usize| -> Vec<f32> {
+        (0..n).map(|i| ((i * 2_654_435_761 + salt * 97) % 1000) as f32 / 7.0 - 70.0).collect()
+    };
+    for (m, k, n) in [(48usize, 300usize, 97usize), (49, 700, 64), (50, 130, 37)] {
+        let (x, y) = (sevenths(m * k, 3), sevenths(n * k, 4));
+        let f32s = |v: &[f32], r, c| use_array(Array::from_vec(dim2(r, c), v.to_vec()).unwrap());
+        let (x32, y32) = (f32s(&x, m, k), f32s(&y, n, k));
+        let p = distances(x32.clone(), y32.clone(), Some(0.0f32));
+        let f = |x: Acc<Matrix<f32>>, y: Acc<Matrix<f32>>| distances(x, y, Some(0.0f32));
+        let c = compile_with(f, cpu.clone()).unwrap().c_source().unwrap().to_string();
+        assert!(c.contains("*restrict pack"), "the rows of y are not packed:\n{c}");
+        let bits32 = |v: f32| u64::from(v.to_bits());
+        for p in [p, distances(x32, y32, None)] {
+            let want = run_with(&p, &interp()).unwrap();
+            let got = run_with(&p, &cpu).unwrap();
+            assert_eq!(want.dims(), got.dims());
+            for (i, (w, g)) in want.to_vec().into_iter().zip(got.to_vec()).enumerate() {
+                assert_eq!(bits32(w), bits32(g), "{m} x {k} by {n}, element {i}: interpreter {w}, cpu {g}");
+            }
+        }
+        let f64s = |v: &[f32], r, c| {
+            use_array(Array::from_vec(dim2(r, c), v.iter().map(|&t| f64::from(t) / 3.0).collect()).unwrap())
+        };
+        let p = distances(f64s(&x, m, k), f64s(&y, n, k), Some(0.0f64));
+        let (want, got) = (run_with(&p, &interp()).unwrap(), run_with(&p, &cpu).unwrap());
+        for (i, (w, g)) in want.to_vec().into_iter().zip(got.to_vec()).enumerate() {
+            assert_eq!(
+                w.to_bits(),
+                g.to_bits(),
+                "f64 {m} x {k} by {n}, element {i}: interpreter {w}, cpu {g}"
+            );
+        }
+    }
+}
+
 /// Loops that read arrays at indices every element shares run in
 /// lockstep with their counters as scalars (Note [Uniform loops] in
 /// `cpu/generate.rs`): k-means' nearest centroid (an `sfoldl` over the

@@ -103,6 +103,15 @@ fn steps(d: &DelayedArray) -> Option<Vec<[Step; N]>> {
     if rank < 2 {
         return None;
     }
+    let mut reads = Vec::new();
+    let mut env = vec![index_of(rank)];
+    go(&d.index.body, &mut env, &mut reads);
+    Some(reads)
+}
+
+/// The value of an index of rank `rank`: each of its last three
+/// components is `i`, `j` or `k`.
+fn index_of(rank: usize) -> Abs {
     let ix = (0..rank)
         .map(|c| {
             let mut d = [Dep::None; N];
@@ -112,10 +121,7 @@ fn steps(d: &DelayedArray) -> Option<Vec<[Step; N]>> {
             Abs::Scalar(d)
         })
         .collect();
-    let mut reads = Vec::new();
-    let mut env = vec![Abs::Tuple(ix)];
-    go(&d.index.body, &mut env, &mut reads);
-    Some(reads)
+    Abs::Tuple(ix)
 }
 
 /// The value of `e` where `env` holds the values of its variables
@@ -248,6 +254,28 @@ pub(crate) fn column_blocks_pay(d: &DelayedArray) -> (bool, bool) {
     let blocks = reads.iter().any(|[_, _, k]| far(k)) && reads.iter().all(|[_, j, _]| !far(j));
     let tiles = blocks && d.rank() >= 3 && reads.iter().any(|[i, _, k]| far(k) && *i == Step::Invariant);
     (blocks, tiles)
+}
+
+/// Whether a reduction of a delayed array of rank `rank` (3 or more)
+/// pays as tiles once `packed` of its reads are packed (Note [Packed
+/// operands] in `cpu/packed.rs`): `element` is its element function with
+/// those reads' values as its first parameters, each the same for every
+/// run of a tile and otherwise taken to depend on the row and the step in
+/// any way. The reads left must be contiguous or invariant across rows,
+/// as for column blocks; the packed ones need not be, since the packing
+/// loop lays each block of them out by row (a product with `b`
+/// transposed, `a b^T`, reads `b`'s rows far apart across the rows of the
+/// result).
+pub(crate) fn tiles_pay_packed(element: &Fun, packed: usize, rank: usize) -> bool {
+    if rank < N || packed == 0 {
+        return false;
+    }
+    let value = Abs::Scalar([Dep::None, Dep::Other, Dep::Other]);
+    let mut env = vec![value; packed];
+    env.push(index_of(rank));
+    let mut reads = Vec::new();
+    go(&element.body, &mut env, &mut reads);
+    reads.iter().all(|[_, j, _]| *j != Step::Far)
 }
 
 /// Whether a producer of rank 2 or more writes its rows better a tile at

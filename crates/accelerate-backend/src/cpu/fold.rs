@@ -67,7 +67,7 @@
 use super::exec::{alloc, dims_i64, finish, Launch};
 use super::kernel::{KernelGen, Row};
 use super::packed::{packed, Packed, PACKED_BYTES};
-use crate::c::access::column_blocks_pay;
+use crate::c::access::{column_blocks_pay, tiles_pay_packed};
 use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::unravel;
 use crate::c::kernel::KernelCore;
@@ -168,15 +168,21 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         Source::Delayed(d) => column_blocks_pay(d),
         Source::Manifest(_) => (false, false),
     };
-    // (Note [Packed operands]; made here, so that the functions it holds
-    // outlive every generator that reads them)
+    // the reads of tiles to pack (Note [Packed operands]; made here, so
+    // that the functions it holds outlive every generator that reads
+    // them), which may make tiles pay where the reads alone did not
     let pack = match src {
-        Source::Delayed(d) if tiles => {
+        Source::Delayed(d) => {
             let elt_of = |a: usize| spec.inputs.iter().find(|(v, _)| *v == a).map(|(_, t)| t.elt.clone());
             packed(d, elt_of, PACKED_BYTES / (shared_block(elt) * run_lanes(elt)))
+                .filter(|p| tiles || tiles_pay_packed(&p.element, p.tys.len(), rank))
         }
-        _ => None,
+        Source::Manifest(_) => None,
     };
+    let tiles = tiles || pack.is_some();
+    // blocks of rows in `_rows` (Note [Column blocks]); pieces of rows
+    // (`column_part`) keep to where the reads alone pay
+    let row_blocks = columns || tiles;
     // (Note [Column blocks in pieces])
     let column_part = columns.then(|| block_lanes(elt));
     k.column_part = column_part.unwrap_or(0);
@@ -192,15 +198,15 @@ pub(crate) fn fold(k: &mut KernelGen, out: &mut String, spec: &plan::Kernel, s: 
         // blocks outside tiles are wide, but those that take a tiled
         // range's partial runs (Note [Wide column blocks])
         let wide = if tiles { run_lanes(elt) } else { block_lanes(elt) };
-        if columns && !tiles {
+        if row_blocks && !tiles {
             k.rows_grain = wide;
         }
-        if any_order && columns && tiles {
+        if any_order && tiles {
             k.tile_runs = tile_runs(elt);
         }
         let mut g = k.exp_gen(1);
         let z = seed.map(|s| g.exp(s, &mut Vec::new()));
-        let first = if any_order && columns {
+        let first = if any_order && row_blocks {
             let block = Block {
                 f,
                 seed: z.as_ref(),
@@ -574,25 +580,35 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool, pack: Option
             at[rank - 2] = "jb".into();
             (at, format!("r0 + tg * {tile_runs} * {nj} + jb"))
         };
-        g.open(&format!("if ({nj} - jb >= {run}) {{"));
-        g.open(&format!("for (int64_t kb = 0; kb == 0 || kb < {n}; kb += {depth}) {{"));
-        g.line(&format!("const int64_t ke = kb + {depth} < {n} ? kb + {depth} : {n};"));
-        if let Some(p) = pack {
-            pack_block(g, block.src, &outer, p, &names, run);
-        }
-        g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
-        let (at, first) = tile(g);
+        // a block of the shared dimension at a time, of `width` columns
         let packed_block = Block { pack: pack.map(|p| (p, names.as_slice())), ..block };
-        packed_block.write(g, &at, &first, &run.to_string(), tile_runs, Span::Blocked);
-        g.close("}");
-        g.close("}");
+        let blocked = |g: &mut ExpGen<'_>, width: &str| {
+            g.open(&format!("for (int64_t kb = 0; kb == 0 || kb < {n}; kb += {depth}) {{"));
+            g.line(&format!("const int64_t ke = kb + {depth} < {n} ? kb + {depth} : {n};"));
+            if let Some(p) = pack {
+                pack_block(g, block.src, &outer, p, &names, run, width);
+            }
+            g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
+            let (at, first) = tile(g);
+            packed_block.write(g, &at, &first, width, tile_runs, Span::Blocked);
+            g.close("}");
+            g.close("}");
+        };
+        g.open(&format!("if ({nj} - jb >= {run}) {{"));
+        blocked(g, &run.to_string());
         g.close("} else {");
         g.indent_in();
         g.line(&format!("const int64_t width = {nj} - jb;"));
-        g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
-        let (at, first) = tile(g);
-        block.write(g, &at, &first, "width", tile_runs, Span::Whole);
-        g.close("}");
+        if pack.is_some() {
+            // the last columns take their packed reads too: without,
+            // each step would read a run of rows far apart
+            blocked(g, "width");
+        } else {
+            g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
+            let (at, first) = tile(g);
+            block.write(g, &at, &first, "width", tile_runs, Span::Whole);
+            g.close("}");
+        }
         g.close("}");
         g.close("}");
         g.line(&format!("r0 += tiles * {tile_runs} * {nj};"));
@@ -612,15 +628,24 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool, pack: Option
 }
 
 /// The loop that copies a block of the shared dimension's packed reads,
-/// `kb .. ke` at the run's columns `jb ..`, into their buffers `names`
+/// `kb .. ke` at the run's `width` columns from `jb`, into their buffers
+/// `names`, `run` apart
 /// (Note [Packed operands]); `outer` is the index of the range's first
 /// row, whose row the reads do not depend on.
-fn pack_block(g: &mut ExpGen<'_>, src: &Source, outer: &[String], p: &Packed, names: &[String], run: usize) {
+fn pack_block(
+    g: &mut ExpGen<'_>,
+    src: &Source,
+    outer: &[String],
+    p: &Packed,
+    names: &[String],
+    run: usize,
+    width: &str,
+) {
     let Source::Delayed(d) = src else { return };
     let rank = outer.len() + 1;
     let k = g.fresh("k");
     g.open(&format!("for (int64_t {k} = kb; {k} < ke; {k}++) {{"));
-    let saved = g.open_lane_loop(&run.to_string(), run);
+    let saved = g.open_lane_loop(width, run);
     let mut ix = outer.to_vec();
     ix[rank - 2] = g.bind(ScalarTy::I64, "jb + q");
     ix.push(k.clone());
