@@ -113,6 +113,11 @@ fn matmul_variants_match_reference() {
 }
 
 #[test]
+fn distances_variants_match_reference() {
+    check("distances");
+}
+
+#[test]
 fn histogram_variants_match_reference() {
     check("histogram");
 }
@@ -193,6 +198,7 @@ fn every_benchmark_is_tested_here() {
         "kmeans",
         "softmax",
         "matmul",
+        "distances",
         "histogram",
         "filter",
         "scan",

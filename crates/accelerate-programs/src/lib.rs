@@ -30,6 +30,7 @@
 
 pub mod audio;
 pub mod blackscholes;
+pub mod distances;
 pub mod dotp;
 pub mod figure3;
 pub mod filter;

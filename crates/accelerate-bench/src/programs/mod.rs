@@ -28,6 +28,7 @@
 
 pub mod audio;
 pub mod blackscholes;
+pub mod distances;
 pub mod dotp;
 pub mod filter;
 pub mod floyd;
@@ -89,6 +90,7 @@ pub const ALL: &[Benchmark] = &[
     Benchmark { name: "kmeans", bench: kmeans::bench, compile: Some(kmeans::compile_probe) },
     Benchmark { name: "softmax", bench: softmax::bench, compile: Some(softmax::compile_probe) },
     Benchmark { name: "matmul", bench: matmul::bench, compile: Some(matmul::compile_probe) },
+    Benchmark { name: "distances", bench: distances::bench, compile: Some(distances::compile_probe) },
     Benchmark { name: "histogram", bench: histogram::bench, compile: Some(histogram::compile_probe) },
     Benchmark { name: "filter", bench: filter::bench, compile: Some(filter::compile_probe) },
     Benchmark { name: "scan", bench: scan::bench, compile: Some(scan::compile_probe) },
