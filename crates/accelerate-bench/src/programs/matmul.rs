@@ -7,7 +7,7 @@
 //! The hand-written parallel version is a blocked product as one writes
 //! it without BLAS: `B` packed into panels of 16 columns, and each 4 x 16
 //! tile of the result kept in vector registers while blocks of 256
-//! products are added into it (`tile`). NumPy's `@` and SciPy's `sgemm`
+//! products are added into it (`panels`). NumPy's `@` and SciPy's `sgemm`
 //! call BLAS (OpenBLAS), the practical limit.
 //!
 //! `accelerate-ffi-sgemm` is the same program with the product as a
@@ -18,9 +18,10 @@
 //!
 //! The no-fusion ablation builds the two replicated `m x n x k` operands
 //! and their products: 192 MiB at the small size, 12 GiB at the large,
-//! where it is left out (`UNFUSED_LIMIT`).
+//! where it is left out (`panels::add_ours`).
 
-use super::{accelerate_configs, probe_compile, CompileProbe};
+use super::panels::{self, Term};
+use super::{probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
 use crate::harness::{fresh, in_place, Bench, Size};
 use crate::native::native_fn;
@@ -41,113 +42,28 @@ pub fn program(a: Acc<Matrix<f32>>, b: Acc<Matrix<f32>>) -> Acc<Matrix<f32>> {
     matmul(&a, &b)
 }
 
-/// Rows of a tile of the result kept in registers, and its columns (the
-/// width of a panel of `B`): 4 x 16 f32 are 8 AVX2 registers (4 AVX-512
-/// ones), with room left for a row of the panel and a broadcast.
-const MR: usize = 4;
-const NR: usize = 16;
-/// Products added into a tile between its loads and stores: a panel's
-/// 256 x 16 block is 16 KiB, in L1 for the tiles of a row block.
-const KC: usize = 256;
-/// Rows of the result per rayon task: 32 tasks at the large size.
-const MC: usize = 32;
+/// A product's term.
+struct Product;
 
-/// The most memory the no-fusion ablation may take: it builds both
-/// replicated operands and their products, three `m x n x k` arrays, 12
-/// GiB at the large size (where it is left out), 192 MiB at the small.
-const UNFUSED_LIMIT: usize = 2 << 30;
-
-/// `B` (`k x n`) as panels of `NR` columns, each `k` rows of `NR`
-/// consecutive elements (the last panel padded with zeros), so that a
-/// tile reads its panel from consecutive addresses.
-fn pack_b(b: &[f32], k: usize, n: usize) -> Vec<f32> {
-    let mut packed = vec![0.0f32; n.div_ceil(NR) * k * NR];
-    packed.par_chunks_mut((k * NR).max(1)).enumerate().for_each(|(p, panel)| {
-        let (j0, cols) = (p * NR, NR.min(n - p * NR));
-        for (l, row) in panel.chunks_exact_mut(NR).enumerate() {
-            row[..cols].copy_from_slice(&b[l * n + j0..l * n + j0 + cols]);
-        }
-    });
-    packed
-}
-
-/// One `R x NR` tile of the result: `c[r][q] += sum over l of a[r][l] *
-/// panel[l][q]` for the `kc` rows of the panel block `bp`, or `=` when
-/// `first` (the tile's first block, so that the sum starts from 0 as the
-/// reference's does). `a` holds the tile's rows `lda` apart, `c` its rows
-/// `ldc` apart, of which `cols` columns are written.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn tile<const R: usize>(
-    a: &[f32],
-    lda: usize,
-    bp: &[f32],
-    c: &mut [f32],
-    ldc: usize,
-    cols: usize,
-    first: bool,
-) {
-    let (panel, _) = bp.as_chunks::<NR>();
-    let kc = panel.len();
-    let rows: [&[f32]; R] = std::array::from_fn(|r| &a[r * lda..r * lda + kc]);
-    let mut acc = [[0.0f32; NR]; R];
-    if !first {
-        for r in 0..R {
-            acc[r][..cols].copy_from_slice(&c[r * ldc..r * ldc + cols]);
-        }
-    }
-    for (l, b) in panel.iter().enumerate() {
-        for r in 0..R {
-            let x = rows[r][l];
-            for q in 0..NR {
-                acc[r][q] += x * b[q];
-            }
-        }
-    }
-    for r in 0..R {
-        c[r * ldc..r * ldc + cols].copy_from_slice(&acc[r][..cols]);
+impl Term for Product {
+    #[inline(always)]
+    fn term(a: f32, b: f32) -> f32 {
+        a * b
     }
 }
 
 native_fn! {
-    /// The rows of the result in `c` (`rows x n`) from the same rows of
-    /// `A` in `a` (`rows x k`) and the packed `B`: for each block of
-    /// `KC` of the shared dimension, each panel, each tile of `MR` rows
-    /// (`tile`; single rows at the end), so that a panel's block is read
-    /// from L1 by all the tiles of the rows.
+    /// `panels::row_block` of the product, compiled for the processor.
     fn row_block(a: &[f32], packed: &[f32], k: usize, n: usize, c: &mut [f32]) {
-        let rows = c.len() / n;
-        for l0 in (0..k).step_by(KC) {
-            let kc = KC.min(k - l0);
-            for p in 0..n.div_ceil(NR) {
-                let bp = &packed[(p * k + l0) * NR..(p * k + l0 + kc) * NR];
-                let (j0, cols) = (p * NR, NR.min(n - p * NR));
-                let mut i = 0;
-                while i + MR <= rows {
-                    tile::<MR>(&a[i * k + l0..], k, bp, &mut c[i * n + j0..], n, cols, l0 == 0);
-                    i += MR;
-                }
-                while i < rows {
-                    tile::<1>(&a[i * k + l0..], k, bp, &mut c[i * n + j0..], n, cols, l0 == 0);
-                    i += 1;
-                }
-            }
-        }
+        panels::row_block::<Product>(a, packed, k, n, c)
     }
 }
 
-/// Parallel: `B` packed (in parallel, timed), then blocks of `MC` rows of
-/// the result on rayon's pool, each by `row_block`.
+/// Parallel: `B` packed into panels (in parallel, timed), then blocks of
+/// rows of the result on rayon's pool (`panels::product`).
 pub fn matmul_rayon(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize), out: &mut [f32]) {
-    if k == 0 || n == 0 {
-        out[..m * n].fill(0.0);
-        return;
-    }
-    let packed = pack_b(b, k, n);
-    out[..m * n]
-        .par_chunks_mut(MC * n)
-        .zip(a.par_chunks(MC * k))
-        .for_each(|(c, a)| row_block(a, &packed, k, n, c));
+    let packed = || panels::pack(k, n, |l, j0, row| row.copy_from_slice(&b[l * n + j0..][..row.len()]));
+    panels::product(a, packed, (m, k, n), out, row_block);
 }
 
 /// How far each element may be from the reference's: every variant sums
@@ -186,39 +102,10 @@ pub fn bench(size: Size) -> Result<Bench, String> {
     b.flops = Some(2.0 * (m * k * n) as f64);
     let aa = Array::from_vec(Snoc(Snoc(Z, m as i64), k as i64), lhs.to_vec()).map_err(|e| e.to_string())?;
     let ba = Array::from_vec(Snoc(Snoc(Z, k as i64), n as i64), rhs.to_vec()).map_err(|e| e.to_string())?;
-    // ours and its ablations (`add_accelerate_variants`), but for the
-    // no-fusion one where its intermediate arrays would not fit in memory
-    let unfused = 3 * m * n * k * std::mem::size_of::<f32>();
-    for (name, config) in accelerate_configs() {
-        if name == "accelerate-no-fusion" && unfused > UNFUSED_LIMIT {
-            eprintln!(
-                "matmul: {name} skipped: its two replicated operands and their products, \
-                 m x n x k f32 each, take {} MiB",
-                unfused >> 20
-            );
-            continue;
-        }
-        let prog = accelerate::compile_with(program, config)
-            .map_err(|e| format!("matmul, {name}: compiling: {e}"))?;
-        let (x, y, c) = (aa.clone(), ba.clone(), check.clone());
-        b.variant(
-            name,
-            move |slot| fresh(slot, || prog.run((&x, &y))),
-            move |r: &Matrix<f32>| c(&r.to_vec()),
-        );
-    }
-    // fast-math mode (docs/semantics.md), which lets the compiler fuse
-    // each multiply-add as JAX's and BLAS's products do: within the same
-    // bounds, which allow any order and fused products (`tolerances`)
-    let fast = accelerate_configs()[0].1.clone().with_fast_math(true);
-    let prog =
-        accelerate::compile_with(program, fast).map_err(|e| format!("matmul, fast-math: compiling: {e}"))?;
-    let (x, y, c) = (aa.clone(), ba.clone(), check.clone());
-    b.variant(
-        "accelerate-fast-math",
-        move |slot| fresh(slot, || prog.run((&x, &y))),
-        move |r: &Matrix<f32>| c(&r.to_vec()),
-    );
+    // ours, its ablations and fast math, which lets the compiler fuse
+    // each multiply-add as JAX's and BLAS's products do (`tolerances`
+    // allow it)
+    panels::add_ours(&mut b, "matmul", "products", program, (&aa, &ba), (m, k, n), check.clone())?;
     // the same program with the product as a foreign function
     // (`matmul_foreign`: matrixmultiply's threaded sgemm on the host, this
     // program as its fallback elsewhere): what the FFI buys

@@ -41,6 +41,7 @@ pub mod md5;
 pub mod moments;
 pub mod nbody;
 pub mod pagerank;
+mod panels;
 pub mod radixsort;
 pub mod rowsolve;
 pub mod saxpy;
