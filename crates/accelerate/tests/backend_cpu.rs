@@ -1174,11 +1174,15 @@ fn overwriting_permutes_agree() {
 /// Folds over short rows, a block of rows per lane (Note [Short rows] in
 /// `cpu/fold.rs`), on row counts around the block size and lengths up to
 /// and past the limit: float sums bit for bit where rows are short (on
-/// the CPU backend each is still reduced in order), an argmin over pairs with ties, and an element whose read
-/// fails in one row, the interpreter's error.
+/// the CPU backend each is still reduced in order), an argmin over pairs
+/// with ties, which rows of any length take in lanes (Note [Long rows in
+/// lanes]: rows of 700 too), and an element whose read fails in one row,
+/// the interpreter's error.
 #[test]
 fn folds_over_short_rows_agree() {
-    for (rows, cols) in [(37usize, 1usize), (16, 8), (33, 7), (100, 31), (100, 32), (40, 33), (17, 0)] {
+    for (rows, cols) in
+        [(37usize, 1usize), (16, 8), (33, 7), (100, 31), (100, 32), (40, 33), (17, 0), (35, 700)]
+    {
         // quarters of small integers: every sum is exact in any order, so
         // the CUDA backend's tree reductions agree to the bit too
         let xs: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 101) as f32 * 0.25).collect();

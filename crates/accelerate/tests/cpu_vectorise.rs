@@ -754,3 +754,33 @@ fn the_operand_that_every_row_of_a_tile_reads_is_packed() {
     assert!(rows.contains("tiles > 0"), "no tiles:\n{rows}");
     assert!(!rows.contains("*restrict pack"), "a guarded read is packed:\n{rows}");
 }
+
+/// A fold whose operator is not commutative by construction (an argmax
+/// of `(value, index)` pairs with its tie rule) reduces rows of any length
+/// a block of rows at a time, a row per lane (Note [Long rows in lanes]
+/// in `cpu/fold.rs`); a sum keeps that for short rows and takes lanes
+/// within a long row. `tests/backend_cpu.rs` (`folds_over_short_rows_agree`)
+/// checks the results.
+#[test]
+fn long_rows_of_an_argmax_are_reduced_a_row_per_lane() {
+    let Some(cpu) = cpu() else { return };
+    let argmax = |m: Acc<Matrix<f32>>| {
+        let m2 = m.clone();
+        let pairs = generate(m.shape(), move |ix| {
+            let (_, j) = unindex2(ix.clone());
+            lift((m2.index(ix), j.cast::<i32>()))
+        });
+        pairs.fold1(|a, b| {
+            let (av, ai) = a.unlift();
+            let (bv, bi) = b.unlift();
+            cond(bv.gt(&av).or(bv.eq(&av).and(bi.lt(&ai))), lift((bv, bi)), lift((av, ai)))
+        })
+    };
+    let c = c_of(argmax, &cpu);
+    let rows = function_at(&c, "void k0_rows(", "an argmax's rows");
+    assert!(rows.contains("if (1) {"), "rows of any length are not taken in lanes:\n{rows}");
+    let sum = |m: Acc<Matrix<f32>>| m.fold(0.0f32, |a, b| a + b);
+    let c = c_of(sum, &cpu);
+    let rows = function_at(&c, "void k0_rows(", "a sum's rows");
+    assert!(rows.contains("<= 32) {"), "a sum's long rows are taken in lanes:\n{rows}");
+}
