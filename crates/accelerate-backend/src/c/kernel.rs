@@ -15,7 +15,7 @@
 use super::{c_type, linear_of, ArraySlot, Body, CVal, ExpGen, Hoisted};
 use accelerate_base::array::{ArrayTy, EltTy, ScalarTy, ScalarVal};
 use accelerate_base::error::SrcLoc;
-use accelerate_ir::{visit, Direction, ExpKind, Fun, OpenExp, PrimFun};
+use accelerate_ir::{visit, DelayedArray, Direction, ExpKind, Fun, OpenExp, PrimFun};
 use accelerate_plan as plan;
 pub(crate) use accelerate_plan::Source;
 use std::collections::HashMap;
@@ -388,11 +388,23 @@ pub(crate) fn read_at(g: &mut ExpGen<'_>, src: &Source, pos: &str, loc: SrcLoc) 
 pub(crate) fn read_ix(g: &mut ExpGen<'_>, src: &Source, ix: &[String], loc: SrcLoc) -> CVal {
     match src {
         Source::Manifest(v) => g.read_index(*v, ix, loc, false),
-        Source::Delayed(d) => {
-            trust(g, &d.shape, "", Some(ix));
-            g.apply(&d.index, vec![CVal::index(ix.to_vec())])
-        }
+        Source::Delayed(d) => apply_at(g, d, &d.index, Vec::new(), ix),
     }
+}
+
+/// `f`, a function of `args` and then of an index inside `d`'s shape,
+/// applied at `ix`: the reads of the arrays that shape bounds need no
+/// check there (`trust`).
+pub(crate) fn apply_at(
+    g: &mut ExpGen<'_>,
+    d: &DelayedArray,
+    f: &Fun,
+    mut args: Vec<CVal>,
+    ix: &[String],
+) -> CVal {
+    trust(g, &d.shape, "", Some(ix));
+    args.push(CVal::index(ix.to_vec()));
+    g.apply(f, args)
 }
 
 /// Records that a position (or an index) inside a delayed array's shape

@@ -72,14 +72,14 @@ use crate::c::host::{rows_of, shape_of};
 use crate::c::kernel::unravel;
 use crate::c::kernel::KernelCore;
 use crate::c::kernel::ShapeOf;
-use crate::c::kernel::{assign, commutative, declare, read_ix, store, trust, Kept, Source};
+use crate::c::kernel::{apply_at, assign, commutative, declare, read_ix, store, Kept, Source};
 use crate::c::{c_type, CVal, ExpGen};
 use crate::host::Env;
 use accelerate_base::array::ArrayData;
 use accelerate_base::array::{EltTy, ScalarTy};
 use accelerate_base::error::Result;
 use accelerate_base::error::SrcLoc;
-use accelerate_ir::{ExpKind, Fun, OpenExp};
+use accelerate_ir::{DelayedArray, ExpKind, Fun, OpenExp};
 use accelerate_plan as plan;
 use std::sync::Arc;
 
@@ -610,8 +610,8 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool, pack: Option
         let blocked = |g: &mut ExpGen<'_>, width: &str| {
             g.open(&format!("for (int64_t kb = 0; kb == 0 || kb < {n}; kb += {depth}) {{"));
             g.line(&format!("const int64_t ke = kb + {depth} < {n} ? kb + {depth} : {n};"));
-            if let Some(p) = pack {
-                pack_block(g, block.src, &outer, p, &names, run, width);
+            if let (Some(p), Source::Delayed(d)) = (pack, block.src) {
+                pack_block(g, d, &outer, p, &names, run, width);
             }
             g.open("for (int64_t tg = 0; tg < tiles; tg++) {");
             let (at, first) = tile(g);
@@ -665,14 +665,13 @@ fn column_blocks(g: &mut ExpGen<'_>, block: Block<'_>, tiles: bool, pack: Option
 /// row, whose row the reads do not depend on.
 fn pack_block(
     g: &mut ExpGen<'_>,
-    src: &Source,
+    d: &DelayedArray,
     outer: &[String],
     p: &Packed,
     names: &[String],
     run: usize,
     width: &str,
 ) {
-    let Source::Delayed(d) = src else { return };
     let rank = outer.len() + 1;
     let k = g.fresh("k");
     g.open(&format!("for (int64_t {k} = kb; {k} < ke; {k}++) {{"));
@@ -680,10 +679,9 @@ fn pack_block(
     let mut ix = outer.to_vec();
     ix[rank - 2] = g.bind(ScalarTy::I64, "jb + q");
     ix.push(k.clone());
-    trust(g, &d.shape, "", Some(&ix));
-    for (read, name) in p.reads.iter().zip(names) {
-        let v = g.apply(read, vec![CVal::index(ix.clone())]);
-        g.line(&format!("{name}[({k} - kb) * {run} + q] = {};", v.leaves[0]));
+    let v = apply_at(g, d, &p.reads, Vec::new(), &ix);
+    for (leaf, name) in v.leaves.iter().zip(names) {
+        g.line(&format!("{name}[({k} - kb) * {run} + q] = {leaf};"));
     }
     g.close_lane_loop(saved);
     g.close("}");
@@ -759,15 +757,13 @@ impl Block<'_> {
             let v = match (self.pack, self.src) {
                 (Some((p, names)), Source::Delayed(d)) if span == Span::Blocked => {
                     // the packed reads from their buffers (Note [Packed operands])
-                    trust(g, &d.shape, "", Some(&ix));
-                    let mut args: Vec<CVal> = (p.tys.iter().zip(names))
+                    let args = (p.tys.iter().zip(names))
                         .map(|(&t, name)| CVal {
                             ty: EltTy::Scalar(t),
                             leaves: vec![format!("{name}[({k} - kb) * {run} + q]")],
                         })
                         .collect();
-                    args.push(CVal::index(ix));
-                    g.apply(&p.element, args)
+                    apply_at(g, d, &p.element, args, &ix)
                 }
                 _ => read_ix(g, self.src, &ix, self.loc),
             };

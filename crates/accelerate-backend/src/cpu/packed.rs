@@ -48,8 +48,9 @@ pub(super) const PACKED_BYTES: usize = 64 * 1024;
 /// operands]).
 #[derive(Debug)]
 pub(super) struct Packed {
-    /// Each read alone, a function of the source's index.
-    pub reads: Vec<Fun>,
+    /// The reads alone, a function of the source's index giving their
+    /// tuple (a leaf each).
+    pub reads: Fun,
     /// The element type of each read.
     pub tys: Vec<ScalarTy>,
     /// The source's element: the reads' values, then the index.
@@ -86,10 +87,9 @@ pub(super) fn packed(
     if chosen.is_empty() {
         return None;
     }
-    let reads = chosen
-        .iter()
-        .map(|&(e, depth, _)| Some(Fun { params: d.index.params.clone(), body: rebase(e, 0, depth)? }))
-        .collect::<Option<Vec<_>>>()?;
+    let alone = chosen.iter().map(|&(e, depth, _)| rebase(e, 0, depth)).collect::<Option<Vec<_>>>()?;
+    let loc = d.index.body.loc;
+    let reads = Fun { params: d.index.params.clone(), body: OpenExp { kind: ExpKind::Tuple(alone), loc } };
     let targets: Vec<*const OpenExp> = chosen.iter().map(|&(e, _, _)| e as *const OpenExp).collect();
     let body = replace(&d.index.body, 0, &targets);
     let tys: Vec<ScalarTy> = chosen.iter().map(|&(_, _, t)| t).collect();
@@ -235,7 +235,8 @@ mod tests {
         let p = packed(&product(), |_| Some(EltTy::Scalar(ScalarTy::F32)), 4).expect("packed");
         assert_eq!(p.tys, vec![ScalarTy::F32]);
         // the read of b, alone
-        let ExpKind::Index { array: 1, .. } = &p.reads[0].body.kind else { panic!("{:?}", p.reads[0].body) };
+        let ExpKind::Tuple(alone) = &p.reads.body.kind else { panic!("{:?}", p.reads.body) };
+        let ExpKind::Index { array: 1, .. } = &alone[0].kind else { panic!("{:?}", alone[0]) };
         // the element reads a, and takes b's element as parameter 1
         let ExpKind::Prim(_, args) = &p.element.body.kind else { panic!() };
         assert!(matches!(args[0].kind, ExpKind::Index { array: 0, .. }));
@@ -277,7 +278,8 @@ mod tests {
         d.index.body = x(ExpKind::Let(Box::new(two), Box::new(mul)));
         let p = packed(&d, |_| Some(EltTy::Scalar(ScalarTy::F32)), 4).expect("packed");
         // alone, the read's index is variable 0 again
-        let ExpKind::Index { index, .. } = &p.reads[0].body.kind else { panic!() };
+        let ExpKind::Tuple(alone) = &p.reads.body.kind else { panic!() };
+        let ExpKind::Index { index, .. } = &alone[0].kind else { panic!() };
         let ExpKind::Tuple(ix) = &index.kind else { panic!() };
         assert!(matches!(&ix[0].kind, ExpKind::Prj(2, v) if matches!(v.kind, ExpKind::Var(0))));
         // in the element, under one binder: s is 0, the index 1, the read 2

@@ -28,7 +28,7 @@
 use super::panels::{self, Term};
 use super::{probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
-use crate::harness::{in_place, Bench, Size};
+use crate::harness::{Bench, Size};
 use crate::native::native_fn;
 use crate::peers;
 use accelerate::prelude::*;
@@ -131,18 +131,9 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         (m, d, n),
         check.clone(),
     )?;
-    let (x, y, c) = (xs.clone(), ys.clone(), check.clone());
-    b.variant(
-        "rust-seq",
-        move |s| Ok(in_place(s, || vec![0.0f32; m * n], |out| distances_ref(&x, &y, (m, d, n), out))),
-        move |out: &Vec<f32>| c(out),
-    );
-    let (x, y, c) = (xs.clone(), ys.clone(), check.clone());
-    b.variant(
-        "rust-rayon",
-        move |s| Ok(in_place(s, || vec![0.0f32; m * n], |out| distances_rayon(&x, &y, (m, d, n), out))),
-        move |out: &Vec<f32>| c(out),
-    );
+    let plain: [(&'static str, panels::Plain); 2] =
+        [("rust-seq", distances_ref), ("rust-rayon", distances_rayon)];
+    panels::add_plain(&mut b, (&xs, &ys), (m, d, n), plain, check.clone());
     // the Python peers (`crate::peers`): both matrices row by row, the
     // result likewise
     peers::add(

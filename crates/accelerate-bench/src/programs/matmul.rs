@@ -23,7 +23,7 @@
 use super::panels::{self, Term};
 use super::{probe_compile, CompileProbe};
 use crate::check::{elementwise, reassociated_sum_tolerance};
-use crate::harness::{fresh, in_place, Bench, Size};
+use crate::harness::{fresh, Bench, Size};
 use crate::native::native_fn;
 use crate::peers;
 use accelerate::prelude::*;
@@ -117,18 +117,8 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         move |slot| fresh(slot, || prog.run((&x, &y))),
         move |r: &Matrix<f32>| c(&r.to_vec()),
     );
-    let (x, y, c) = (lhs.clone(), rhs.clone(), check.clone());
-    b.variant(
-        "rust-seq",
-        move |s| Ok(in_place(s, || vec![0.0f32; m * n], |out| matmul_ref(&x, &y, (m, k, n), out))),
-        move |out: &Vec<f32>| c(out),
-    );
-    let (x, y, c) = (lhs.clone(), rhs.clone(), check.clone());
-    b.variant(
-        "rust-rayon",
-        move |s| Ok(in_place(s, || vec![0.0f32; m * n], |out| matmul_rayon(&x, &y, (m, k, n), out))),
-        move |out: &Vec<f32>| c(out),
-    );
+    let plain: [(&'static str, panels::Plain); 2] = [("rust-seq", matmul_ref), ("rust-rayon", matmul_rayon)];
+    panels::add_plain(&mut b, (&lhs, &rhs), (m, k, n), plain, check.clone());
     // the Python peers (`crate::peers`): both matrices row by row, the
     // result likewise
     peers::add(

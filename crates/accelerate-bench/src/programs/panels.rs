@@ -9,14 +9,19 @@
 //! (`add_ours`).
 
 use super::accelerate_configs;
-use crate::harness::{fresh, Bench};
+use crate::harness::{fresh, in_place, Bench};
 use accelerate::prelude::*;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// The most memory a no-fusion ablation may take: it builds both
 /// replicated operands and their terms, three `m x n x k` arrays (12 GiB
 /// at the large sizes, where it is left out).
 const UNFUSED_LIMIT: usize = 2 << 30;
+
+/// A plain Rust product of `x` and `y` of extents `(m, k, n)` into an
+/// `m x n` output.
+pub(super) type Plain = fn(&[f32], &[f32], (usize, usize, usize), &mut [f32]);
 
 /// A program of two `f32` matrices.
 pub(super) type Program = fn(Acc<Matrix<f32>>, Acc<Matrix<f32>>) -> Acc<Matrix<f32>>;
@@ -178,4 +183,24 @@ pub(super) fn product(
         .par_chunks_mut(MC * n)
         .zip(a.par_chunks(MC * k))
         .for_each(|(c, a)| rows(a, &packed, k, n, c));
+}
+
+/// The plain Rust variants of a product of `x` and `y` of extents `(m, k,
+/// n)`: each of `plain` (a variant's name and its function into an `m x
+/// n` output allocated once), checked by `check`.
+pub(super) fn add_plain(
+    bench: &mut Bench,
+    (x, y): (&Arc<Vec<f32>>, &Arc<Vec<f32>>),
+    (m, k, n): (usize, usize, usize),
+    plain: [(&'static str, Plain); 2],
+    check: impl Fn(&[f32]) -> Result<(), String> + Clone + 'static,
+) {
+    for (variant, f) in plain {
+        let (x, y, c) = (x.clone(), y.clone(), check.clone());
+        bench.variant(
+            variant,
+            move |s| Ok(in_place(s, || vec![0.0f32; m * n], |out| f(&x, &y, (m, k, n), out))),
+            move |out: &Vec<f32>| c(out),
+        );
+    }
 }
