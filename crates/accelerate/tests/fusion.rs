@@ -327,6 +327,43 @@ fn stencils_embed_only_producers_cheap_to_recompute() {
 }
 
 #[test]
+fn a_replicated_producer_is_computed_once_when_its_elements_are_dear() {
+    // (Note [Replicated work]) a gradient's `X^T r`: `r` read once for
+    // every column of `x`
+    let x =
+        use_array(Matrix::from_vec(dim2(9, 4), (0..36).map(|i| (i % 7) as f32 * 0.25).collect()).unwrap());
+    let z = use_array(vector(9, |i| i as f32 * 0.5 - 2.0));
+    let weighted = |r: &Acc<Vector<f32>>| {
+        let (_, d) = unindex2(x.shape());
+        x.transpose().zip_with(r.replicate(index0().fixed(d).all()), |a, b| a * b).fold(0.0f32, |a, b| a + b)
+    };
+    // a sigmoid, with its `exp`: computed once per element of `r`, an
+    // array of 9, not once per element of the 4 x 9 product
+    let dear = weighted(&z.map(|v| 1.0f32 / (1.0f32 + (-v).exp())));
+    let ir = fused_ir(&dear);
+    let s = stats_with(&dear, &fused()).unwrap();
+    assert_eq!((s.kernels, s.intermediate_arrays, s.intermediate_bytes), (2, 1, 36), "{ir}");
+    assert_eq!(count(&ir, "exp("), 1, "{ir}");
+    // an affine map costs about what a load costs: still fused
+    let cheap = weighted(&z.map(|v| v * 0.5 + 1.0));
+    let s = stats_with(&cheap, &fused()).unwrap();
+    assert_eq!((s.kernels, s.intermediate_arrays), (1, 0), "{}", fused_ir(&cheap));
+    // so is a manifest argument, and a replicate that adds no dimension
+    let plain = weighted(&z);
+    assert_eq!(stats_with(&plain, &fused()).unwrap().kernels, 1);
+    let same = z.map(|v| v.exp()).replicate(index0().all()).fold(0.0f32, |a, b| a + b);
+    let s = stats_with(&same, &fused()).unwrap();
+    assert_eq!((s.kernels, s.intermediate_arrays), (1, 0), "{}", fused_ir(&same));
+    for r in [dear, cheap, plain] {
+        let (a, b) = (run_with(&r, &fused()).unwrap().to_vec(), run_with(&r, &unfused()).unwrap().to_vec());
+        assert_eq!(
+            a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
 fn an_element_read_through_a_fused_backpermute_is_checked_at_the_users_line() {
     let xs = use_array(vector(4, |i| i as f32));
     let line = line!() + 1;

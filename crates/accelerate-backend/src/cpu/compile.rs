@@ -148,6 +148,10 @@ struct Compiler {
     args: Vec<String>,
     version: String,
     libmvec: bool,
+    /// Whether it is GCC: its `--version` names the Free Software
+    /// Foundation (its first line is the name it was called by: `cc
+    /// (Debian 12.2.0-14) 12.2.0`).
+    gcc: bool,
 }
 
 // Note [Vector math]
@@ -190,7 +194,9 @@ fn probe(setting: String) -> std::result::Result<Compiler, String> {
         if args.is_empty() { format!("`{command}`") } else { format!("`{command}` (of CC=\"{setting}\")") };
     match Command::new(&command).args(&args).arg("--version").output() {
         Ok(o) if o.status.success() => {
-            let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string();
+            let about = String::from_utf8_lossy(&o.stdout);
+            let version = about.lines().next().unwrap_or("").to_string();
+            let gcc = about.contains("Free Software Foundation");
             // prints the library's path if it finds it, else its name
             let libmvec = Command::new(&command)
                 .args(&args)
@@ -199,7 +205,7 @@ fn probe(setting: String) -> std::result::Result<Compiler, String> {
                 .ok()
                 .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
                 .is_some_and(|p| p.is_absolute() && p.exists());
-            Ok(Compiler { command, args, version, libmvec })
+            Ok(Compiler { command, args, version, libmvec, gcc })
         }
         Ok(o) => Err(format!(
             "the C compiler {named} failed to report its version with --version: {}",
@@ -325,15 +331,7 @@ fn module(lib: Library, symbols: &[String]) -> Result<Module> {
 pub fn vectorised_loops_with(source: &str, options: &CpuOptions) -> Result<Option<Vec<(String, usize)>>> {
     let unavailable = |reason: String| Error::BackendUnavailable { backend: "cpu".into(), reason };
     let cc = compiler(&options.cc).map_err(unavailable)?;
-    // GCC's `--version` names the Free Software Foundation (its first line
-    // is the name it was called by: `cc (Debian 12.2.0-14) 12.2.0`)
-    let about = Command::new(&cc.command)
-        .args(&cc.args)
-        .arg("--version")
-        .output()
-        .map(|o| o.stdout)
-        .unwrap_or_default();
-    if !String::from_utf8_lossy(&about).contains("Free Software Foundation") {
+    if !cc.gcc {
         return Ok(None);
     }
     let full = format!("{}\n{source}", prelude());

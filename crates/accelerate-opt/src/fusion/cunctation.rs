@@ -480,6 +480,18 @@ impl Cunctation {
 
     /// Is recomputing an element as cheap as reading it from memory?
     /// (Note [The cost rule])
+    /// Whether an element's computation is dear (Note [Replicated work]):
+    /// a manifest array, or an index map over one, is not.
+    pub(crate) fn is_dear(&self) -> bool {
+        match self {
+            Cunctation::Done(_) => false,
+            Cunctation::Step { ixmap, f, .. } => {
+                ixmap.as_ref().is_some_and(|p| dear(&p.body)) || f.as_ref().is_some_and(|f| dear(&f.body))
+            }
+            Cunctation::Yield { index, .. } => dear(&index.body),
+        }
+    }
+
     pub(crate) fn is_cheap(&self) -> bool {
         match self {
             Cunctation::Done(_) => true,
@@ -489,6 +501,56 @@ impl Cunctation {
         }
     }
 }
+
+/// Whether computing an element is worth far more than storing it and
+/// loading it back: a loop, or a transcendental function (Note
+/// [Replicated work]).
+fn dear(e: &OpenExp) -> bool {
+    use PrimFun::*;
+    accelerate_ir::visit::any_node(e, |x| match &x.kind {
+        ExpKind::While { .. } | ExpKind::ALet(..) => true,
+        ExpKind::Prim(op, _) => matches!(
+            op,
+            Exp | Log
+                | Sin
+                | Cos
+                | Tan
+                | Asin
+                | Acos
+                | Atan
+                | Sinh
+                | Cosh
+                | Tanh
+                | Atan2
+                | Powf
+                | LogBase
+                | Powi
+        ),
+        _ => false,
+    })
+}
+
+// Note [Replicated work]
+// `replicate` reads each element of its argument once for every position
+// of the dimensions it adds, so a producer fused into it is computed that
+// many times over: the use counts of Note [Counting uses] see one use of
+// the argument, and the rule of Note [The cost rule] was not applied
+// (Accelerate has the same hole, its issue #116, "Fusion causes work
+// duplication"). A user's logistic regression reads `sigmoid(X w) - y`
+// replicated along the 256 columns of `X` for the gradient `X^T r`:
+// fused, every `exp` was computed 256 times, and the program took 1.13x
+// the time of a rayon loop over the rows (docs/benchmarks.md). So a
+// producer whose element is dear (`Cunctation::is_dear`: a loop or a
+// transcendental function) is computed once, manifest, before it is
+// replicated: an array of the argument's size, written once and read
+// where the fused producer read its own inputs. A producer between cheap
+// and dear (float arithmetic, a division: rowsolve's `(l + h) / 2`, whose
+// replication along a row the fold's row loop reads as one value) is
+// still fused, as Accelerate fuses it: recomputing it costs about what
+// storing and loading it costs, and making it manifest would add a
+// launch where it sits in a loop. `backpermute` is left fused whatever
+// its producer: its index function may read every element once (a
+// transpose, a reversal), and fusion cannot tell.
 
 // Note [The cost rule]
 // Fusion never repeats a producer's work unless recomputing an element

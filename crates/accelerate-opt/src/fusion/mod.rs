@@ -47,7 +47,7 @@ mod cunctation;
 pub(crate) use cunctation::{cheap, prim, prj};
 
 use crate::avars::{self, parts_mut, Part, Uses};
-use accelerate_base::array::ArraysTy;
+use accelerate_base::array::{ArraysTy, SliceDim};
 use accelerate_base::error::{Error, Result, SrcLoc};
 use accelerate_ir::verify::{acc_ty, exp_ty};
 use accelerate_ir::*;
@@ -394,7 +394,14 @@ impl Fuser {
             AccKind::Replicate { spec, slix, array } => {
                 let (spec, mut slix, array) = (spec.clone(), take_exp(slix), take(array));
                 self.resolve_exp(&mut slix)?;
-                let e = self.embed(array)?;
+                let mut e = self.embed(array)?;
+                if spec.dims.contains(&SliceDim::Fixed) && e.cc.is_dear() {
+                    // each element is read once per position of the new
+                    // dimensions (Note [Replicated work])
+                    let m = self.to_indices(e.cc.compute(loc));
+                    let level = self.bind(&mut e.binds, m)?;
+                    e.cc = Cunctation::Done(level);
+                }
                 Ok(Embed { cc: e.cc.replicate(&spec, &slix, loc), binds: e.binds })
             }
             AccKind::Slice { spec, array, slix } => {
