@@ -10,7 +10,10 @@
 //!
 //! - *Producer/producer fusion* (§4.2): `map`, `zip_with` (of any two
 //!   forms), `backpermute`, `generate`, `replicate` and `slice` combine
-//!   their argument's cunctation into a new one; nothing is computed.
+//!   their argument's cunctation into a new one; nothing is computed,
+//!   except that a `replicate` that adds dimensions has a dear argument
+//!   (a loop, a transcendental function) computed first, once (Note
+//!   [Replicated work]).
 //! - *Consumer/producer fusion* (§4.3): `fold`, `fold1`, `fold_seg`'s
 //!   array, every scan, `permute`'s source and the stencils' arguments take
 //!   a delayed argument (`AccKind::Delayed`, Note [Delayed arrays]) with a
