@@ -151,6 +151,30 @@ impl PrimFun {
         matches!(self, ToIndex | FromIndex | BoundsCheck | ReshapeCheck | ShapeCheck | Intersect | ShapeSize)
     }
 
+    /// A transcendental function: exponentials, logarithms, powers and
+    /// the trigonometric and hyperbolic functions, each worth many
+    /// arithmetic operations.
+    pub fn is_transcendental(self) -> bool {
+        use PrimFun::*;
+        matches!(
+            self,
+            Exp | Log
+                | Sin
+                | Cos
+                | Tan
+                | Asin
+                | Acos
+                | Atan
+                | Sinh
+                | Cosh
+                | Tanh
+                | Atan2
+                | Powf
+                | LogBase
+                | Powi
+        )
+    }
+
     pub fn arity(self) -> usize {
         use PrimFun::*;
         match self {

@@ -94,8 +94,7 @@ fn prim_cost(op: PrimFun) -> usize {
     use PrimFun::*;
     match op {
         Quot | Rem | IDiv | Mod | FDiv | Sqrt => 8,
-        Exp | Log | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Atan2 | Powf | LogBase
-        | Powi => 20,
+        op if op.is_transcendental() => 20,
         op if op.is_shape_op() => 2,
         _ => 1,
     }

@@ -506,26 +506,9 @@ impl Cunctation {
 /// loading it back: a loop, or a transcendental function (Note
 /// [Replicated work]).
 fn dear(e: &OpenExp) -> bool {
-    use PrimFun::*;
     accelerate_ir::visit::any_node(e, |x| match &x.kind {
         ExpKind::While { .. } | ExpKind::ALet(..) => true,
-        ExpKind::Prim(op, _) => matches!(
-            op,
-            Exp | Log
-                | Sin
-                | Cos
-                | Tan
-                | Asin
-                | Acos
-                | Atan
-                | Sinh
-                | Cosh
-                | Tanh
-                | Atan2
-                | Powf
-                | LogBase
-                | Powi
-        ),
+        ExpKind::Prim(op, _) => op.is_transcendental(),
         _ => false,
     })
 }

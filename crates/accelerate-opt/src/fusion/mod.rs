@@ -401,9 +401,7 @@ impl Fuser {
                 if spec.dims.contains(&SliceDim::Fixed) && e.cc.is_dear() {
                     // each element is read once per position of the new
                     // dimensions (Note [Replicated work])
-                    let m = self.to_indices(e.cc.compute(loc));
-                    let level = self.bind(&mut e.binds, m)?;
-                    e.cc = Cunctation::Done(level);
+                    e = self.done(e.binds, e.cc.compute(loc))?;
                 }
                 Ok(Embed { cc: e.cc.replicate(&spec, &slix, loc), binds: e.binds })
             }
