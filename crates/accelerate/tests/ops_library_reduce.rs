@@ -490,3 +490,78 @@ fn maximum_and_minimum_of_zeros_and_nans_agree_with_rust() {
         assert_eq!(keys(mn.to_vec()), fold1(f64::min), "minimum of {rows:?}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// `any` and `all` of long rows, decided anywhere or nowhere
+
+/// `any(x < 0)` and `all(x >= 0)` of each row of `xs` (`rows` rows), and
+/// `or` and `and` of the rows' comparisons, against plain Rust: each a
+/// program of its own (in one, clustering would make them one fold of a
+/// tuple, which does not stop early).
+fn check_decided(rows: usize, xs: Vec<i32>, what: &str) {
+    let cols = xs.len() / rows;
+    let want_any: Vec<bool> = xs.chunks(cols).map(|r| r.iter().any(|&x| x < 0)).collect();
+    let want_all: Vec<bool> = want_any.iter().map(|a| !a).collect();
+    let a = Array::from_vec(dim2(rows, cols), xs).unwrap();
+    type Reduction = fn(Acc<Matrix<i32>>) -> Acc<Vector<bool>>;
+    let cases: [(&str, Reduction, &Vec<bool>); 4] = [
+        ("any", |m| m.any(|x| x.lt(0)), &want_any),
+        ("or", |m| m.map(|x| x.lt(0)).or(), &want_any),
+        ("all", |m| m.all(|x| x.ge(0)), &want_all),
+        ("and", |m| m.map(|x| x.ge(0)).and(), &want_all),
+    ];
+    for (name, reduce, want) in cases {
+        let got = try_run(|| reduce(use_array(a.clone()))).unwrap_or_else(|e| panic!("{what}: {name}: {e}"));
+        assert_eq!(&got.to_vec(), want, "{what}: {name}");
+    }
+}
+
+/// The CPU backend stops an `or` at the first block of elements after
+/// which it holds `true`, an `and` after `false` (Note [Absorbed
+/// reductions stop] in its `fold.rs`): the results are the same wherever
+/// the decisive element is, before, at and after a block's edge (4096),
+/// in one long row (cut into pieces among the workers) or in several, and
+/// where there is none.
+#[test]
+fn any_and_all_of_long_rows_match_the_references_wherever_they_are_decided() {
+    let n = (1 << 20) + 3;
+    let plain = |i: usize| (i % 1000) as i32;
+    for at in [None, Some(0), Some(1), Some(4095), Some(4096), Some(4097), Some(n / 2), Some(n - 1)] {
+        let xs = (0..n).map(|i| if Some(i) == at { -1 } else { plain(i) }).collect();
+        check_decided(1, xs, &format!("one row of {n}, negative at {at:?}"));
+    }
+    // five rows of 70001: decided at the start, in the middle, at the
+    // end, twice, and not at all
+    let (rows, cols) = (5, 70001);
+    let decisive = [vec![0], vec![35000], vec![cols - 1], vec![3, 60000], vec![]];
+    let xs = (0..rows * cols)
+        .map(|i| if decisive[i / cols].contains(&(i % cols)) { -1 } else { plain(i) })
+        .collect();
+    check_decided(rows, xs, "five rows of 70001");
+}
+
+/// An element that fails is reported even after the row's result is
+/// decided: a reduction whose elements can fail never stops early (Note
+/// [Absorbed reductions stop]).
+#[test]
+fn any_whose_later_element_reads_out_of_bounds_fails_though_decided() {
+    let n = (1 << 20) + 3;
+    let table = Vector::from_elems(vec![-1i32, 2, 3]);
+    // index 0 everywhere (a negative entry: every piece of the row, on
+    // every worker, is decided at its first element), but 7 at the end
+    let ix: Vec<i64> = (0..n).map(|i| if i == n - 1 { 7 } else { 0 }).collect();
+    let ix = Vector::from_elems(ix);
+    let err = try_run(|| {
+        let t = use_array(table);
+        use_array(ix).any(move |i| t.index(index1(i)).lt(0))
+    })
+    .expect_err("the read at 7 of an array of 3 must fail");
+    match &err {
+        Error::IndexOutOfBounds { index, shape, .. } => {
+            assert_eq!(index.as_slice(), &[7]);
+            assert_eq!(shape.as_slice(), &[3]);
+        }
+        other => panic!("expected IndexOutOfBounds, got {other:?}"),
+    }
+    assert!(err.to_string().contains(THIS_FILE), "the error names the source line: {err}");
+}

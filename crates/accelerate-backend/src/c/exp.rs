@@ -420,6 +420,11 @@ pub(crate) struct ExpGen<'a> {
     /// set wherever an error reaches it (Note [A stop flag beside the
     /// error context]).
     pub stop: Option<String>,
+    /// A reduction in order may stop once its accumulator holds its
+    /// operator's absorbing value: the function raises nothing and keeps
+    /// nothing it reads (Note [Absorbed reductions stop] in
+    /// `cpu/fold.rs`).
+    pub stop_absorbed: bool,
 }
 
 impl<'a> ExpGen<'a> {
@@ -465,6 +470,7 @@ impl<'a> ExpGen<'a> {
             ranges: HashMap::new(),
             implied: HashMap::new(),
             stop: None,
+            stop_absorbed: false,
         }
     }
 

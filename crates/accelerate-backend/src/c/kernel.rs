@@ -662,6 +662,30 @@ pub(crate) fn commutative(f: &Fun) -> bool {
     f.params.len() == 2 && symmetric(&f.body)
 }
 
+/// The C condition under which the `Bool` accumulator `acc` of a
+/// reduction by `f` holds `f`'s absorbing value, which `f` keeps whatever
+/// it is combined with: `acc` for `||` and `|`, `!acc` for `&&` and `&`
+/// (Note [Absorbed reductions stop] in `cpu/fold.rs`). `None` for any
+/// other operator or accumulator.
+pub(crate) fn absorbed(f: &Fun, acc: &CVal) -> Option<String> {
+    let ([ScalarTy::Bool], [leaf]) = (&acc.ty.leaves()[..], &acc.leaves[..]) else { return None };
+    if f.params.len() != 2 {
+        return None;
+    }
+    let ExpKind::Prim(op, args) = &f.body.kind else { return None };
+    let (Some((u, p)), Some((v, q))) = (leaf_path(args.first()?), leaf_path(args.get(1)?)) else {
+        return None;
+    };
+    if args.len() != 2 || u == v || p != q {
+        return None;
+    }
+    match op {
+        PrimFun::LOr | PrimFun::BOr => Some(leaf.clone()),
+        PrimFun::LAnd | PrimFun::BAnd => Some(format!("!{leaf}")),
+        _ => None,
+    }
+}
+
 /// What a private copy of a permute's result may start from, leaf by
 /// leaf, so that no position needs a mark saying whether it has been
 /// written (Note [Privatised permutes] in `cpu/permute.rs`).
