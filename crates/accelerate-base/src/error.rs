@@ -86,9 +86,16 @@ impl fmt::Display for SrcLoc {
     }
 }
 
+/// The location, and the check planted there if any: every field, so
+/// that equal `Debug` texts are equal locations (the CPU backend keys the
+/// kernels it has written by their `Debug` text).
 impl fmt::Debug for SrcLoc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
+        fmt::Display::fmt(self, f)?;
+        match self.check {
+            Some(c) => write!(f, " (check {c:?})"),
+            None => Ok(()),
+        }
     }
 }
 

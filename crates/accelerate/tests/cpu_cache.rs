@@ -8,6 +8,10 @@
 //! holds a single test, so that the process-wide compilation counter
 //! (`accelerate::backend::cpu::compilations`) sees no other test's work.
 //!
+//! The second test, of the kernels kept in memory once written (Note
+//! [Kernels written once] in `backend/c/codegen.rs`), runs its body in a
+//! child of its own for the same reason.
+//!
 //! Skipped, saying so, when the machine has no C compiler.
 
 mod common;
@@ -190,4 +194,56 @@ fn flip_a_byte(path: &Path) {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x5a;
     std::fs::write(path, bytes).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Kernels written once (Note [Kernels written once])
+
+/// `xs * k + 1`, summed: `k` is part of the kernel.
+fn scaled_sum(xs: &Vector<i64>, k: i64) -> Acc<Scalar<i64>> {
+    use_array(xs.clone()).map(move |x| x * k + 1i64).fold(0i64, |a, b| a + b)
+}
+
+/// A map to a NaN of payload `bits`.
+fn nans(bits: u32) -> Acc<Vector<f32>> {
+    use_array(Vector::from_elems(vec![0.0f32; 4])).map(move |_| constant(f32::from_bits(bits)))
+}
+
+/// In a child: a program built again writes no kernel and computes what
+/// it did; one that differs in a constant is written anew and computes
+/// with its own constant; a kernel holding a NaN, whose payload its key
+/// would not show, is written every time, and keeps its payload.
+fn kernels_written_once() {
+    use accelerate::backend::cpu::kernels_written;
+    let xs = Vector::from_elems((0..1000i64).collect());
+    let want = |k: i64| (0..1000i64).map(|x| x * k + 1).sum::<i64>();
+    let start = kernels_written();
+    let first = run_with(&scaled_sum(&xs, 3), &cpu()).expect("runs");
+    let one = kernels_written() - start;
+    assert!(one >= 1, "the first build writes its kernels");
+    let again = run_with(&scaled_sum(&xs, 3), &cpu()).expect("runs");
+    assert_eq!(kernels_written() - start, one, "the same program built again writes nothing");
+    assert_eq!((first.value(), again.value()), (want(3), want(3)));
+    let other = run_with(&scaled_sum(&xs, 5), &cpu()).expect("runs");
+    assert_eq!(kernels_written() - start, 2 * one, "another constant is another kernel");
+    assert_eq!(other.value(), want(5));
+    for bits in [0x7fc0_0001u32, 0x7fc0_0002, 0x7fc0_0001] {
+        let before = kernels_written();
+        let got = run_with(&nans(bits), &cpu()).expect("runs");
+        assert!(kernels_written() > before, "a kernel with a NaN is written anew");
+        assert!(got.to_vec().iter().all(|x| x.to_bits() == bits), "payload {bits:#x}: {:?}", got.to_vec());
+    }
+}
+
+#[test]
+fn a_program_built_again_takes_its_kernels_from_memory() {
+    const ONCE: &str = "ACCELERATE_WRITTEN_ONCE_TEST";
+    if std::env::var_os(ONCE).is_some() {
+        return kernels_written_once();
+    }
+    if let Some(why) = accelerate::backend::cpu::unavailable() {
+        eprintln!("skipped: the CPU backend is unavailable here: {why}");
+        return;
+    }
+    common::in_child(ONCE, "a_program_built_again_takes_its_kernels_from_memory");
 }

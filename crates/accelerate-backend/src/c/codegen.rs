@@ -7,6 +7,9 @@
 
 use super::kernel::{atomic, overwrites, private_start, Kernel, KernelParts, ShapeOf, Skeleton};
 use accelerate_plan::{self as plan, Source};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// A backend's code generation: its kernel generator `Gen` (made from a
 /// kernel's specification), one writer per skeleton, and `finish`, which
@@ -70,11 +73,86 @@ pub(crate) struct Written {
     pub source: String,
 }
 
-/// Writes every kernel of a (verified) plan for target `T`.
+/// Writes every kernel of a (verified) plan for target `T`, or takes it
+/// from the kernels written before (Note [Kernels written once]).
 pub(crate) fn write_kernels<T: Target>(p: &plan::Program) -> Written {
     let mut source = String::new();
-    let kernels = p.kernels.iter().map(|k| write_kernel::<T>(k, &mut source)).collect();
+    let kernels = p.kernels.iter().map(|k| written::<T>(k, &mut source)).collect();
     Written { kernels, source }
+}
+
+// Note [Kernels written once]
+// A program built again is compiled again: a loop that calls `run` on a
+// freshly built `Acc` each time (as Accelerate's `run` is used, and JAX's
+// tracing would), and every property test, which builds the same
+// operations over new data. The C compiler runs once for a source (the
+// kernel cache), but writing the source ran every time, and for the
+// scans, whose kernels are long, it was most of the time:
+// `tests/ops_library_segmented.rs` (ten segmented scans a case) took 190 s
+// on the two-core EPYC guest, 33 s with each kernel written once. A
+// kernel's source and launch description depend only on its plan
+// (`write_kernel` reads nothing else but the processor's features, fixed
+// for the process), so they are kept in memory, by target, under the
+// kernel's `Debug` text, which prints every field of the plan, its
+// types and scalar code, and its source locations with their planted
+// checks. A float's `Debug` form is exact but for a NaN's payload, so a
+// kernel whose text holds `NaN` is written anew every time. The memo
+// keeps at most `MEMO_BYTES` of keys and sources, the oldest dropped
+// first, as the buffer pool does (`array::pool`).
+
+/// The most bytes of keys and sources that the memo of written kernels
+/// keeps (Note [Kernels written once]).
+const MEMO_BYTES: usize = 64 << 20;
+
+/// Kernels written before: under each key, the source and the launch
+/// description; the keys in the order they came, and their bytes.
+#[derive(Default)]
+struct Memo {
+    written: HashMap<String, (String, Kernel)>,
+    order: VecDeque<String>,
+    bytes: usize,
+}
+
+static KERNELS_WRITTEN: AtomicUsize = AtomicUsize::new(0);
+
+/// How many kernels this process has written (not taken from the memo of
+/// Note [Kernels written once]), for the tests.
+pub fn kernels_written() -> usize {
+    KERNELS_WRITTEN.load(Ordering::Relaxed)
+}
+
+/// Kernel `k`'s source appended to `source`, and its launch description:
+/// from the memo, or written now and kept (Note [Kernels written once]).
+fn written<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    let key = format!("{}\n{k:?}", std::any::type_name::<T>());
+    let exact = !key.contains("NaN");
+    if exact {
+        if let Some((text, kernel)) = memo.lock().unwrap_or_else(|e| e.into_inner()).written.get(&key) {
+            source.push_str(text);
+            return kernel.clone();
+        }
+    }
+    let mut text = String::new();
+    let kernel = write_kernel::<T>(k, &mut text);
+    KERNELS_WRITTEN.fetch_add(1, Ordering::Relaxed);
+    source.push_str(&text);
+    let bytes = key.len() + text.len();
+    if exact && bytes <= MEMO_BYTES {
+        let mut m = memo.lock().unwrap_or_else(|e| e.into_inner());
+        while m.bytes + bytes > MEMO_BYTES {
+            let Some(old) = m.order.pop_front() else { break };
+            if let Some((t, _)) = m.written.remove(&old) {
+                m.bytes -= old.len() + t.len();
+            }
+        }
+        if m.written.insert(key.clone(), (text, kernel.clone())).is_none() {
+            m.order.push_back(key);
+            m.bytes += bytes;
+        }
+    }
+    kernel
 }
 
 fn write_kernel<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {

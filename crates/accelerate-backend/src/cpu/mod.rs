@@ -31,6 +31,7 @@ mod scan;
 mod stencil;
 
 pub use crate::c::build::compilations;
+pub use crate::c::codegen::kernels_written;
 pub use compile::vectorised_loops_with;
 
 use crate::c::codegen::{skeleton_files_target, write_kernels};
