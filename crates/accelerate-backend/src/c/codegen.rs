@@ -96,7 +96,9 @@ pub(crate) fn write_kernels<T: Target>(p: &plan::Program) -> Written {
 // kernel's `Debug` text, which prints every field of the plan, its
 // types and scalar code, and its source locations with their planted
 // checks. A float's `Debug` form is exact but for a NaN's payload, so a
-// kernel whose text holds `NaN` is written anew every time. The memo
+// kernel whose text holds `NaN` is written anew every time, and so is
+// one whose text is longer than `KEY_BYTES` (formatting it deeper could
+// overflow the stack: `key`). The memo
 // keeps at most `MEMO_BYTES` of keys and sources, the oldest dropped
 // first, as the buffer pool does (`array::pool`).
 
@@ -121,13 +123,46 @@ pub fn kernels_written() -> usize {
     KERNELS_WRITTEN.load(Ordering::Relaxed)
 }
 
+/// The most bytes of a key: a kernel whose `Debug` text is longer is
+/// written every time (Note [Kernels written once]).
+const KEY_BYTES: usize = 256 << 10;
+
+/// Kernel `k`'s key for target `T`: its `Debug` text, or `None` where
+/// that is longer than `KEY_BYTES`. Derived `Debug` recurses once per
+/// level of the kernel's scalar code, with no check of the stack, and a
+/// program may nest its terms a hundred thousand deep (`tests/
+/// large_programs.rs`); every level writes some bytes before it goes
+/// deeper (`OpenExp { kind: Let(` and the like), so stopping at
+/// `KEY_BYTES` bounds the depth reached to some ten thousand levels,
+/// which run on a stack of `KEY_STACK` bytes.
+fn key<T: Target>(k: &plan::Kernel) -> Option<String> {
+    use std::fmt::Write;
+    /// A `String` that refuses to grow past `KEY_BYTES`.
+    struct Bounded(String);
+    impl Write for Bounded {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            if self.0.len() + s.len() > KEY_BYTES {
+                return Err(std::fmt::Error);
+            }
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
+    const KEY_STACK: usize = 128 << 20;
+    stacker::maybe_grow(KEY_STACK / 2, KEY_STACK, || {
+        let mut out = Bounded(String::new());
+        write!(out, "{}\n{k:?}", std::any::type_name::<T>()).ok().map(|_| out.0)
+    })
+}
+
 /// Kernel `k`'s source appended to `source`, and its launch description:
 /// from the memo, or written now and kept (Note [Kernels written once]).
 fn written<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
     static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
     let memo = MEMO.get_or_init(Default::default);
-    let key = format!("{}\n{k:?}", std::any::type_name::<T>());
-    let exact = !key.contains("NaN");
+    let key = key::<T>(k);
+    let exact = key.as_ref().is_some_and(|key| !key.contains("NaN"));
+    let key = key.unwrap_or_default();
     if exact {
         if let Some((text, kernel)) = memo.lock().unwrap_or_else(|e| e.into_inner()).written.get(&key) {
             source.push_str(text);
