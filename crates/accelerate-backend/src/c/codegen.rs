@@ -95,7 +95,8 @@ pub(crate) fn write_kernels<T: Target>(p: &plan::Program) -> Written {
 // for the process), so they are kept in memory, by target, under the
 // kernel's `Debug` text, which prints every field of the plan, its
 // types and scalar code, and its source locations with their planted
-// checks. A float's `Debug` form is exact but for a NaN's payload, so a
+// checks (its SHA-256, as the kernel cache keys its objects). A float's
+// `Debug` form is exact but for a NaN's payload, so a
 // kernel whose text holds `NaN` is written anew every time, and so is
 // one whose text is longer than `KEY_BYTES` (formatting it deeper could
 // overflow the stack: `key`). The memo
@@ -106,7 +107,8 @@ pub(crate) fn write_kernels<T: Target>(p: &plan::Program) -> Written {
 /// keeps (Note [Kernels written once]).
 const MEMO_BYTES: usize = 64 << 20;
 
-/// Kernels written before: under each key, the source and the launch
+/// Kernels written before: under each key (the SHA-256 of the kernel's
+/// `Debug` text), the source and the launch
 /// description; the keys in the order they came, and their bytes.
 #[derive(Default)]
 struct Memo {
@@ -160,9 +162,10 @@ fn key<T: Target>(k: &plan::Kernel) -> Option<String> {
 fn written<T: Target>(k: &plan::Kernel, source: &mut String) -> Kernel {
     static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
     let memo = MEMO.get_or_init(Default::default);
-    let key = key::<T>(k);
-    let exact = key.as_ref().is_some_and(|key| !key.contains("NaN"));
-    let key = key.unwrap_or_default();
+    // (the memo holds the text's SHA-256, as the kernel cache does)
+    let text = key::<T>(k).filter(|key| !key.contains("NaN"));
+    let exact = text.is_some();
+    let key = text.map(|t| crate::cache::key(&[&t])).unwrap_or_default();
     if exact {
         if let Some((text, kernel)) = memo.lock().unwrap_or_else(|e| e.into_inner()).written.get(&key) {
             source.push_str(text);

@@ -673,10 +673,9 @@ pub(crate) fn absorbed(f: &Fun, acc: &CVal) -> Option<String> {
         return None;
     }
     let ExpKind::Prim(op, args) = &f.body.kind else { return None };
-    let (Some((u, p)), Some((v, q))) = (leaf_path(args.first()?), leaf_path(args.get(1)?)) else {
-        return None;
-    };
-    if args.len() != 2 || u == v || p != q {
+    let [a, b] = &args[..] else { return None };
+    let (Some((u, p)), Some((v, q))) = (leaf_path(a), leaf_path(b)) else { return None };
+    if u == v || p != q {
         return None;
     }
     match op {
