@@ -7,6 +7,7 @@
 //! returns an `accelerate_ir::Program`; the IR verifier checks each.
 
 pub mod avars;
+pub mod clamped;
 pub mod cluster;
 pub mod cse;
 pub mod debruijn;

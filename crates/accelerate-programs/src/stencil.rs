@@ -31,8 +31,37 @@ pub fn jacobi_step(img: &Acc<Matrix<f32>>) -> Acc<Matrix<f32>> {
     )
 }
 
+/// [`jacobi_step`] as a NumPy or JAX user writes it without padding:
+/// a `generate` over the image whose every neighbour is read at its
+/// coordinates clamped to the edge (the CPU backend runs it as the
+/// stencil, Note [Clamped reads as stencils] in `accelerate-opt`).
+pub fn jacobi_step_clamped(img: &Acc<Matrix<f32>>) -> Acc<Matrix<f32>> {
+    let im = img.clone();
+    generate(img.shape(), move |ix| {
+        let (i, j) = unindex2(ix);
+        let (rows, cols) = unindex2(im.shape());
+        let clamp = |x: Exp<i64>, n: &Exp<i64>| x.max(constant(0i64)).min(n - 1);
+        let at = |di: i64, dj: i64| im.index(index2(clamp(&i + di, &rows), clamp(&j + dj, &cols)));
+        (at(-1, 0) + at(0, -1) + at(0, 0) + at(0, 1) + at(1, 0)) * WEIGHT
+    })
+}
+
 /// `steps` steps of [`jacobi_step`] from `img`, in an `awhile` loop.
 pub fn jacobi(img: &Acc<Matrix<f32>>, steps: &Acc<Scalar<i32>>) -> Acc<Matrix<f32>> {
+    jacobi_with(img, steps, jacobi_step)
+}
+
+/// `steps` steps of [`jacobi_step_clamped`] from `img`.
+pub fn jacobi_clamped(img: &Acc<Matrix<f32>>, steps: &Acc<Scalar<i32>>) -> Acc<Matrix<f32>> {
+    jacobi_with(img, steps, jacobi_step_clamped)
+}
+
+/// `steps` steps of `step` from `img`, in an `awhile` loop.
+fn jacobi_with(
+    img: &Acc<Matrix<f32>>,
+    steps: &Acc<Scalar<i32>>,
+    step: fn(&Acc<Matrix<f32>>) -> Acc<Matrix<f32>>,
+) -> Acc<Matrix<f32>> {
     let steps = steps.clone();
     let result = awhile(
         move |s: Acc<(Matrix<f32>, Scalar<i32>)>| {
@@ -41,7 +70,7 @@ pub fn jacobi(img: &Acc<Matrix<f32>>, steps: &Acc<Scalar<i32>>) -> Acc<Matrix<f3
         },
         |s| {
             let (img, i) = s.unlift();
-            lift_acc((jacobi_step(&img), unit(the(i) + 1)))
+            lift_acc((step(&img), unit(the(i) + 1)))
         },
         lift_acc((img.clone(), unit(0i32))),
     );

@@ -6,5 +6,5 @@
 
 pub use accelerate_embed::{convert, sharing, SharingOptions};
 pub use accelerate_opt::{
-    avars, cluster, cse, debruijn, fusion, gathers, hoist, lift, lines, one_hot, simplify,
+    avars, clamped, cluster, cse, debruijn, fusion, gathers, hoist, lift, lines, one_hot, simplify,
 };

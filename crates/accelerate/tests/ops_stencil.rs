@@ -1,6 +1,8 @@
 //! Stencils against a plain-Rust reference: every pattern size the issue
 //! names, every boundary, and the errors for arrays smaller than the
-//! pattern and mismatched `stencil2` shapes.
+//! pattern and mismatched `stencil2` shapes; and generates of reads at
+//! clamped neighbours, which the CPU backend runs as stencils (Note
+//! [Clamped reads as stencils] in `accelerate-opt/src/clamped.rs`).
 
 use accelerate::prelude::*;
 use accelerate::{run_with, Config};
@@ -246,4 +248,246 @@ fn stencil2_of_arrays_of_different_shapes_is_an_error() {
         matches!(&err, Error::ShapeMismatch { first, second, .. } if first == &[4] && second == &[5]),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Generates of reads at clamped neighbours (Note [Clamped reads as
+// stencils]): the CPU backend runs them as stencils, the interpreter as
+// written; both must give the plain-Rust reference.
+
+/// How a read's coordinate is written: clamped as `min(max(x, 0), n - 1)`
+/// or as `max(min(x, n - 1), 0)`, or the element's own coordinate as it
+/// is (`Raw`, which with an offset other than 0 reads outside).
+#[derive(Clone, Copy, Debug)]
+enum Coord {
+    MinMax,
+    MaxMin,
+    Raw,
+}
+
+fn coord() -> impl Strategy<Value = Coord> {
+    prop_oneof![Just(Coord::MinMax), Just(Coord::MaxMin), Just(Coord::Raw)]
+}
+
+/// Coordinate `x + d` of an array of extent `n`, written as `form` says
+/// (`Raw` is written `x + d` where `d` is not 0).
+fn written(x: &Exp<i64>, d: i64, n: &Exp<i64>, form: Coord) -> Exp<i64> {
+    let shifted = if d == 0 { x.clone() } else { x + d };
+    match form {
+        Coord::MinMax => shifted.max(constant(0i64)).min(n - 1),
+        Coord::MaxMin => shifted.min(n - 1).max(constant(0i64)),
+        Coord::Raw => shifted,
+    }
+}
+
+/// A point of a two-dimensional neighbourhood: offsets and how each
+/// coordinate is written.
+type Point2 = (i64, i64, Coord, Coord);
+
+/// `generate (shape a) (\(i, j) -> fold (\acc p -> acc * 3 + a!p) 0 points)`.
+fn neighbours2(a: Acc<Matrix<i32>>, points: Vec<Point2>) -> Acc<Matrix<i32>> {
+    let a2 = a.clone();
+    generate(a.shape(), move |ix| {
+        let (i, j) = unindex2(ix);
+        let (r, c) = unindex2(a2.shape());
+        let reads = points
+            .iter()
+            .map(|&(di, dj, fi, fj)| a2.index(index2(written(&i, di, &r, fi), written(&j, dj, &c, fj))));
+        combine(reads)
+    })
+}
+
+/// The reference of `neighbours2`, every coordinate clamped; `None` where
+/// a `Raw` coordinate with an offset reads outside.
+fn neighbours2_reference(xs: &[i32], (r, c): (usize, usize), points: &[Point2]) -> Option<Vec<i32>> {
+    let at = |x: i64, d: i64, n: usize, form: Coord| -> Option<usize> {
+        let y = x + d;
+        match form {
+            Coord::Raw => (0..n as i64).contains(&y).then_some(y as usize),
+            _ => Some(y.clamp(0, n as i64 - 1) as usize),
+        }
+    };
+    let mut out = Vec::with_capacity(r * c);
+    for i in 0..r as i64 {
+        for j in 0..c as i64 {
+            let mut acc = 0i32;
+            for &(di, dj, fi, fj) in points {
+                let v = xs[at(i, di, r, fi)? * c + at(j, dj, c, fj)?];
+                acc = acc.wrapping_mul(3).wrapping_add(v);
+            }
+            out.push(acc);
+        }
+    }
+    Some(out)
+}
+
+fn point2() -> impl Strategy<Value = Point2> {
+    (-3i64..=3, -3i64..=3, coord(), coord()).prop_map(|(di, dj, fi, fj)| {
+        // an offset read `Raw` only where the test wants one outside
+        let keep = |d: i64, f: Coord| if d != 0 && matches!(f, Coord::Raw) { Coord::MinMax } else { f };
+        (di, dj, keep(di, fi), keep(dj, fj))
+    })
+}
+
+fn run_neighbours2(xs: &[i32], dims: (usize, usize), points: &[Point2]) -> Result<Vec<i32>, Error> {
+    let a = use_array(Array::from_vec(dim2(dims.0, dims.1), xs.to_vec()).unwrap());
+    run_with(&neighbours2(a, points.to_vec()), &Config::from_env().unwrap()).map(|r| r.to_vec())
+}
+
+proptest! {
+    #![proptest_config(cfg())]
+
+    // arrays of every size from empty to larger than a 7x7 pattern, so
+    // that both sides of the rewrite's `acond` run
+    #[test]
+    fn generates_of_clamped_reads_match_the_reference(
+        r in 0usize..10,
+        c in 0usize..10,
+        points in proptest::collection::vec(point2(), 1..7),
+        salt in any::<u64>(),
+    ) {
+        let xs = data(r * c, salt);
+        let want = neighbours2_reference(&xs, (r, c), &points).expect("clamped reads stay inside");
+        prop_assert_eq!(run_neighbours2(&xs, (r, c), &points).unwrap(), want);
+    }
+
+    #[test]
+    fn one_and_three_dimensional_clamped_reads_match_the_reference(
+        n in 0usize..9,
+        offsets in proptest::collection::vec((-3i64..=3, -1i64..=1, -2i64..=2), 1..5),
+        salt in any::<u64>(),
+    ) {
+        // rank 1
+        let xs = data(n, salt);
+        let got = {
+            let a = use_array(Vector::from_elems(xs.clone()));
+            let (a2, offs) = (a.clone(), offsets.clone());
+            let r = generate(a.shape(), move |ix| {
+                let i = unindex1(ix);
+                let len = unindex1(a2.shape());
+                combine(offs.iter().map(|&(d, _, _)| a2.index(index1(written(&i, d, &len, Coord::MinMax)))))
+            });
+            run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
+        };
+        let want: Vec<i32> = (0..n as i64)
+            .map(|i| offsets.iter().fold(0i32, |acc, &(d, _, _)| {
+                acc.wrapping_mul(3).wrapping_add(xs[(i + d).clamp(0, n as i64 - 1) as usize])
+            }))
+            .collect();
+        prop_assert_eq!(got, want);
+        // rank 3, extents n, n + 1, 2
+        let dims = [n, n + 1, 2];
+        let ys = data(dims.iter().product(), salt.rotate_left(9));
+        let got = {
+            let a = use_array(Array::from_vec(dim3(dims[0], dims[1], dims[2]), ys.clone()).unwrap());
+            let (a2, offs) = (a.clone(), offsets.clone());
+            let r = generate(a.shape(), move |ix| {
+                let (i, j, k) = unindex3(ix);
+                let (p, q, s) = unindex3(a2.shape());
+                combine(offs.iter().map(|&(d0, d1, d2)| {
+                    a2.index(index3(
+                        written(&i, d0, &p, Coord::MaxMin),
+                        written(&j, d1, &q, Coord::MinMax),
+                        written(&k, d2, &s, Coord::MinMax),
+                    ))
+                }))
+            });
+            run_with(&r, &Config::from_env().unwrap()).unwrap().to_vec()
+        };
+        let at = |x: i64, n: usize| x.clamp(0, n as i64 - 1) as usize;
+        let mut want = Vec::new();
+        for i in 0..dims[0] as i64 {
+            for j in 0..dims[1] as i64 {
+                for k in 0..dims[2] as i64 {
+                    want.push(offsets.iter().fold(0i32, |acc, &(d0, d1, d2)| {
+                        let lin = (at(i + d0, dims[0]) * dims[1] + at(j + d1, dims[1])) * dims[2] + at(k + d2, dims[2]);
+                        acc.wrapping_mul(3).wrapping_add(ys[lin])
+                    }));
+                }
+            }
+        }
+        prop_assert_eq!(got, want);
+    }
+}
+
+/// The kernels' skeletons of `neighbours2` of these points on the CPU
+/// backend (`None` on the others, which do not rewrite).
+fn neighbours2_kernels(points: &[Point2]) -> Option<Vec<&'static str>> {
+    let config = Config::from_env().unwrap();
+    if config.backend != accelerate::Backend::Cpu {
+        return None;
+    }
+    let points = points.to_vec();
+    let p =
+        accelerate::compile_with(move |a: Acc<Matrix<i32>>| neighbours2(a, points.clone()), config).unwrap();
+    let mut kinds: Vec<&'static str> = p.plan().kernels.iter().map(|k| k.skeleton.name()).collect();
+    kinds.sort();
+    Some(kinds)
+}
+
+#[test]
+fn clamped_reads_become_a_stencil_and_other_reads_do_not() {
+    use Coord::*;
+    let blur: Vec<Point2> =
+        (-1..=1).flat_map(|di| (-1..=1).map(move |dj| (di, dj, MinMax, MaxMin))).collect();
+    // 3x3: a stencil, and the generate as written for arrays of fewer
+    // than three rows or columns
+    if let Some(kinds) = neighbours2_kernels(&blur) {
+        assert_eq!(kinds, ["generate", "stencil"]);
+    }
+    // only the element itself: a stencil of one point, no `acond`
+    if let Some(kinds) = neighbours2_kernels(&[(0, 0, Raw, MinMax)]) {
+        assert_eq!(kinds, ["stencil"]);
+    }
+    // a neighbour read without its clamp reads outside at the edges: left
+    // as written, and its error is the generate's
+    let outside = [(0, 0, MinMax, MinMax), (0, 1, MinMax, Raw)];
+    if let Some(kinds) = neighbours2_kernels(&outside) {
+        assert_eq!(kinds, ["generate"]);
+    }
+    let xs = data(12, 5);
+    assert_eq!(neighbours2_reference(&xs, (3, 4), &outside), None);
+    let err = run_neighbours2(&xs, (3, 4), &outside).unwrap_err();
+    assert!(matches!(err, Error::IndexOutOfBounds { .. }), "{err}");
+    // a pattern past `MAX_RADIUS`: left as written
+    if let Some(kinds) = neighbours2_kernels(&[(4, 0, MinMax, MinMax)]) {
+        assert_eq!(kinds, ["generate"]);
+    }
+    let xs = data(10 * 3, 8);
+    let far = [(4, 0, MinMax, MinMax), (-4, 1, MaxMin, MinMax)];
+    assert_eq!(
+        run_neighbours2(&xs, (10, 3), &far).unwrap(),
+        neighbours2_reference(&xs, (10, 3), &far).unwrap()
+    );
+}
+
+#[test]
+fn a_body_that_uses_its_index_otherwise_stays_a_generate() {
+    // the neighbours' sum plus the row index: the index is live
+    let program = |a: Acc<Matrix<i32>>| {
+        let a2 = a.clone();
+        generate(a.shape(), move |ix| {
+            let (i, j) = unindex2(ix);
+            let (r, c) = unindex2(a2.shape());
+            let up = a2.index(index2(written(&i, -1, &r, Coord::MinMax), written(&j, 0, &c, Coord::MinMax)));
+            up + i.cast::<i32>()
+        })
+    };
+    let (r, c) = (4, 3);
+    let xs = data(r * c, 3);
+    let config = Config::from_env().unwrap();
+    let got = {
+        let a = use_array(Array::from_vec(dim2(r, c), xs.clone()).unwrap());
+        run_with(&program(a), &config).unwrap().to_vec()
+    };
+    let want: Vec<i32> = (0..r)
+        .flat_map(|i| (0..c).map(move |j| (i, j)))
+        .map(|(i, j)| xs[i.saturating_sub(1) * c + j].wrapping_add(i as i32))
+        .collect();
+    assert_eq!(got, want);
+    if config.backend == accelerate::Backend::Cpu {
+        let p = accelerate::compile_with(program, config).unwrap();
+        let kinds: Vec<&str> = p.plan().kernels.iter().map(|k| k.skeleton.name()).collect();
+        assert_eq!(kinds, ["generate"]);
+    }
 }

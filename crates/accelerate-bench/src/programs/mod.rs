@@ -177,9 +177,21 @@ pub fn add_nested_variant<A: ProgramArgs + 'static, R: Arrays>(
     run: impl Fn(&Program<A, R>) -> accelerate::Result<R> + 'static,
     check: impl Fn(&R) -> Result<(), String> + 'static,
 ) -> Result<(), String> {
+    add_named_variant(bench, "accelerate-nested", compile, run, check)
+}
+
+/// Adds variant `name`, another formulation of ours, compiled with our
+/// main configuration.
+pub fn add_named_variant<A: ProgramArgs + 'static, R: Arrays>(
+    bench: &mut Bench,
+    name: &'static str,
+    compile: impl FnOnce(Config) -> accelerate::Result<Program<A, R>>,
+    run: impl Fn(&Program<A, R>) -> accelerate::Result<R> + 'static,
+    check: impl Fn(&R) -> Result<(), String> + 'static,
+) -> Result<(), String> {
     let config = accelerate_configs()[0].1.clone();
-    let prog = compile(config).map_err(|e| format!("{}, nested: {e}", bench.name))?;
-    bench.variant("accelerate-nested", move |slot| fresh(slot, || run(&prog)), check);
+    let prog = compile(config).map_err(|e| format!("{}, {name}: {e}", bench.name))?;
+    bench.variant(name, move |slot| fresh(slot, || run(&prog)), check);
     Ok(())
 }
 

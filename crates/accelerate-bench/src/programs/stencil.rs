@@ -1,19 +1,23 @@
 //! Jacobi relaxation of a 4096 x 4096 f32 image, 10 steps of the 5-point
 //! mean with clamped edges (`accelerate_programs::stencil`): ours is one
-//! `stencil` per step inside an `awhile` over the image and a counter; the
+//! `stencil` per step inside an `awhile` over the image and a counter
+//! (`accelerate-clamped`: the same step written as a `generate` of reads
+//! at clamped coordinates, as NumPy's and JAX's users write it); the
 //! hand-written versions ping-pong between two images, the parallel one
 //! in blocks of rows on rayon's pool, each row's interior a vectorised
 //! loop without edge tests. Memory-bound at the large size: each step
 //! reads a 64 MiB image and writes another (5 flops per pixel).
 
-use super::{add_accelerate_variants, probe_compile, CompileProbe};
+use super::{add_accelerate_variants, add_named_variant, probe_compile, CompileProbe};
 use crate::check::elementwise;
 use crate::harness::{in_place, value, Bench, Size};
 use crate::native::native_fn;
 use crate::peers;
 use accelerate::prelude::*;
 use accelerate_programs::rng::SEED_A;
-use accelerate_programs::stencil::{image, jacobi, jacobi_ref, jacobi_row, neighbour_rows, WEIGHT};
+use accelerate_programs::stencil::{
+    image, jacobi, jacobi_clamped, jacobi_ref, jacobi_row, neighbour_rows, WEIGHT,
+};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -93,10 +97,24 @@ pub fn bench(size: Size) -> Result<Bench, String> {
         Array::from_vec(Snoc(Snoc(Z, rows as i64), cols as i64), img.to_vec()).map_err(|e| e.to_string())?;
     let steps = Scalar::scalar(STEPS as i32);
     let c = check.clone();
+    let (ia2, steps2) = (ia.clone(), steps.clone());
     add_accelerate_variants(
         &mut b,
         |config| accelerate::compile_with(program, config),
         move |p| p.run((&ia, &steps)),
+        move |r: &Matrix<f32>| c(&r.to_vec()),
+    )?;
+    let c = check.clone();
+    add_named_variant(
+        &mut b,
+        "accelerate-clamped",
+        |config| {
+            accelerate::compile_with(
+                |i: Acc<Matrix<f32>>, s: Acc<Scalar<i32>>| jacobi_clamped(&i, &s),
+                config,
+            )
+        },
+        move |p| p.run((&ia2, &steps2)),
         move |r: &Matrix<f32>| c(&r.to_vec()),
     )?;
     let (im, c) = (img.clone(), check.clone());

@@ -112,9 +112,12 @@ pub(crate) fn optimise(mut phases: Vec<Phase>, mut prog: ir::Program, config: &C
         // arrays]), then the scalar code simplified
         let prog = crate::trafo::hoist::hoist_program(prog);
         // sums of one-hot rows as permutes, where the permute is
-        // privatised (Note [Sums of one-hot rows])
+        // privatised (Note [Sums of one-hot rows]); reads at clamped
+        // neighbours as stencils (Note [Clamped reads as stencils])
         let prog = match config.backend {
-            super::config::Backend::Cpu => crate::trafo::one_hot::rewrite_program(prog),
+            super::config::Backend::Cpu => {
+                crate::trafo::clamped::rewrite_program(crate::trafo::one_hot::rewrite_program(prog)).0
+            }
             _ => prog,
         };
         let prog = crate::trafo::simplify::simplify_program(prog, simplify_opts);

@@ -1,0 +1,482 @@
+//! Reads at clamped neighbours as a stencil (Note [Clamped reads as
+//! stencils]).
+//!
+//! Note [Clamped reads as stencils]
+//! A 3x3 blur written as a NumPy or JAX user writes it without `pad`,
+//! each neighbour read at its coordinates clamped to the edge:
+//!
+//! ```text
+//! generate (shape a) (\(i, j) -> (a!(min(max(i - 1, 0), rows - 1),
+//!                                    min(max(j - 1, 0), cols - 1)) + ..) / 9)
+//! ```
+//!
+//! is Accelerate's `stencil` with the `clamp` boundary, written out. As a
+//! generate, every read's column is a `min` of a `max` of the lane's own
+//! column, which the C compiler cannot prove consecutive: the CPU
+//! backend's vector loop gathered each of the nine reads (`vgatherqps`,
+//! 8 lanes of 64-bit indices), and at 4096x4096 the blur took 64 to 74 ms
+//! on two workers where a sequential Rust loop took 55 to 63 and the same
+//! blur written with `stencil` 10 (the two-core EPYC guest of
+//! docs/benchmarks.md). The stencil's kernel reads the interior without
+//! clamping, in vector loads, and clamps only at the borders.
+//!
+//! When it applies: a `generate` whose shape is `shape(a)` for an array
+//! variable `a` of the same rank, and whose body reads the index only in
+//! reads of `a` at points `(c_0, .., c_{r-1})` where each component `c_k`
+//! is `ix_k` itself or `ix_k + d` clamped to `[0, extent_k - 1]`
+//! (`min(max(ix_k + d, 0), extent_k - 1)` or `max(min(..), 0)`), for a
+//! literal `d` of at most `MAX_RADIUS`; the body may compute the
+//! components in lets, as sharing recovery binds them, and may read other
+//! arrays and `a` elsewhere, at indices that do not use the element's
+//! index. (A read that is not such a point keeps the index live, and the
+//! generate is left as written.)
+//!
+//! The rewrite: `stencil (\p.. -> body') clamp a`, where the pattern
+//! spans the largest offset in each dimension and `body'` is the body
+//! with each such read replaced by the parameter of its point. A read of
+//! `ix_k` inside the array and a clamped read are both what the clamp
+//! boundary reads at that offset, so each parameter is the value the read
+//! gave, and the body computes the same operations on the same values in
+//! the same order: the same result, to the bit. The lets that computed
+//! the coordinates are dead then; the element's index is bound to zeros
+//! (`let ix = (0, ..)`) for them, and the simplifier, which runs next,
+//! removes them. A stencil fails for an array smaller than its pattern in
+//! some dimension (`Error::StencilTooSmall`), where the generate does
+//! not: such a pattern runs behind an `acond` on the array's extents,
+//! with the generate as written for smaller arrays.
+//!
+//! Errors: the reads replaced cannot fail (a clamped coordinate lies in
+//! the array, `ix_k` lies in it because the generate's shape is the
+//! array's), and the stencil reads every point of its pattern, also
+//! inside; everything else is evaluated as before.
+//!
+//! The pipeline runs it for the CPU backend, before the simplifier (the
+//! interpreter, the reference, keeps the generate as written, so that
+//! the tests comparing backends check the rewrite).
+
+use crate::avars::{parts_mut, Part};
+use crate::fusion::{prim, prj};
+use accelerate_base::array::{ArraysTy, ScalarVal};
+use accelerate_base::error::SrcLoc;
+use accelerate_ir::verify::acc_ty;
+use accelerate_ir::*;
+
+/// The largest offset from the element a rewritten read may have in a
+/// dimension (a pattern of at most 7 in each).
+const MAX_RADIUS: i64 = 3;
+
+/// The most points a rewritten pattern may have (the stencil function
+/// takes one parameter per point).
+const MAX_POINTS: usize = 125;
+
+/// Rewrites every generate of clamped reads of the program into a
+/// stencil; the number rewritten.
+pub fn rewrite_program(mut p: Program) -> (Program, usize) {
+    let mut env = p.params.clone();
+    let mut w = Walker { rewritten: 0 };
+    w.walk(&mut p.body, &mut env);
+    (p, w.rewritten)
+}
+
+struct Walker {
+    rewritten: usize,
+}
+
+impl Walker {
+    /// Rewrites inside `a`, whose free array variables have the types of
+    /// `env` (innermost last), then `a` itself.
+    fn walk(&mut self, a: &mut OpenAcc, env: &mut Vec<ArraysTy>) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            match &mut a.kind {
+                AccKind::Let(b, body) => {
+                    self.walk(b, env);
+                    // (a term the verifier rejects is left to it)
+                    let Ok(t) = acc_ty(b, env) else { return };
+                    env.push(t);
+                    self.walk(body, env);
+                    env.pop();
+                }
+                AccKind::Awhile { pred, body, init } => {
+                    self.walk(init, env);
+                    for f in [pred, body] {
+                        env.push(f.param.clone());
+                        self.walk(&mut f.body, env);
+                        env.pop();
+                    }
+                }
+                AccKind::Foreign { fallback, arg, .. } => {
+                    self.walk(arg, env);
+                    if let Some(f) = fallback {
+                        env.push(f.param.clone());
+                        self.walk(&mut f.body, env);
+                        env.pop();
+                    }
+                }
+                _ => {
+                    for part in parts_mut(a) {
+                        if let Part::Acc(x, 0) = part {
+                            self.walk(x, env);
+                        }
+                    }
+                }
+            }
+            if let Some(new) = stencil_form(a, env) {
+                *a = new;
+                self.rewritten += 1;
+            }
+        })
+    }
+}
+
+/// What a scalar value of a generate's body is, as far as the rewrite
+/// needs to know (Note [Clamped reads as stencils]): `ix` is the
+/// element's index, `a` the array whose shape the generate has.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Abs {
+    /// `ix`
+    Ix,
+    /// `ix_k + d`
+    Comp(usize, i64),
+    /// `shape(a)`
+    Shape,
+    /// `shape(a)_k`
+    Extent(usize),
+    /// `shape(a)_k - 1`
+    Last(usize),
+    /// `max(ix_k + d, 0)`
+    Floor(usize, i64),
+    /// `min(ix_k + d, shape(a)_k - 1)`
+    Ceil(usize, i64),
+    /// `ix_k + d` clamped to `[0, shape(a)_k - 1]`
+    Clamped(usize, i64),
+    /// an `i64` literal
+    Int(i64),
+    Other,
+}
+
+/// The analysis of one generate's body: the array, the rank, and the
+/// offsets of the points read so far.
+struct Reads {
+    array: usize,
+    rank: usize,
+    points: Vec<Vec<i64>>,
+}
+
+impl Reads {
+    /// What `e` is, in an environment of scalar variables `env`
+    /// (innermost last).
+    fn abs(&self, e: &OpenExp, env: &[Abs]) -> Abs {
+        use Abs::*;
+        let two = |args: &[OpenExp]| match args {
+            [x, y] => Some((self.abs(x, env), self.abs(y, env))),
+            _ => None,
+        };
+        match &e.kind {
+            ExpKind::Var(v) => env.len().checked_sub(v + 1).map_or(Other, |i| env[i]),
+            ExpKind::Const(ScalarVal::I64(c)) => Int(*c),
+            ExpKind::Shape { array } if *array == self.array => Shape,
+            ExpKind::Prj(k, t) if *k < self.rank => match self.abs(t, env) {
+                Ix => Comp(*k, 0),
+                Shape => Extent(*k),
+                _ => Other,
+            },
+            ExpKind::Prim(op, args) => match (op, two(args)) {
+                (PrimFun::Add, Some((Comp(k, d), Int(c)) | (Int(c), Comp(k, d)))) => {
+                    d.checked_add(c).map_or(Other, |d| Comp(k, d))
+                }
+                (PrimFun::Sub, Some((Comp(k, d), Int(c)))) => d.checked_sub(c).map_or(Other, |d| Comp(k, d)),
+                (PrimFun::Sub, Some((Extent(k), Int(1)))) => Last(k),
+                (PrimFun::Max, Some((Comp(k, d), Int(0)) | (Int(0), Comp(k, d)))) => Floor(k, d),
+                (PrimFun::Max, Some((Ceil(k, d), Int(0)) | (Int(0), Ceil(k, d)))) => Clamped(k, d),
+                (PrimFun::Min, Some((Comp(k, d), Last(l)) | (Last(l), Comp(k, d)))) if k == l => Ceil(k, d),
+                (PrimFun::Min, Some((Floor(k, d), Last(l)) | (Last(l), Floor(k, d)))) if k == l => {
+                    Clamped(k, d)
+                }
+                _ => Other,
+            },
+            _ => Other,
+        }
+    }
+
+    /// The offsets of the point `index` reads, where it is a point of the
+    /// pattern: each component `ix_k` or `ix_k + d` clamped.
+    fn point(&self, index: &OpenExp, env: &[Abs]) -> Option<Vec<i64>> {
+        if self.abs(index, env) == Abs::Ix {
+            return Some(vec![0; self.rank]);
+        }
+        let ExpKind::Tuple(cs) = &index.kind else { return None };
+        if cs.len() != self.rank {
+            return None;
+        }
+        let offset = |(k, c): (usize, &OpenExp)| match self.abs(c, env) {
+            Abs::Comp(l, 0) if l == k => Some(0),
+            Abs::Clamped(l, d) if l == k && d.abs() <= MAX_RADIUS => Some(d),
+            _ => None,
+        };
+        cs.iter().enumerate().map(offset).collect()
+    }
+
+    /// Records the points `e` reads (in the environment `env`).
+    fn collect(&mut self, e: &OpenExp, env: &mut Vec<Abs>) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+            ExpKind::Index { array, index } if *array == self.array => match self.point(index, env) {
+                Some(p) => {
+                    if !self.points.contains(&p) {
+                        self.points.push(p);
+                    }
+                }
+                None => self.collect(index, env),
+            },
+            _ => self.each_scope(e, env, |s, c, env| s.collect(c, env)),
+        })
+    }
+
+    /// Replaces each point `e` reads by its parameter: the pattern's
+    /// `extents`, `m` points, the parameters bound outside `ix`, which is
+    /// bound outside `e`'s environment `env`.
+    fn replace(&self, e: &mut OpenExp, env: &mut Vec<Abs>, extents: &[usize]) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            if let ExpKind::Index { array, index } = &e.kind {
+                if *array == self.array {
+                    if let Some(p) = self.point(index, env) {
+                        let m: usize = extents.iter().product();
+                        // `ix` is variable `env.len() - 1`, the
+                        // parameters beyond it, the last nearest
+                        let v = env.len() + m - 1 - position(&p, extents);
+                        *e = OpenExp::new(ExpKind::Var(v), e.loc);
+                        return;
+                    }
+                }
+            }
+            self.each_scope_mut(e, env, |s, c, env| s.replace(c, env, extents));
+        })
+    }
+
+    /// Calls `f` on each direct subterm of `e` with its environment: the
+    /// body of a `let` sees what its binding is, a loop's functions see an
+    /// unknown.
+    fn each_scope(
+        &mut self,
+        e: &OpenExp,
+        env: &mut Vec<Abs>,
+        mut f: impl FnMut(&mut Self, &OpenExp, &mut Vec<Abs>),
+    ) {
+        match &e.kind {
+            ExpKind::Let(b, body) => {
+                f(self, b, env);
+                let a = self.abs(b, env);
+                env.push(a);
+                f(self, body, env);
+                env.pop();
+            }
+            ExpKind::While { cond, body, init } => {
+                f(self, init, env);
+                for g in [cond, body] {
+                    env.push(Abs::Other);
+                    f(self, &g.body, env);
+                    env.pop();
+                }
+            }
+            _ => visit::each_child(e, |c| f(self, c, env)),
+        }
+    }
+
+    /// `each_scope` over mutable terms.
+    fn each_scope_mut(
+        &self,
+        e: &mut OpenExp,
+        env: &mut Vec<Abs>,
+        mut f: impl FnMut(&Self, &mut OpenExp, &mut Vec<Abs>),
+    ) {
+        match &mut e.kind {
+            ExpKind::Let(b, body) => {
+                // what the binding is, before its reads are replaced
+                let a = self.abs(b, env);
+                f(self, b, env);
+                env.push(a);
+                f(self, body, env);
+                env.pop();
+            }
+            ExpKind::While { cond, body, init } => {
+                f(self, init, env);
+                for g in [cond, body] {
+                    env.push(Abs::Other);
+                    f(self, &mut g.body, env);
+                    env.pop();
+                }
+            }
+            _ => crate::debruijn::for_each_child(e, |c| f(self, c, env)),
+        }
+    }
+}
+
+/// The row-major position of the point at offsets `p` in a pattern of
+/// `extents` (the order of the stencil function's parameters).
+fn position(p: &[i64], extents: &[usize]) -> usize {
+    p.iter().zip(extents).fold(0, |acc, (&d, &e)| acc * e + (d + (e / 2) as i64) as usize)
+}
+
+/// The array variable `shape` is the shape of, where it is `shape(a)` or
+/// the tuple of its `rank` components in order.
+fn shape_array(shape: &OpenExp, rank: usize) -> Option<usize> {
+    match &shape.kind {
+        ExpKind::Shape { array } => Some(*array),
+        ExpKind::Tuple(cs) if cs.len() == rank && rank > 0 => {
+            let of = |(k, c): (usize, &OpenExp)| match &c.kind {
+                ExpKind::Prj(i, t) if *i == k => match t.kind {
+                    ExpKind::Shape { array } => Some(array),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let arrays: Option<Vec<usize>> = cs.iter().enumerate().map(of).collect();
+            let arrays = arrays?;
+            arrays.iter().all(|&a| a == arrays[0]).then(|| arrays[0])
+        }
+        _ => None,
+    }
+}
+
+/// Whether variable `v` of `e`'s environment is read where it matters:
+/// outside the bindings of lets whose variables nothing reads (which the
+/// simplifier removes). Each term is visited once: a binding after its
+/// body.
+fn live(e: &OpenExp, v: usize) -> bool {
+    let mut used = vec![false; v + 1];
+    mark(e, &mut used);
+    used[0]
+}
+
+/// Marks in `used` (the innermost variable last) the variables `e` reads
+/// where it matters (`live`).
+fn mark(e: &OpenExp, used: &mut Vec<bool>) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
+        ExpKind::Var(v) => {
+            if let Some(i) = used.len().checked_sub(v + 1) {
+                used[i] = true;
+            }
+        }
+        ExpKind::Let(b, body) => {
+            used.push(false);
+            mark(body, used);
+            let read = used.pop().unwrap_or(true);
+            if read {
+                mark(b, used);
+            }
+        }
+        ExpKind::While { cond, body, init } => {
+            mark(init, used);
+            for g in [cond, body] {
+                used.push(true);
+                mark(&g.body, used);
+                used.pop();
+            }
+        }
+        _ => visit::each_child(e, |c| mark(c, used)),
+    })
+}
+
+/// The stencil form of `a` (Note [Clamped reads as stencils]), where `a`
+/// is a generate of reads at clamped points of one array.
+fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
+    let AccKind::Generate { shape, f } = &a.kind else { return None };
+    let [ix_ty] = f.params.as_slice() else { return None };
+    let rank = ix_ty.shape_rank().filter(|&r| r > 0)?;
+    let array = shape_array(shape, rank)?;
+    let ArraysTy::Array(ty) = env.get(env.len().checked_sub(array + 1)?)? else { return None };
+    if ty.rank != rank {
+        return None;
+    }
+    let mut reads = Reads { array, rank, points: Vec::new() };
+    reads.collect(&f.body, &mut vec![Abs::Ix]);
+    if reads.points.is_empty() {
+        return None;
+    }
+    let extents: Vec<usize> = (0..rank)
+        .map(|k| 2 * reads.points.iter().map(|p| p[k].unsigned_abs() as usize).max().unwrap_or(0) + 1)
+        .collect();
+    let m: usize = extents.iter().product();
+    if m > MAX_POINTS {
+        return None;
+    }
+    let mut body = f.body.clone();
+    reads.replace(&mut body, &mut vec![Abs::Ix], &extents);
+    if live(&body, 0) {
+        return None;
+    }
+    let loc = a.loc;
+    // `let ix = (0, ..) in body'`: the index's lets are dead (`live`)
+    let zeros = OpenExp::new(ExpKind::Tuple(vec![int(0, loc); rank]), loc);
+    let body = OpenExp::new(ExpKind::Let(Box::new(zeros), Box::new(body)), loc);
+    let stencil = OpenAcc::new(
+        AccKind::Stencil {
+            f: Fun { params: vec![ty.elt.clone(); m], body },
+            args: vec![StencilArg {
+                extents: extents.clone(),
+                boundary: Boundary::Clamp,
+                array: Box::new(OpenAcc::new(AccKind::Var(array), loc)),
+            }],
+        },
+        loc,
+    );
+    // an array smaller than the pattern: the generate as written
+    let fits: Vec<OpenExp> = extents
+        .iter()
+        .enumerate()
+        .filter(|&(_, &e)| e > 1)
+        .map(|(k, &e)| {
+            let extent = prj(k, OpenExp::new(ExpKind::Shape { array }, loc), loc);
+            prim(PrimFun::Le, vec![int(e as i64, loc), extent], loc)
+        })
+        .collect();
+    let Some(cond) = fits.into_iter().reduce(|x, y| prim(PrimFun::LAnd, vec![x, y], loc)) else {
+        return Some(stencil);
+    };
+    let generate = OpenAcc::new(AccKind::Generate { shape: shape.clone(), f: f.clone() }, loc);
+    Some(OpenAcc::new(AccKind::Acond { cond, then_: Box::new(stencil), else_: Box::new(generate) }, loc))
+}
+
+fn int(x: i64, loc: SrcLoc) -> OpenExp {
+    OpenExp::new(ExpKind::Const(ScalarVal::I64(x)), loc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_row_major_from_the_corner() {
+        assert_eq!(position(&[-1, -1], &[3, 3]), 0);
+        assert_eq!(position(&[0, 0], &[3, 3]), 4);
+        assert_eq!(position(&[1, -1], &[3, 3]), 6);
+        assert_eq!(position(&[0, 2], &[1, 5]), 4);
+        let offsets = accelerate_ir::term::pattern_offsets(&[3, 5]);
+        for (i, p) in offsets.iter().enumerate() {
+            assert_eq!(position(p, &[3, 5]), i);
+        }
+    }
+
+    #[test]
+    fn a_variable_read_only_by_dead_lets_is_not_live() {
+        let loc = SrcLoc::caller();
+        let var = |v| OpenExp::new(ExpKind::Var(v), loc);
+        // let x = ix.0 in 5: ix (variable 0 outside) is dead
+        let dead = OpenExp::new(ExpKind::Let(Box::new(prj(0, var(0), loc)), Box::new(int(5, loc))), loc);
+        assert!(!live(&dead, 0));
+        // let x = ix.0 in x: live
+        let read = OpenExp::new(ExpKind::Let(Box::new(prj(0, var(0), loc)), Box::new(var(0))), loc);
+        assert!(live(&read, 0));
+        // let y = ix in let x = y.0 in 5: both dead
+        let chain = OpenExp::new(
+            ExpKind::Let(
+                Box::new(var(0)),
+                Box::new(OpenExp::new(
+                    ExpKind::Let(Box::new(prj(0, var(0), loc)), Box::new(int(5, loc))),
+                    loc,
+                )),
+            ),
+            loc,
+        );
+        assert!(!live(&chain, 0));
+    }
+}
