@@ -65,6 +65,11 @@ use accelerate_ir::*;
 /// dimension (a pattern of at most 7 in each).
 const MAX_RADIUS: i64 = 3;
 
+/// How deep `Reads::abs` looks into an expression: `min(max(ix.k + d,
+/// 0), shape(a).k - 1)` written out is five nodes deep, and a few more
+/// literal offsets added one at a time are allowed for.
+const ABS_DEPTH: usize = 12;
+
 /// The most points a rewritten pattern may have (the stencil function
 /// takes one parameter per point).
 const MAX_POINTS: usize = 125;
@@ -164,18 +169,25 @@ struct Reads {
 
 impl Reads {
     /// What `e` is, in an environment of scalar variables `env`
-    /// (innermost last).
+    /// (innermost last). Every form it knows is a few nodes deep, so it
+    /// looks `ABS_DEPTH` nodes down at most: each call costs a constant,
+    /// and the rewrite stays linear in the body's size.
     fn abs(&self, e: &OpenExp, env: &[Abs]) -> Abs {
+        self.abs_within(e, env, ABS_DEPTH)
+    }
+
+    fn abs_within(&self, e: &OpenExp, env: &[Abs], depth: usize) -> Abs {
         use Abs::*;
+        let Some(depth) = depth.checked_sub(1) else { return Other };
         let two = |args: &[OpenExp]| match args {
-            [x, y] => Some((self.abs(x, env), self.abs(y, env))),
+            [x, y] => Some((self.abs_within(x, env, depth), self.abs_within(y, env, depth))),
             _ => None,
         };
         match &e.kind {
             ExpKind::Var(v) => env.len().checked_sub(v + 1).map_or(Other, |i| env[i]),
             ExpKind::Const(ScalarVal::I64(c)) => Int(*c),
             ExpKind::Shape { array } if *array == self.array => Shape,
-            ExpKind::Prj(k, t) if *k < self.rank => match self.abs(t, env) {
+            ExpKind::Prj(k, t) if *k < self.rank => match self.abs_within(t, env, depth) {
                 Ix => Comp(*k, 0),
                 Shape => Extent(*k),
                 _ => Other,
