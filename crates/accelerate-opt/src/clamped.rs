@@ -1,5 +1,5 @@
-//! Reads at clamped neighbours as a stencil (Note [Clamped reads as
-//! stencils]).
+//! Reads at clamped or wrapped neighbours as a stencil (Note [Clamped
+//! reads as stencils]).
 //!
 //! Note [Clamped reads as stencils]
 //! A 3x3 blur written as a NumPy or JAX user writes it without `pad`,
@@ -25,19 +25,24 @@
 //! reads of `a` at points `(c_0, .., c_{r-1})` where each component `c_k`
 //! is `ix_k` itself or `ix_k + d` clamped to `[0, extent_k - 1]`
 //! (`min(max(ix_k + d, 0), extent_k - 1)` or `max(min(..), 0)`), for a
-//! literal `d` of at most `MAX_RADIUS`; the body may compute the
-//! components in lets, as sharing recovery binds them, and may read other
-//! arrays and `a` elsewhere, at indices that do not use the element's
-//! index. (A read that is not such a point keeps the index live, and the
-//! generate is left as written.)
+//! literal `d` of at most `MAX_RADIUS`; or, in every component of every
+//! point, wrapped around instead (`(ix_k + d) mod extent_k`, or
+//! `(ix_k + d + extent_k) rem extent_k`, as a periodic grid is written).
+//! The body may compute the components in lets, as sharing recovery
+//! binds them, and may read other arrays and `a` elsewhere, at indices
+//! that do not use the element's index. (A read that is not such a point
+//! keeps the index live, and so does a mix of clamped and wrapped
+//! points, which no one boundary reads: the generate is left as written.)
 //!
-//! The rewrite: `stencil (\p.. -> body') clamp a`, where the pattern
-//! spans the largest offset in each dimension and `body'` is the body
-//! with each such read replaced by the parameter of its point. A read of
-//! `ix_k` inside the array and a clamped read are both what the clamp
-//! boundary reads at that offset, so each parameter is the value the read
-//! gave, and the body computes the same operations on the same values in
-//! the same order: the same result, to the bit. The lets that computed
+//! The rewrite: `stencil (\p.. -> body') clamp a` (`wrap a`), where the
+//! pattern spans the largest offset in each dimension and `body'` is the
+//! body with each such read replaced by the parameter of its point. A
+//! read of `ix_k` inside the array and a clamped (wrapped) read are both
+//! what the clamp (wrap) boundary reads at that offset, so each parameter
+//! is the value the read gave, and the body computes the same operations
+//! on the same values in the same order: the same result, to the bit.
+//! (`rem` wraps `ix_k + d + extent_k` where it is not negative: for every
+//! offset the pattern holds, in an array as large as the pattern.) The lets that computed
 //! the coordinates are dead then; the element's index is bound to zeros
 //! (`let ix = (0, ..)`) for them, and the simplifier, which runs next,
 //! removes them. A stencil fails for an array smaller than its pattern in
@@ -45,10 +50,11 @@
 //! not: such a pattern runs behind an `acond` on the array's extents,
 //! with the generate as written for smaller arrays.
 //!
-//! Errors: the reads replaced cannot fail (a clamped coordinate lies in
-//! the array, `ix_k` lies in it because the generate's shape is the
-//! array's), and the stencil reads every point of its pattern, also
-//! inside; everything else is evaluated as before.
+//! Errors: the reads replaced cannot fail (a clamped or wrapped
+//! coordinate lies in the array, `ix_k` lies in it because the
+//! generate's shape is the array's), nor can the `mod` or `rem` by an
+//! extent of a non-empty array; the stencil reads every point of its
+//! pattern, also inside; everything else is evaluated as before.
 //!
 //! The pipeline runs it for the CPU backend, before the simplifier (the
 //! interpreter, the reference, keeps the generate as written, so that
@@ -154,6 +160,10 @@ enum Abs {
     Ceil(usize, i64),
     /// `ix_k + d` clamped to `[0, shape(a)_k - 1]`
     Clamped(usize, i64),
+    /// `ix_k + d + shape(a)_k`
+    Wide(usize, i64),
+    /// `ix_k + d` wrapped around: `(ix_k + d) mod shape(a)_k`
+    Wrapped(usize, i64),
     /// an `i64` literal
     Int(i64),
     Other,
@@ -165,6 +175,29 @@ struct Reads {
     array: usize,
     rank: usize,
     points: Vec<Vec<i64>>,
+    /// How the points' coordinates meet the edges; `None` where some are
+    /// clamped and some wrapped.
+    edge: Option<Edge>,
+}
+
+/// How a read's coordinates meet the array's edges.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Edge {
+    /// Only offsets of 0 so far, which meet no edge.
+    Any,
+    Clamp,
+    Wrap,
+}
+
+impl Edge {
+    /// The edge of a point whose coordinates meet the edges as `self` and
+    /// `other` do, where one boundary reads both.
+    fn and(self, other: Edge) -> Option<Edge> {
+        match (self, other) {
+            (Edge::Any, e) | (e, Edge::Any) => Some(e),
+            (a, b) => (a == b).then_some(a),
+        }
+    }
 }
 
 impl Reads {
@@ -198,6 +231,19 @@ impl Reads {
                 }
                 (PrimFun::Sub, Some((Comp(k, d), Int(c)))) => d.checked_sub(c).map_or(Other, |d| Comp(k, d)),
                 (PrimFun::Sub, Some((Extent(k), Int(1)))) => Last(k),
+                (PrimFun::Add, Some((Comp(k, d), Extent(l)) | (Extent(l), Comp(k, d)))) if k == l => {
+                    Wide(k, d)
+                }
+                (PrimFun::Add, Some((Wide(k, d), Int(c)) | (Int(c), Wide(k, d)))) => {
+                    d.checked_add(c).map_or(Other, |d| Wide(k, d))
+                }
+                (PrimFun::Sub, Some((Wide(k, d), Int(c)))) => d.checked_sub(c).map_or(Other, |d| Wide(k, d)),
+                // `mod` wraps every offset; `rem` those it meets at or
+                // above 0 (every `ix_k + d + extent` for an extent past the
+                // offset, which the `acond` of `stencil_form` ensures)
+                (PrimFun::Mod, Some((Comp(k, d) | Wide(k, d), Extent(l)))) if k == l => Wrapped(k, d),
+                (PrimFun::Rem, Some((Wide(k, d), Extent(l)))) if k == l => Wrapped(k, d),
+                (PrimFun::Rem, Some((Comp(k, d), Extent(l)))) if k == l && d >= 0 => Wrapped(k, d),
                 (PrimFun::Max, Some((Comp(k, d), Int(0)) | (Int(0), Comp(k, d)))) => Floor(k, d),
                 (PrimFun::Max, Some((Ceil(k, d), Int(0)) | (Int(0), Ceil(k, d)))) => Clamped(k, d),
                 (PrimFun::Min, Some((Comp(k, d), Last(l)) | (Last(l), Comp(k, d)))) if k == l => Ceil(k, d),
@@ -211,28 +257,39 @@ impl Reads {
     }
 
     /// The offsets of the point `index` reads, where it is a point of the
-    /// pattern: each component `ix_k` or `ix_k + d` clamped.
-    fn point(&self, index: &OpenExp, env: &[Abs]) -> Option<Vec<i64>> {
+    /// pattern: each component `ix_k`, or `ix_k + d` clamped or wrapped,
+    /// the same way in every component (`Edge::Any` for `ix` itself).
+    fn point(&self, index: &OpenExp, env: &[Abs]) -> Option<(Vec<i64>, Edge)> {
         if self.abs(index, env) == Abs::Ix {
-            return Some(vec![0; self.rank]);
+            return Some((vec![0; self.rank], Edge::Any));
         }
         let ExpKind::Tuple(cs) = &index.kind else { return None };
         if cs.len() != self.rank {
             return None;
         }
-        let offset = |(k, c): (usize, &OpenExp)| match self.abs(c, env) {
-            Abs::Comp(l, 0) if l == k => Some(0),
-            Abs::Clamped(l, d) if l == k && d.abs() <= MAX_RADIUS => Some(d),
-            _ => None,
+        let mut edge = Edge::Any;
+        let mut offset = |(k, c): (usize, &OpenExp)| {
+            let (d, e) = match self.abs(c, env) {
+                Abs::Comp(l, 0) if l == k => (0, Edge::Any),
+                Abs::Clamped(l, d) if l == k => (d, Edge::Clamp),
+                Abs::Wrapped(l, d) if l == k => (d, Edge::Wrap),
+                _ => return None,
+            };
+            edge = edge.and(e)?;
+            (d.abs() <= MAX_RADIUS).then_some(d)
         };
-        cs.iter().enumerate().map(offset).collect()
+        let offsets: Option<Vec<i64>> = cs.iter().enumerate().map(&mut offset).collect();
+        Some((offsets?, edge))
     }
 
     /// Records the points `e` reads (in the environment `env`).
     fn collect(&mut self, e: &OpenExp, env: &mut Vec<Abs>) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
             ExpKind::Index { array, index } if *array == self.array => match self.point(index, env) {
-                Some(p) => {
+                Some((p, e)) => {
+                    // (points of two kinds of edge keep the index live:
+                    // a stencil has one boundary)
+                    self.edge = self.edge.and_then(|edge| edge.and(e));
                     if !self.points.contains(&p) {
                         self.points.push(p);
                     }
@@ -250,7 +307,7 @@ impl Reads {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             if let ExpKind::Index { array, index } = &e.kind {
                 if *array == self.array {
-                    if let Some(p) = self.point(index, env) {
+                    if let Some((p, _)) = self.point(index, env) {
                         let m: usize = extents.iter().product();
                         // `ix` is variable `env.len() - 1`, the
                         // parameters beyond it, the last nearest
@@ -399,8 +456,12 @@ fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
     if ty.rank != rank {
         return None;
     }
-    let mut reads = Reads { array, rank, points: Vec::new() };
+    let mut reads = Reads { array, rank, points: Vec::new(), edge: Some(Edge::Any) };
     reads.collect(&f.body, &mut vec![Abs::Ix]);
+    let boundary = match reads.edge? {
+        Edge::Wrap => Boundary::Wrap,
+        Edge::Clamp | Edge::Any => Boundary::Clamp,
+    };
     if reads.points.is_empty() {
         return None;
     }
@@ -425,7 +486,7 @@ fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
             f: Fun { params: vec![ty.elt.clone(); m], body },
             args: vec![StencilArg {
                 extents: extents.clone(),
-                boundary: Boundary::Clamp,
+                boundary,
                 array: Box::new(OpenAcc::new(AccKind::Var(array), loc)),
             }],
         },

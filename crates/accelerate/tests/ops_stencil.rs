@@ -256,17 +256,24 @@ fn stencil2_of_arrays_of_different_shapes_is_an_error() {
 // written; both must give the plain-Rust reference.
 
 /// How a read's coordinate is written: clamped as `min(max(x, 0), n - 1)`
-/// or as `max(min(x, n - 1), 0)`, or the element's own coordinate as it
-/// is (`Raw`, which with an offset other than 0 reads outside).
+/// or as `max(min(x, n - 1), 0)`; wrapped around as `x.mod_floor(n)` or
+/// as `(x + n) % n`; or the element's own coordinate as it is (`Raw`,
+/// which with an offset other than 0 reads outside).
 #[derive(Clone, Copy, Debug)]
 enum Coord {
     MinMax,
     MaxMin,
+    Mod,
+    RemWide,
     Raw,
 }
 
-fn coord() -> impl Strategy<Value = Coord> {
+fn coord() -> impl Strategy<Value = Coord> + Clone {
     prop_oneof![Just(Coord::MinMax), Just(Coord::MaxMin), Just(Coord::Raw)]
+}
+
+fn wrapping() -> impl Strategy<Value = Coord> + Clone {
+    prop_oneof![Just(Coord::Mod), Just(Coord::RemWide), Just(Coord::Raw)]
 }
 
 /// Coordinate `x + d` of an array of extent `n`, written as `form` says
@@ -276,6 +283,8 @@ fn written(x: &Exp<i64>, d: i64, n: &Exp<i64>, form: Coord) -> Exp<i64> {
     match form {
         Coord::MinMax => shifted.max(constant(0i64)).min(n - 1),
         Coord::MaxMin => shifted.min(n - 1).max(constant(0i64)),
+        Coord::Mod => shifted.mod_floor(n),
+        Coord::RemWide => (shifted + n) % n,
         Coord::Raw => shifted,
     }
 }
@@ -304,7 +313,14 @@ fn neighbours2_reference(xs: &[i32], (r, c): (usize, usize), points: &[Point2]) 
         let y = x + d;
         match form {
             Coord::Raw => (0..n as i64).contains(&y).then_some(y as usize),
-            _ => Some(y.clamp(0, n as i64 - 1) as usize),
+            // (`(y + n) % n` wraps only where `y + n >= 0`; below, its
+            // remainder is negative or 0)
+            Coord::RemWide => {
+                let v = (y + n as i64) % n as i64;
+                (v >= 0).then_some(v as usize)
+            }
+            Coord::Mod => Some(y.rem_euclid(n as i64) as usize),
+            Coord::MinMax | Coord::MaxMin => Some(y.clamp(0, n as i64 - 1) as usize),
         }
     };
     let mut out = Vec::with_capacity(r * c);
@@ -322,9 +338,14 @@ fn neighbours2_reference(xs: &[i32], (r, c): (usize, usize), points: &[Point2]) 
 }
 
 fn point2() -> impl Strategy<Value = Point2> {
-    (-3i64..=3, -3i64..=3, coord(), coord()).prop_map(|(di, dj, fi, fj)| {
-        // an offset read `Raw` only where the test wants one outside
-        let keep = |d: i64, f: Coord| if d != 0 && matches!(f, Coord::Raw) { Coord::MinMax } else { f };
+    points_of(coord(), Coord::MinMax)
+}
+
+/// Points whose coordinates are written as `forms` chooses; an offset
+/// written `Raw` (which would read outside) is written `instead`.
+fn points_of(forms: impl Strategy<Value = Coord> + Clone, instead: Coord) -> impl Strategy<Value = Point2> {
+    (-3i64..=3, -3i64..=3, forms.clone(), forms).prop_map(move |(di, dj, fi, fj)| {
+        let keep = |d: i64, f: Coord| if d != 0 && matches!(f, Coord::Raw) { instead } else { f };
         (di, dj, keep(di, fi), keep(dj, fj))
     })
 }
@@ -349,6 +370,24 @@ proptest! {
         let xs = data(r * c, salt);
         let want = neighbours2_reference(&xs, (r, c), &points).expect("clamped reads stay inside");
         prop_assert_eq!(run_neighbours2(&xs, (r, c), &points).unwrap(), want);
+    }
+
+    // wrapped around (a torus, as the Game of Life is often written):
+    // `(x + n) % n` meets a negative `x + n` in arrays of fewer than 3
+    // rows or columns, where a negative remainder reads outside: the
+    // reference gives `None` and the program an error
+    #[test]
+    fn generates_of_wrapped_reads_match_the_reference(
+        r in 0usize..10,
+        c in 0usize..10,
+        points in proptest::collection::vec(points_of(wrapping(), Coord::Mod), 1..7),
+        salt in any::<u64>(),
+    ) {
+        let xs = data(r * c, salt);
+        match neighbours2_reference(&xs, (r, c), &points) {
+            Some(want) => prop_assert_eq!(run_neighbours2(&xs, (r, c), &points).unwrap(), want),
+            None => prop_assert!(run_neighbours2(&xs, (r, c), &points).is_err()),
+        }
     }
 
     #[test]
@@ -459,6 +498,19 @@ fn clamped_reads_become_a_stencil_and_other_reads_do_not() {
         run_neighbours2(&xs, (10, 3), &far).unwrap(),
         neighbours2_reference(&xs, (10, 3), &far).unwrap()
     );
+    // wrapped around: a stencil too, behind the same `acond`
+    let torus: Vec<Point2> = (-1..=1).flat_map(|di| (-1..=1).map(move |dj| (di, dj, Mod, RemWide))).collect();
+    if let Some(kinds) = neighbours2_kernels(&torus) {
+        assert_eq!(kinds, ["generate", "stencil"]);
+    }
+    // rows clamped and columns wrapped: no one boundary reads both
+    let cylinder = [(-1, 1, MinMax, Mod), (1, -1, MaxMin, RemWide)];
+    if let Some(kinds) = neighbours2_kernels(&cylinder) {
+        assert_eq!(kinds, ["generate"]);
+    }
+    let xs = data(5 * 4, 2);
+    let want = neighbours2_reference(&xs, (5, 4), &cylinder).unwrap();
+    assert_eq!(run_neighbours2(&xs, (5, 4), &cylinder).unwrap(), want);
 }
 
 #[test]
