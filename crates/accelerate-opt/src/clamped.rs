@@ -30,9 +30,15 @@
 //! `(ix_k + d + extent_k) rem extent_k`, as a periodic grid is written).
 //! The body may compute the components in lets, as sharing recovery
 //! binds them, and may read other arrays and `a` elsewhere, at indices
-//! that do not use the element's index. (A read that is not such a point
-//! keeps the index live, and so does a mix of clamped and wrapped
-//! points, which no one boundary reads: the generate is left as written.)
+//! that do not use the element's index. A second array `b` may be read
+//! at such points too (a Poisson step's right-hand side at the element,
+//! `b!ix`): the two are then `stencil2`'s arguments, behind an `acond`
+//! that `b` has `a`'s shape (as must any array whose extents clamp or
+//! wrap a coordinate); where it has not, the generate runs as written,
+//! with its errors. (A read that is not such a point keeps the index
+//! live, and so do a third array's points and a mix of clamped and
+//! wrapped points of one array, which no one boundary reads: the
+//! generate is left as written.)
 //!
 //! The rewrite: `stencil (\p.. -> body') clamp a` (`wrap a`), where the
 //! pattern spans the largest offset in each dimension and `body'` is the
@@ -141,43 +147,59 @@ impl Walker {
 
 /// What a scalar value of a generate's body is, as far as the rewrite
 /// needs to know (Note [Clamped reads as stencils]): `ix` is the
-/// element's index, `a` the array whose shape the generate has.
+/// element's index; `s` names the array variable whose shape an extent
+/// is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Abs {
     /// `ix`
     Ix,
     /// `ix_k + d`
     Comp(usize, i64),
-    /// `shape(a)`
-    Shape,
-    /// `shape(a)_k`
-    Extent(usize),
-    /// `shape(a)_k - 1`
-    Last(usize),
+    /// `shape(s)`
+    Shape(usize),
+    /// `shape(s)_k`
+    Extent(usize, usize),
+    /// `shape(s)_k - 1`
+    Last(usize, usize),
     /// `max(ix_k + d, 0)`
     Floor(usize, i64),
-    /// `min(ix_k + d, shape(a)_k - 1)`
-    Ceil(usize, i64),
-    /// `ix_k + d` clamped to `[0, shape(a)_k - 1]`
-    Clamped(usize, i64),
-    /// `ix_k + d + shape(a)_k`
-    Wide(usize, i64),
-    /// `ix_k + d` wrapped around: `(ix_k + d) mod shape(a)_k`
-    Wrapped(usize, i64),
+    /// `min(ix_k + d, shape(s)_k - 1)`
+    Ceil(usize, usize, i64),
+    /// `ix_k + d` clamped to `[0, shape(s)_k - 1]`
+    Clamped(usize, usize, i64),
+    /// `ix_k + d + shape(s)_k`
+    Wide(usize, usize, i64),
+    /// `ix_k + d` wrapped around: `(ix_k + d) mod shape(s)_k`
+    Wrapped(usize, usize, i64),
     /// an `i64` literal
     Int(i64),
     Other,
 }
 
-/// The analysis of one generate's body: the array, the rank, and the
-/// offsets of the points read so far.
+/// The analysis of one generate's body: the rank, the arrays read at
+/// points (at most two: a stencil's arguments), and every array whose
+/// shape a point's coordinates are clamped or wrapped by.
 struct Reads {
-    array: usize,
     rank: usize,
-    points: Vec<Vec<i64>>,
+    arrays: Vec<Points>,
+    shapes: Vec<usize>,
+}
+
+/// The points read of one array.
+struct Points {
+    array: usize,
+    offsets: Vec<Vec<i64>>,
     /// How the points' coordinates meet the edges; `None` where some are
-    /// clamped and some wrapped.
+    /// clamped and some wrapped (no one boundary reads both).
     edge: Option<Edge>,
+}
+
+/// A point read: its offsets, how its coordinates meet the edges, and
+/// the arrays whose shapes they are clamped or wrapped by.
+struct Point {
+    offsets: Vec<i64>,
+    edge: Edge,
+    shapes: Vec<usize>,
 }
 
 /// How a read's coordinates meet the array's edges.
@@ -216,39 +238,44 @@ impl Reads {
             [x, y] => Some((self.abs_within(x, env, depth), self.abs_within(y, env, depth))),
             _ => None,
         };
+        let add = |d: i64, c: i64, f: &dyn Fn(i64) -> Abs| d.checked_add(c).map_or(Other, f);
         match &e.kind {
             ExpKind::Var(v) => env.len().checked_sub(v + 1).map_or(Other, |i| env[i]),
             ExpKind::Const(ScalarVal::I64(c)) => Int(*c),
-            ExpKind::Shape { array } if *array == self.array => Shape,
+            ExpKind::Shape { array } => Shape(*array),
             ExpKind::Prj(k, t) if *k < self.rank => match self.abs_within(t, env, depth) {
                 Ix => Comp(*k, 0),
-                Shape => Extent(*k),
+                Shape(s) => Extent(s, *k),
                 _ => Other,
             },
             ExpKind::Prim(op, args) => match (op, two(args)) {
                 (PrimFun::Add, Some((Comp(k, d), Int(c)) | (Int(c), Comp(k, d)))) => {
-                    d.checked_add(c).map_or(Other, |d| Comp(k, d))
+                    add(d, c, &|d| Comp(k, d))
                 }
-                (PrimFun::Sub, Some((Comp(k, d), Int(c)))) => d.checked_sub(c).map_or(Other, |d| Comp(k, d)),
-                (PrimFun::Sub, Some((Extent(k), Int(1)))) => Last(k),
-                (PrimFun::Add, Some((Comp(k, d), Extent(l)) | (Extent(l), Comp(k, d)))) if k == l => {
-                    Wide(k, d)
+                (PrimFun::Sub, Some((Comp(k, d), Int(c)))) => add(d, c.wrapping_neg(), &|d| Comp(k, d)),
+                (PrimFun::Sub, Some((Extent(s, k), Int(1)))) => Last(s, k),
+                (PrimFun::Add, Some((Comp(k, d), Extent(s, l)) | (Extent(s, l), Comp(k, d)))) if k == l => {
+                    Wide(s, k, d)
                 }
-                (PrimFun::Add, Some((Wide(k, d), Int(c)) | (Int(c), Wide(k, d)))) => {
-                    d.checked_add(c).map_or(Other, |d| Wide(k, d))
+                (PrimFun::Add, Some((Wide(s, k, d), Int(c)) | (Int(c), Wide(s, k, d)))) => {
+                    add(d, c, &|d| Wide(s, k, d))
                 }
-                (PrimFun::Sub, Some((Wide(k, d), Int(c)))) => d.checked_sub(c).map_or(Other, |d| Wide(k, d)),
+                (PrimFun::Sub, Some((Wide(s, k, d), Int(c)))) => add(d, c.wrapping_neg(), &|d| Wide(s, k, d)),
                 // `mod` wraps every offset; `rem` those it meets at or
                 // above 0 (every `ix_k + d + extent` for an extent past the
                 // offset, which the `acond` of `stencil_form` ensures)
-                (PrimFun::Mod, Some((Comp(k, d) | Wide(k, d), Extent(l)))) if k == l => Wrapped(k, d),
-                (PrimFun::Rem, Some((Wide(k, d), Extent(l)))) if k == l => Wrapped(k, d),
-                (PrimFun::Rem, Some((Comp(k, d), Extent(l)))) if k == l && d >= 0 => Wrapped(k, d),
+                (PrimFun::Mod, Some((Comp(k, d), Extent(s, l)))) if k == l => Wrapped(s, k, d),
+                (PrimFun::Mod | PrimFun::Rem, Some((Wide(t, k, d), Extent(s, l)))) if k == l && s == t => {
+                    Wrapped(s, k, d)
+                }
+                (PrimFun::Rem, Some((Comp(k, d), Extent(s, l)))) if k == l && d >= 0 => Wrapped(s, k, d),
                 (PrimFun::Max, Some((Comp(k, d), Int(0)) | (Int(0), Comp(k, d)))) => Floor(k, d),
-                (PrimFun::Max, Some((Ceil(k, d), Int(0)) | (Int(0), Ceil(k, d)))) => Clamped(k, d),
-                (PrimFun::Min, Some((Comp(k, d), Last(l)) | (Last(l), Comp(k, d)))) if k == l => Ceil(k, d),
-                (PrimFun::Min, Some((Floor(k, d), Last(l)) | (Last(l), Floor(k, d)))) if k == l => {
-                    Clamped(k, d)
+                (PrimFun::Max, Some((Ceil(s, k, d), Int(0)) | (Int(0), Ceil(s, k, d)))) => Clamped(s, k, d),
+                (PrimFun::Min, Some((Comp(k, d), Last(s, l)) | (Last(s, l), Comp(k, d)))) if k == l => {
+                    Ceil(s, k, d)
+                }
+                (PrimFun::Min, Some((Floor(k, d), Last(s, l)) | (Last(s, l), Floor(k, d)))) if k == l => {
+                    Clamped(s, k, d)
                 }
                 _ => Other,
             },
@@ -256,65 +283,88 @@ impl Reads {
         }
     }
 
-    /// The offsets of the point `index` reads, where it is a point of the
-    /// pattern: each component `ix_k`, or `ix_k + d` clamped or wrapped,
-    /// the same way in every component (`Edge::Any` for `ix` itself).
-    fn point(&self, index: &OpenExp, env: &[Abs]) -> Option<(Vec<i64>, Edge)> {
+    /// The point `index` reads, where it is a point of a pattern: each
+    /// component `ix_k`, or `ix_k + d` clamped or wrapped, the same way in
+    /// every component (`Edge::Any` for `ix` itself).
+    fn point(&self, index: &OpenExp, env: &[Abs]) -> Option<Point> {
         if self.abs(index, env) == Abs::Ix {
-            return Some((vec![0; self.rank], Edge::Any));
+            return Some(Point { offsets: vec![0; self.rank], edge: Edge::Any, shapes: Vec::new() });
         }
         let ExpKind::Tuple(cs) = &index.kind else { return None };
         if cs.len() != self.rank {
             return None;
         }
-        let mut edge = Edge::Any;
+        let (mut edge, mut shapes) = (Edge::Any, Vec::new());
         let mut offset = |(k, c): (usize, &OpenExp)| {
-            let (d, e) = match self.abs(c, env) {
-                Abs::Comp(l, 0) if l == k => (0, Edge::Any),
-                Abs::Clamped(l, d) if l == k => (d, Edge::Clamp),
-                Abs::Wrapped(l, d) if l == k => (d, Edge::Wrap),
+            let (d, e, s) = match self.abs(c, env) {
+                Abs::Comp(l, 0) if l == k => return Some(0),
+                Abs::Clamped(s, l, d) if l == k => (d, Edge::Clamp, s),
+                Abs::Wrapped(s, l, d) if l == k => (d, Edge::Wrap, s),
                 _ => return None,
             };
             edge = edge.and(e)?;
+            shapes.push(s);
             (d.abs() <= MAX_RADIUS).then_some(d)
         };
         let offsets: Option<Vec<i64>> = cs.iter().enumerate().map(&mut offset).collect();
-        Some((offsets?, edge))
+        Some(Point { offsets: offsets?, edge, shapes })
+    }
+
+    /// The position in `arrays` of array `a`'s points.
+    fn arg(&self, a: usize) -> Option<usize> {
+        self.arrays.iter().position(|p| p.array == a)
     }
 
     /// Records the points `e` reads (in the environment `env`).
     fn collect(&mut self, e: &OpenExp, env: &mut Vec<Abs>) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &e.kind {
-            ExpKind::Index { array, index } if *array == self.array => match self.point(index, env) {
-                Some((p, e)) => {
-                    // (points of two kinds of edge keep the index live:
-                    // a stencil has one boundary)
-                    self.edge = self.edge.and_then(|edge| edge.and(e));
-                    if !self.points.contains(&p) {
-                        self.points.push(p);
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            if let ExpKind::Index { array, index } = &e.kind {
+                if let Some(p) = self.point(index, env) {
+                    // (a third array's points keep the index live: a
+                    // stencil has two arguments at most)
+                    let at = self.arg(*array).or_else(|| {
+                        (self.arrays.len() < 2).then(|| {
+                            let new = Points { array: *array, offsets: Vec::new(), edge: Some(Edge::Any) };
+                            self.arrays.push(new);
+                            self.arrays.len() - 1
+                        })
+                    });
+                    if let Some(at) = at {
+                        let points = &mut self.arrays[at];
+                        // (points of two kinds of edge keep the index
+                        // live: a stencil argument has one boundary)
+                        points.edge = points.edge.and_then(|edge| edge.and(p.edge));
+                        if !points.offsets.contains(&p.offsets) {
+                            points.offsets.push(p.offsets);
+                        }
+                        for s in p.shapes {
+                            if !self.shapes.contains(&s) {
+                                self.shapes.push(s);
+                            }
+                        }
+                        return;
                     }
                 }
-                None => self.collect(index, env),
-            },
-            _ => self.each_scope(e, env, |s, c, env| s.collect(c, env)),
+            }
+            self.each_scope(e, env, |s, c, env| s.collect(c, env))
         })
     }
 
-    /// Replaces each point `e` reads by its parameter: the pattern's
-    /// `extents`, `m` points, the parameters bound outside `ix`, which is
-    /// bound outside `e`'s environment `env`.
-    fn replace(&self, e: &mut OpenExp, env: &mut Vec<Abs>, extents: &[usize]) {
+    /// Replaces each point `e` reads by its parameter: `extents` are each
+    /// argument's pattern, the parameters (every point of the first
+    /// pattern, then of the second) bound outside `ix`, which is bound
+    /// outside `e`'s environment `env`.
+    fn replace(&self, e: &mut OpenExp, env: &mut Vec<Abs>, extents: &[Vec<usize>]) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             if let ExpKind::Index { array, index } = &e.kind {
-                if *array == self.array {
-                    if let Some((p, _)) = self.point(index, env) {
-                        let m: usize = extents.iter().product();
-                        // `ix` is variable `env.len() - 1`, the
-                        // parameters beyond it, the last nearest
-                        let v = env.len() + m - 1 - position(&p, extents);
-                        *e = OpenExp::new(ExpKind::Var(v), e.loc);
-                        return;
-                    }
+                if let (Some(at), Some(p)) = (self.arg(*array), self.point(index, env)) {
+                    let sizes: Vec<usize> = extents.iter().map(|e| e.iter().product()).collect();
+                    let m: usize = sizes.iter().sum();
+                    let param = sizes[..at].iter().sum::<usize>() + position(&p.offsets, &extents[at]);
+                    // `ix` is variable `env.len() - 1`, the parameters
+                    // beyond it, the last nearest
+                    *e = OpenExp::new(ExpKind::Var(env.len() + m - 1 - param), e.loc);
+                    return;
                 }
             }
             self.each_scope_mut(e, env, |s, c, env| s.replace(c, env, extents));
@@ -446,30 +496,42 @@ fn mark(e: &OpenExp, used: &mut Vec<bool>) {
 }
 
 /// The stencil form of `a` (Note [Clamped reads as stencils]), where `a`
-/// is a generate of reads at clamped points of one array.
+/// is a generate of reads at clamped or wrapped points of one or two
+/// arrays.
 fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
     let AccKind::Generate { shape, f } = &a.kind else { return None };
     let [ix_ty] = f.params.as_slice() else { return None };
     let rank = ix_ty.shape_rank().filter(|&r| r > 0)?;
     let array = shape_array(shape, rank)?;
-    let ArraysTy::Array(ty) = env.get(env.len().checked_sub(array + 1)?)? else { return None };
-    if ty.rank != rank {
-        return None;
-    }
-    let mut reads = Reads { array, rank, points: Vec::new(), edge: Some(Edge::Any) };
-    reads.collect(&f.body, &mut vec![Abs::Ix]);
-    let boundary = match reads.edge? {
-        Edge::Wrap => Boundary::Wrap,
-        Edge::Clamp | Edge::Any => Boundary::Clamp,
+    let ty = |v: usize| match env.get(env.len().checked_sub(v + 1)?)? {
+        ArraysTy::Array(t) if t.rank == rank => Some(t.clone()),
+        _ => None,
     };
-    if reads.points.is_empty() {
+    ty(array)?;
+    let mut reads = Reads { rank, arrays: Vec::new(), shapes: Vec::new() };
+    reads.collect(&f.body, &mut vec![Abs::Ix]);
+    if reads.arrays.is_empty() {
         return None;
     }
-    let extents: Vec<usize> = (0..rank)
-        .map(|k| 2 * reads.points.iter().map(|p| p[k].unsigned_abs() as usize).max().unwrap_or(0) + 1)
-        .collect();
-    let m: usize = extents.iter().product();
-    if m > MAX_POINTS {
+    let mut args = Vec::new();
+    let mut extents = Vec::new();
+    let mut params = Vec::new();
+    let loc = a.loc;
+    for p in &reads.arrays {
+        let boundary = match p.edge? {
+            Edge::Wrap => Boundary::Wrap,
+            Edge::Clamp | Edge::Any => Boundary::Clamp,
+        };
+        let e: Vec<usize> = (0..rank)
+            .map(|k| 2 * p.offsets.iter().map(|o| o[k].unsigned_abs() as usize).max().unwrap_or(0) + 1)
+            .collect();
+        let elt = ty(p.array)?.elt;
+        params.extend(std::iter::repeat_n(elt, e.iter().product()));
+        let array = Box::new(OpenAcc::new(AccKind::Var(p.array), loc));
+        args.push(StencilArg { extents: e.clone(), boundary, array });
+        extents.push(e);
+    }
+    if params.len() > MAX_POINTS {
         return None;
     }
     let mut body = f.body.clone();
@@ -477,32 +539,32 @@ fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
     if live(&body, 0) {
         return None;
     }
-    let loc = a.loc;
+    // every other array the points read or are bounded by has the
+    // generate's shape where the stencil runs (`acond`)
+    let mut others: Vec<usize> =
+        reads.arrays.iter().map(|p| p.array).chain(reads.shapes.iter().copied()).collect();
+    others.sort_unstable();
+    others.dedup();
+    others.retain(|&o| o != array);
+    if others.iter().any(|&o| ty(o).is_none()) {
+        return None;
+    }
     // `let ix = (0, ..) in body'`: the index's lets are dead (`live`)
     let zeros = OpenExp::new(ExpKind::Tuple(vec![int(0, loc); rank]), loc);
     let body = OpenExp::new(ExpKind::Let(Box::new(zeros), Box::new(body)), loc);
-    let stencil = OpenAcc::new(
-        AccKind::Stencil {
-            f: Fun { params: vec![ty.elt.clone(); m], body },
-            args: vec![StencilArg {
-                extents: extents.clone(),
-                boundary,
-                array: Box::new(OpenAcc::new(AccKind::Var(array), loc)),
-            }],
-        },
-        loc,
-    );
-    // an array smaller than the pattern: the generate as written
-    let fits: Vec<OpenExp> = extents
-        .iter()
-        .enumerate()
-        .filter(|&(_, &e)| e > 1)
-        .map(|(k, &e)| {
-            let extent = prj(k, OpenExp::new(ExpKind::Shape { array }, loc), loc);
-            prim(PrimFun::Le, vec![int(e as i64, loc), extent], loc)
-        })
-        .collect();
-    let Some(cond) = fits.into_iter().reduce(|x, y| prim(PrimFun::LAnd, vec![x, y], loc)) else {
+    let stencil = OpenAcc::new(AccKind::Stencil { f: Fun { params, body }, args }, loc);
+    let extent = |v: usize, k: usize| prj(k, OpenExp::new(ExpKind::Shape { array: v }, loc), loc);
+    let mut guard: Vec<OpenExp> = Vec::new();
+    for &o in &others {
+        guard.extend((0..rank).map(|k| prim(PrimFun::Eq, vec![extent(o, k), extent(array, k)], loc)));
+    }
+    // arrays smaller than a pattern (which the stencil refuses)
+    for e in &extents {
+        for (k, &e) in e.iter().enumerate().filter(|&(_, &e)| e > 1) {
+            guard.push(prim(PrimFun::Le, vec![int(e as i64, loc), extent(array, k)], loc));
+        }
+    }
+    let Some(cond) = guard.into_iter().reduce(|x, y| prim(PrimFun::LAnd, vec![x, y], loc)) else {
         return Some(stencil);
     };
     let generate = OpenAcc::new(AccKind::Generate { shape: shape.clone(), f: f.clone() }, loc);

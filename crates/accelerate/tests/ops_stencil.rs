@@ -543,3 +543,94 @@ fn a_body_that_uses_its_index_otherwise_stays_a_generate() {
         assert_eq!(kinds, ["generate"]);
     }
 }
+
+/// A Jacobi step of Poisson's equation as it is written without padding:
+/// `(u` at the four clamped neighbours `- h2 * b!ix) / 4`, `u` and `b` of
+/// shapes `(r, c)` and `(rb, cb)`, and optionally a third array's
+/// element added (`extra`, of `u`'s shape).
+fn poisson(u: Acc<Matrix<i32>>, b: Acc<Matrix<i32>>, extra: Option<Acc<Matrix<i32>>>) -> Acc<Matrix<i32>> {
+    let u2 = u.clone();
+    generate(u.shape(), move |ix| {
+        let (i, j) = unindex2(ix.clone());
+        let (r, c) = unindex2(u2.shape());
+        let at = |di: i64, dj: i64| {
+            u2.index(index2(written(&i, di, &r, Coord::MinMax), written(&j, dj, &c, Coord::MaxMin)))
+        };
+        let sum = combine([at(-1, 0), at(0, -1), at(0, 1), at(1, 0)]) - b.index(ix.clone()) * 5i32;
+        match &extra {
+            Some(e) => sum + e.index(ix),
+            None => sum,
+        }
+    })
+}
+
+fn poisson_reference(
+    u: &[i32],
+    (r, c): (usize, usize),
+    b: &[i32],
+    bc: usize,
+    extra: Option<&[i32]>,
+) -> Vec<i32> {
+    let at = |i: i64, j: i64| u[i.clamp(0, r as i64 - 1) as usize * c + j.clamp(0, c as i64 - 1) as usize];
+    let mut out = Vec::new();
+    for i in 0..r as i64 {
+        for j in 0..c as i64 {
+            let s = [at(i - 1, j), at(i, j - 1), at(i, j + 1), at(i + 1, j)]
+                .iter()
+                .fold(0i32, |acc, &x| acc.wrapping_mul(3).wrapping_add(x));
+            let s = s.wrapping_sub(b[i as usize * bc + j as usize].wrapping_mul(5));
+            out.push(match extra {
+                Some(e) => s.wrapping_add(e[i as usize * c + j as usize]),
+                None => s,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn two_arrays_read_at_points_become_a_stencil2_where_their_shapes_agree() {
+    let config = Config::from_env().unwrap();
+    let run = |(r, c): (usize, usize), (rb, cb): (usize, usize), extra: bool| {
+        let (us, bs, es) = (data(r * c, 1), data(rb * cb, 2), data(r * c, 3));
+        let u = use_array(Array::from_vec(dim2(r, c), us.clone()).unwrap());
+        let b = use_array(Array::from_vec(dim2(rb, cb), bs.clone()).unwrap());
+        let e = extra.then(|| use_array(Array::from_vec(dim2(r, c), es.clone()).unwrap()));
+        let got = run_with(&poisson(u, b, e), &config).map(|a| a.to_vec());
+        (got, us, bs, es)
+    };
+    for (dims, bdims) in [((5, 6), (5, 6)), ((2, 7), (2, 7)), ((0, 3), (0, 3)), ((4, 4), (6, 5))] {
+        for extra in [false, true] {
+            let (got, us, bs, es) = run(dims, bdims, extra);
+            let want = poisson_reference(&us, dims, &bs, bdims.1, extra.then_some(es.as_slice()));
+            assert_eq!(got.unwrap(), want, "{dims:?} {bdims:?} {extra}");
+        }
+    }
+    // `b` smaller than `u`: the generate's error
+    let (got, ..) = run((4, 4), (4, 3), false);
+    assert!(matches!(got, Err(Error::IndexOutOfBounds { .. })), "{got:?}");
+    if config.backend != accelerate::Backend::Cpu {
+        return;
+    }
+    let kinds = |extra: bool| {
+        let program = move |u: Acc<Matrix<i32>>, b: Acc<Matrix<i32>>, e: Acc<Matrix<i32>>| {
+            poisson(u, b, extra.then_some(e))
+        };
+        let p = accelerate::compile_with(program, config.clone()).unwrap();
+        let args = |k: &accelerate::plan::Kernel| match &k.skeleton {
+            accelerate::plan::Skeleton::Stencil(s) => s.args.len(),
+            _ => 0,
+        };
+        let mut kinds: Vec<(&str, usize)> =
+            p.plan().kernels.iter().map(|k| (k.skeleton.name(), args(k))).collect();
+        kinds.sort();
+        kinds
+    };
+    // `u` and `b`: a stencil2 behind the shapes' `acond`; with a third
+    // array read at the element, the generate alone
+    let two = kinds(false);
+    assert!(two.iter().any(|(k, reads)| *k == "stencil" && *reads == 2), "{two:?}");
+    assert!(two.iter().any(|(k, _)| *k == "generate"), "{two:?}");
+    let three = kinds(true);
+    assert!(three.iter().all(|(k, _)| *k == "generate"), "{three:?}");
+}
