@@ -48,7 +48,9 @@
 //! is the value the read gave, and the body computes the same operations
 //! on the same values in the same order: the same result, to the bit.
 //! (`rem` wraps `ix_k + d + extent_k` where it is not negative: for every
-//! offset the pattern holds, in an array as large as the pattern.) The lets that computed
+//! offset the pattern holds, in an array as large as the pattern.) A
+//! generate that reads no neighbour, only elements at its own index, is
+//! left to fusion, which may put it into its consumer. The lets that computed
 //! the coordinates are dead then; the element's index is bound to zeros
 //! (`let ix = (0, ..)`) for them, and the simplifier, which runs next,
 //! removes them. A stencil fails for an array smaller than its pattern in
@@ -286,7 +288,16 @@ impl Reads {
     /// The point `index` reads, where it is a point of a pattern: each
     /// component `ix_k`, or `ix_k + d` clamped or wrapped, the same way in
     /// every component (`Edge::Any` for `ix` itself).
-    fn point(&self, index: &OpenExp, env: &[Abs]) -> Option<Point> {
+    fn point(&self, index: &OpenExp, env: &mut Vec<Abs>) -> Option<Point> {
+        if let ExpKind::Let(b, body) = &index.kind {
+            // a let around the index's tuple (sharing recovery binds an
+            // extent read by several components there)
+            let a = self.abs(b, env);
+            env.push(a);
+            let p = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.point(body, env));
+            env.pop();
+            return p;
+        }
         if self.abs(index, env) == Abs::Ix {
             return Some(Point { offsets: vec![0; self.rank], edge: Edge::Any, shapes: Vec::new() });
         }
@@ -531,7 +542,9 @@ fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
         args.push(StencilArg { extents: e.clone(), boundary, array });
         extents.push(e);
     }
-    if params.len() > MAX_POINTS {
+    // a pattern of one point reads no neighbour: the generate gathers
+    // nothing, and fusion may still put it into its consumer
+    if params.len() > MAX_POINTS || extents.iter().flatten().all(|&e| e == 1) {
         return None;
     }
     let mut body = f.body.clone();

@@ -474,9 +474,14 @@ fn clamped_reads_become_a_stencil_and_other_reads_do_not() {
     if let Some(kinds) = neighbours2_kernels(&blur) {
         assert_eq!(kinds, ["generate", "stencil"]);
     }
-    // only the element itself: a stencil of one point, no `acond`
+    // only the element itself: no neighbour, left to fusion
     if let Some(kinds) = neighbours2_kernels(&[(0, 0, Raw, MinMax)]) {
-        assert_eq!(kinds, ["stencil"]);
+        assert_eq!(kinds, ["generate"]);
+    }
+    // one neighbour, in one dimension: a 1x3 stencil, behind an `acond`
+    // on the columns only
+    if let Some(kinds) = neighbours2_kernels(&[(0, 0, Raw, Raw), (0, -1, MinMax, MinMax)]) {
+        assert_eq!(kinds, ["generate", "stencil"]);
     }
     // a neighbour read without its clamp reads outside at the edges: left
     // as written, and its error is the generate's
