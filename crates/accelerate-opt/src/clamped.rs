@@ -326,8 +326,9 @@ impl Reads {
         self.arrays.iter().position(|p| p.array == a)
     }
 
-    /// Records the points `e` reads (in the environment `env`).
-    fn collect(&mut self, e: &OpenExp, env: &mut Vec<Abs>) {
+    /// Records the points `e` reads (in the environment `env`); changes
+    /// nothing in `e`.
+    fn collect(&mut self, e: &mut OpenExp, env: &mut Vec<Abs>) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             if let ExpKind::Index { array, index } = &e.kind {
                 if let Some(p) = self.point(index, env) {
@@ -365,7 +366,7 @@ impl Reads {
     /// argument's pattern, the parameters (every point of the first
     /// pattern, then of the second) bound outside `ix`, which is bound
     /// outside `e`'s environment `env`.
-    fn replace(&self, e: &mut OpenExp, env: &mut Vec<Abs>, extents: &[Vec<usize>]) {
+    fn replace(&mut self, e: &mut OpenExp, env: &mut Vec<Abs>, extents: &[Vec<usize>]) {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             if let ExpKind::Index { array, index } = &e.kind {
                 if let (Some(at), Some(p)) = (self.arg(*array), self.point(index, env)) {
@@ -378,7 +379,7 @@ impl Reads {
                     return;
                 }
             }
-            self.each_scope_mut(e, env, |s, c, env| s.replace(c, env, extents));
+            self.each_scope(e, env, |s, c, env| s.replace(c, env, extents));
         })
     }
 
@@ -387,36 +388,9 @@ impl Reads {
     /// unknown.
     fn each_scope(
         &mut self,
-        e: &OpenExp,
-        env: &mut Vec<Abs>,
-        mut f: impl FnMut(&mut Self, &OpenExp, &mut Vec<Abs>),
-    ) {
-        match &e.kind {
-            ExpKind::Let(b, body) => {
-                f(self, b, env);
-                let a = self.abs(b, env);
-                env.push(a);
-                f(self, body, env);
-                env.pop();
-            }
-            ExpKind::While { cond, body, init } => {
-                f(self, init, env);
-                for g in [cond, body] {
-                    env.push(Abs::Other);
-                    f(self, &g.body, env);
-                    env.pop();
-                }
-            }
-            _ => visit::each_child(e, |c| f(self, c, env)),
-        }
-    }
-
-    /// `each_scope` over mutable terms.
-    fn each_scope_mut(
-        &self,
         e: &mut OpenExp,
         env: &mut Vec<Abs>,
-        mut f: impl FnMut(&Self, &mut OpenExp, &mut Vec<Abs>),
+        mut f: impl FnMut(&mut Self, &mut OpenExp, &mut Vec<Abs>),
     ) {
         match &mut e.kind {
             ExpKind::Let(b, body) => {
@@ -520,7 +494,8 @@ fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
     };
     ty(array)?;
     let mut reads = Reads { rank, arrays: Vec::new(), shapes: Vec::new() };
-    reads.collect(&f.body, &mut vec![Abs::Ix]);
+    let mut body = f.body.clone();
+    reads.collect(&mut body, &mut vec![Abs::Ix]);
     if reads.arrays.is_empty() {
         return None;
     }
@@ -547,7 +522,6 @@ fn stencil_form(a: &OpenAcc, env: &[ArraysTy]) -> Option<OpenAcc> {
     if params.len() > MAX_POINTS || extents.iter().flatten().all(|&e| e == 1) {
         return None;
     }
-    let mut body = f.body.clone();
     reads.replace(&mut body, &mut vec![Abs::Ix], &extents);
     if live(&body, 0) {
         return None;
